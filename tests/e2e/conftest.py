@@ -1,0 +1,123 @@
+"""Browser tests: Playwright drives Chromium against a real `streamlit run` on a free port."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from viz.export import chromium_path
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def streamlit_server():
+    """Yields the base URL of a freshly started `streamlit run app.py` on 127.0.0.1."""
+    port = free_port()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    log = open(ARTIFACTS / f"streamlit-{port}.log", "w") if ARTIFACTS.mkdir(exist_ok=True) is None else None
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--server.headless", "true"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited with {proc.returncode}; see {log.name}")
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.3)
+        else:
+            raise RuntimeError("streamlit did not become healthy in 90 s")
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    path = chromium_path()
+    assert path, "no Chromium found: run `make test` (it installs one) or set BROWSER_PATH"
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1300}, accept_downloads=True)
+    pg = context.new_page()
+    yield pg
+    context.close()
+
+
+def wait_idle(page, timeout: float = 60_000) -> None:
+    """Waits until the Streamlit script has finished running."""
+    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=timeout)
+
+
+def wait_for_charts(page, count: int, timeout: float = 60_000) -> None:
+    """Waits until `count` plotly charts have drawn their data."""
+    page.wait_for_function(
+        f"""() => {{ const c = document.querySelectorAll('.js-plotly-plot');
+                    return c.length >= {count} && Array.from(c).every(el => el._fullData && el._fullData.length); }}""",
+        timeout=timeout,
+    )
+
+
+def plotly_traces(page) -> list:
+    """Returns the data of every plotly chart on the page, as rendered in the browser."""
+    return page.evaluate(
+        """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(
+            el => (el._fullData || []).map(t => ({x: Array.from(t.x || []), y: Array.from(t.y || []),
+                  z: t.z ? Array.from(t.z, r => Array.from(r)) : null})))"""
+    )
+
+
+def wait_for_change(page, before, timeout: float = 30.0) -> list:
+    """Returns the chart data once it differs from `before`; fails after `timeout` s."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        now = plotly_traces(page)
+        if now and json.dumps(now) != json.dumps(before):
+            return now
+        time.sleep(0.2)
+    raise AssertionError("the charts did not change")

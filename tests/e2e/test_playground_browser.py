@@ -1,0 +1,46 @@
+"""The Playground in Chromium: deep link on a fresh server, slider, PNG download, screenshot."""
+
+import pytest
+
+from tests.e2e.conftest import (
+    ARTIFACTS,
+    plotly_traces,
+    streamlit_server,
+    wait_for_change,
+    wait_for_charts,
+    wait_idle,
+)
+
+pytestmark = pytest.mark.e2e
+
+
+def test_playground_deep_link_slider_and_png_download(page):
+    with streamlit_server() as url:
+        # First request to this server is the deep link (see NOTES: legacy pages/ discovery).
+        page.goto(f"{url}/playground")
+        page.get_by_text("A Query over Key/Value pairs").first.wait_for(timeout=60_000)
+        wait_for_charts(page, 4)
+        wait_idle(page)
+        nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
+        assert "Home" in nav and "Playground" in nav
+        before = plotly_traces(page)
+        assert len(before) == 4
+
+        slider = page.locator('[data-testid="stSlider"] input[type="range"]').first
+        slider.focus()
+        for _ in range(10):
+            slider.press("ArrowLeft")
+        after = wait_for_change(page, before)
+        assert after[1][0]["y"] != before[1][0]["y"]  # the weights moved with the query
+        wait_idle(page)
+
+        page.get_by_role("button", name="Export").nth(1).click()  # the weights heatmap's menu
+        with page.expect_download(timeout=60_000) as download:
+            page.get_by_role("button", name="PNG image").click()
+        data = open(download.value.path(), "rb").read()
+        assert data.startswith(b"\x89PNG\r\n\x1a\n")
+        assert download.value.suggested_filename.endswith(".png")
+
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.keyboard.press("Escape")
+        page.screenshot(path=str(ARTIFACTS / "playground.png"))

@@ -1,0 +1,48 @@
+"""AppTest helpers: run a page through app.py (so navigation is real) and read its figures."""
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+
+
+def open_page(page_file: str, timeout: float = 120) -> AppTest:
+    """Returns an AppTest that has run app.py and switched to `page_file` (e.g. pages/x.py)."""
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    at.run()
+    if page_file != "pages/home.py":
+        at.switch_page(page_file)
+        at.run()
+    return at
+
+
+def decode(value):
+    """Returns numpy for plotly's {"dtype", "bdata", "shape"} arrays; other values unchanged."""
+    if isinstance(value, dict) and "bdata" in value:
+        data = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+        shape = value.get("shape")
+        if isinstance(shape, str):
+            shape = [int(x) for x in shape.split(",")]
+        return data.reshape(shape) if shape else data
+    return value
+
+
+def chart_specs(at: AppTest) -> list[dict]:
+    """Returns every plotly chart's figure JSON on the page."""
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def chart_data(at: AppTest, index: int, field: str = "z", trace: int = 0) -> np.ndarray:
+    """Returns one trace field of one chart as a numpy array."""
+    return np.asarray(decode(chart_specs(at)[index]["data"][trace][field]), dtype=float)
+
+
+@pytest.fixture
+def page():
+    return open_page

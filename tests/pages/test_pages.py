@@ -1,0 +1,68 @@
+"""AppTest for every page, and the router: registered pages == files in pages/."""
+
+from pathlib import Path
+
+import numpy as np
+
+from models.registry import PAGES
+from tests.pages.conftest import ROOT, chart_data, chart_specs, open_page
+
+
+def test_registered_pages_are_exactly_the_files_in_pages():
+    on_disk = {f"pages/{p.name}" for p in (ROOT / "pages").glob("*.py")}
+    assert on_disk == {p.file for p in PAGES}
+    assert sum(p.default for p in PAGES) == 1
+    for page in PAGES:
+        assert page.url_path == Path(page.file).stem  # deep links work even before st.navigation runs
+
+
+def test_app_routes_to_home_by_default():
+    at = open_page("pages/home.py")
+    assert not at.exception
+    assert at.title[0].value == "Attention Lab"
+    assert any("Catalogue" in h.value for h in at.header)
+
+
+def test_home_shows_the_catalogue_and_a_live_example():
+    at = open_page("pages/home.py")
+    latex = [e.value for e in at.get("latex")] if at.get("latex") else []
+    assert any("sqrt{d}" in x for x in latex)  # the scaled-dot formula from the registry
+    before = chart_data(at, 0, "y")
+    at.slider(key="home_temperature").set_value(0.1).run()
+    after = chart_data(at, 0, "y")
+    assert not at.exception
+    assert after.max() > before.max()  # a colder softmax concentrates α
+
+
+def test_playground_three_stages_and_widgets_change_the_figures():
+    at = open_page("pages/playground.py")
+    assert not at.exception
+    assert len(chart_specs(at)) == 4
+    weights_before = chart_data(at, 1, "y")
+    np.testing.assert_allclose(weights_before.sum(), 1.0, rtol=1e-5)
+    at.slider(key="query_x").set_value(-2.0).run()
+    assert not at.exception
+    assert not np.allclose(chart_data(at, 1, "y"), weights_before)
+    at.radio(key="mode").set_value("argmax").run()
+    hard = chart_data(at, 1, "y")
+    assert sorted(hard.tolist()) == [0, 0, 0, 0, 1]
+
+
+def test_playground_sampling_converges_with_more_samples():
+    at = open_page("pages/playground.py")
+    at.radio(key="mode").set_value("sample").run()
+    at.slider(key="samples").set_value(2000).run()
+    spec = chart_specs(at)[1]
+    soft = np.asarray(chart_data(at, 1, "y", trace=0))
+    freq = np.asarray(chart_data(at, 1, "y", trace=1))
+    assert len(spec["data"]) == 2
+    assert np.abs(soft - freq).max() < 0.05
+
+
+def test_playground_score_switch_shows_hand_set_parameters():
+    at = open_page("pages/playground.py")
+    before = chart_data(at, 0, "y")
+    at.selectbox(key="mechanism").select_index(4).run()  # additive
+    assert not at.exception
+    assert not np.allclose(chart_data(at, 0, "y"), before)
+    assert any("hand-set" in e.label for e in at.expander)

@@ -1,0 +1,79 @@
+"""Figure builders, checked on the figure object (no browser)."""
+
+import numpy as np
+import pytest
+
+from models.record import AttentionRecord
+from viz import figures
+
+XSS = "<img src=x onerror=alert(1)>"
+
+
+def record(q=("a", "b"), k=("x", "y", "z")):
+    w = np.arange(len(q) * len(k), dtype=np.float32).reshape(len(q), len(k)) / 10
+    return AttentionRecord("qkv-dot", w, ("query", "key"), q, k)
+
+
+def test_heatmap_puts_queries_on_y_keys_on_x_with_colorbar_and_hover():
+    fig = figures.attention_heatmap(record())
+    trace = fig.data[0]
+    np.testing.assert_allclose(np.asarray(trace.z), record().weights)
+    assert list(trace.y) == ["a", "b"] and list(trace.x) == ["x", "y", "z"]
+    assert "%{z:.4f}" in trace.hovertemplate and "%{y}" in trace.hovertemplate and "%{x}" in trace.hovertemplate
+    assert trace.colorbar.title.text == "α"
+    assert fig.layout.yaxis.autorange == "reversed"
+
+
+def test_labels_are_escaped_and_repeats_stay_separate():
+    fig = figures.attention_heatmap(record(q=("<b>", XSS), k=("the", "the", "&")))
+    assert list(fig.data[0].y) == ["&lt;b&gt;", "&lt;img src=x onerror=alert(1)&gt;"]
+    xs = list(fig.data[0].x)
+    assert len(set(xs)) == 3 and xs[0].startswith("the") and xs[1].startswith("the") and xs[2] == "&amp;"
+    assert "<" not in "".join(fig.data[0].y)
+
+
+def test_control_characters_are_made_visible():
+    assert figures.safe_label("a\x00b") == "a\\x00b"
+    assert figures.safe_label("") != ""
+
+
+def test_long_axes_show_a_subset_of_ticks():
+    n = 300
+    w = np.full((n, n), 1.0 / n, np.float32)
+    labels = [f"t{i}" for i in range(n)]
+    fig = figures.heatmap(w, labels, labels)
+    assert len(fig.layout.xaxis.tickvals) <= figures.MAX_TICKS
+    assert len(fig.data[0].x) == n
+
+
+def test_heatmap_grid_shares_one_colour_axis():
+    maps = np.random.default_rng(0).random((2, 3, 4, 4)).astype(np.float32)
+    fig = figures.heatmap_grid(maps, ["L0", "L1"], ["H0", "H1", "H2"], title="grid")
+    assert len(fig.data) == 6
+    assert all(t.coloraxis == "coloraxis" for t in fig.data)
+    np.testing.assert_allclose(np.asarray(fig.data[4].z), maps[1, 1])
+
+
+def test_weight_bars_and_compare():
+    fig = figures.weight_bars([0.2, 0.8], ["a", XSS], compare=[0.25, 0.75], compare_name="freq")
+    assert len(fig.data) == 2 and fig.layout.barmode == "group"
+    assert list(fig.data[0].y) == pytest.approx([0.2, 0.8])
+    assert "<img" not in fig.data[0].x[1]
+
+
+def test_image_overlay_stretches_the_grid_over_the_image():
+    image = np.zeros((64, 64, 3), np.uint8)
+    amap = np.eye(8, dtype=np.float32)
+    fig = figures.image_overlay(image, amap, opacity=0.4)
+    assert fig.data[0].type == "image" and fig.data[1].type == "heatmap"
+    assert fig.data[1].dx == 8 and fig.data[1].opacity == pytest.approx(0.4)
+
+
+def test_record_figure_picks_a_view_by_axes():
+    layered = AttentionRecord("t", np.zeros((2, 3, 4, 4)), ("layer", "head", "query", "key"), list("abcd"), list("abcd"))
+    assert len(figures.record_figure(layered).data) == 6
+    grid = AttentionRecord("soft", np.zeros((2, 3, 3)), ("word", "row", "col"), ["a", "b"], [f"c{i}" for i in range(9)])
+    assert len(figures.record_figure(grid).data) == 2
+    one_d = AttentionRecord("ff", np.ones(5) / 5, ("time",), ["c"], [str(i) for i in range(5)])
+    assert figures.record_figure(one_d).data[0].type == "bar"
+    assert figures.record_figure(record()).data[0].type == "heatmap"

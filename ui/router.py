@@ -1,0 +1,18 @@
+"""Keeps every request on app.py's router, even on a freshly started server.
+
+Streamlit decides once per process whether an app uses the legacy `pages/` folder: until
+some session has run app.py (whose st.navigation switches the legacy mode off), a deep
+link such as /playground runs pages/playground.py directly, with a sidebar listing every
+file. Each page calls `ensure_router()` first: in legacy mode it switches that mode off
+and reruns, so the request goes through app.py and its st.navigation like any other.
+"""
+
+import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
+
+
+def ensure_router() -> None:
+    """Reruns the script through app.py if Streamlit is still in legacy pages/ mode."""
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()

@@ -1,0 +1,361 @@
+"""Plotly figure builders. Each takes arrays or an AttentionRecord and returns a go.Figure.
+
+No streamlit, no jax, no file writes. Every label that reaches plotly is HTML-escaped
+(plotly renders a subset of HTML in ticks and hover), so a token such as ``<b>`` shows as
+text. Axes are categorical with labels made unique by invisible suffixes, because plotly
+merges repeated categories ("the", "the") into one column.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from models.record import AttentionRecord
+
+COLORSCALE = "Viridis"
+MAX_TICKS = 64  # beyond this many labels an axis shows every k-th one; hover shows all
+_ZERO_WIDTH = "\u200b"
+
+
+def safe_label(label: object) -> str:
+    """Returns the label escaped for plotly: HTML-escaped, control characters made visible."""
+    text = str(label)
+    text = "".join(ch if ch.isprintable() or ch == " " else f"\\x{ord(ch):02x}" for ch in text)
+    return html.escape(text, quote=True) if text else "&#8203;"
+
+
+def unique_labels(labels: Sequence[object]) -> list[str]:
+    """Returns escaped labels, each repeat given an invisible suffix so categories stay apart."""
+    seen: dict[str, int] = {}
+    out = []
+    for label in labels:
+        text = safe_label(label)
+        count = seen.get(text, 0)
+        seen[text] = count + 1
+        out.append(text + _ZERO_WIDTH * count)
+    return out
+
+
+def _tick_subset(categories: list[str]) -> dict:
+    if len(categories) <= MAX_TICKS:
+        return {"tickmode": "array", "tickvals": categories, "ticktext": categories}
+    step = int(np.ceil(len(categories) / MAX_TICKS))
+    picked = categories[::step]
+    return {"tickmode": "array", "tickvals": picked, "ticktext": picked}
+
+
+def _axis_size(n: int) -> int:
+    return int(min(max(260, 22 * n + 140), 900))
+
+
+def heatmap(
+    weights: np.ndarray,
+    query_labels: Sequence[object],
+    key_labels: Sequence[object],
+    *,
+    title: str | None = None,
+    zmax: float | None = None,
+    colorscale: str | None = None,
+    query_title: str | None = None,
+    key_title: str | None = None,
+    value_name: str | None = None,
+) -> go.Figure:
+    """Returns a heatmap: queries on y (top to bottom), keys on x, a colorbar, hover to 4 dp.
+
+    weights [Tq, Tk].
+    """
+    weights = np.asarray(weights, dtype=np.float32)
+    if weights.ndim != 2:
+        raise ValueError(f"heatmap needs a 2-D array, got shape {weights.shape}")
+    ys = unique_labels(query_labels)
+    xs = unique_labels(key_labels)
+    value_name = value_name or "α"
+    fig = go.Figure(
+        go.Heatmap(
+            z=weights,
+            x=xs,
+            y=ys,
+            zmin=0.0,
+            zmax=float(zmax) if zmax is not None else max(float(np.max(weights, initial=0.0)), 1e-9),
+            colorscale=colorscale or COLORSCALE,
+            colorbar={"title": {"text": value_name}},
+            hovertemplate=(
+                f"{query_title or 'query'}: %{{y}}<br>{key_title or 'key'}: %{{x}}"
+                f"<br>{value_name} = %{{z:.4f}}<extra></extra>"
+            ),
+            xgap=0,
+            ygap=0,
+        )
+    )
+    fig.update_layout(
+        title={"text": html.escape(title) if title else None},
+        width=None,
+        height=_axis_size(len(ys)),
+        margin={"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
+        xaxis={"title": {"text": key_title or "key"}, "side": "bottom", "tickangle": -45, **_tick_subset(xs)},
+        yaxis={"title": {"text": query_title or "query"}, "autorange": "reversed", **_tick_subset(ys)},
+    )
+    return fig
+
+
+def attention_heatmap(record: AttentionRecord, *, title: str | None = None, zmax: float | None = None, **fixed: int) -> go.Figure:
+    """Returns the heatmap of one [query, key] matrix of a record (leading axes fixed)."""
+    names = dict(zip(record.leading_axes, (fixed.get(a, 0) for a in record.leading_axes)))
+    auto_title = title
+    if auto_title is None:
+        where = ", ".join(f"{a} {i}" for a, i in names.items())
+        auto_title = f"{record.mechanism}" + (f" — {where}" if where else "")
+    q = record.query_axis
+    query_title = record.axes[q] if q is not None else "query"
+    key_title = record.axes[-1] if record.axes else "key"
+    if q is not None and len(record.axes) - q > 2:
+        key_title = " × ".join(record.axes[q + 1 :])
+    return heatmap(
+        record.matrix(**fixed),
+        record.query_labels,
+        record.key_labels,
+        title=auto_title,
+        zmax=zmax,
+        query_title=query_title,
+        key_title=key_title,
+    )
+
+
+def heatmap_grid(
+    maps: np.ndarray,
+    row_titles: Sequence[str],
+    col_titles: Sequence[str],
+    *,
+    query_labels: Sequence[object] | None = None,
+    key_labels: Sequence[object] | None = None,
+    title: str | None = None,
+    cell_px: int = 110,
+    zmax: float | None = None,
+) -> go.Figure:
+    """Returns a grid of small heatmaps sharing one colour axis.  maps [R, C, Tq, Tk]."""
+    maps = np.asarray(maps, dtype=np.float32)
+    if maps.ndim != 4:
+        raise ValueError(f"heatmap_grid needs [rows, cols, Tq, Tk], got shape {maps.shape}")
+    n_rows, n_cols, tq, tk = maps.shape
+    ys = unique_labels(query_labels) if query_labels is not None else [str(i) for i in range(tq)]
+    xs = unique_labels(key_labels) if key_labels is not None else [str(i) for i in range(tk)]
+    fig = make_subplots(
+        rows=n_rows,
+        cols=n_cols,
+        row_titles=[safe_label(t) for t in row_titles],
+        column_titles=[safe_label(t) for t in col_titles],
+        horizontal_spacing=0.01,
+        vertical_spacing=0.02,
+    )
+    for r in range(n_rows):
+        for c in range(n_cols):
+            fig.add_trace(
+                go.Heatmap(
+                    z=maps[r, c],
+                    x=xs,
+                    y=ys,
+                    coloraxis="coloraxis",
+                    hovertemplate=(
+                        f"{safe_label(row_titles[r])}, {safe_label(col_titles[c])}<br>"
+                        "query: %{y}<br>key: %{x}<br>α = %{z:.4f}<extra></extra>"
+                    ),
+                ),
+                row=r + 1,
+                col=c + 1,
+            )
+    fig.update_xaxes(showticklabels=False)
+    fig.update_yaxes(showticklabels=False, autorange="reversed")
+    top = float(np.max(maps, initial=0.0)) if zmax is None else float(zmax)
+    fig.update_layout(
+        title={"text": html.escape(title) if title else None},
+        coloraxis={"colorscale": COLORSCALE, "cmin": 0.0, "cmax": max(top, 1e-9), "colorbar": {"title": {"text": "α"}}},
+        height=int(min(max(cell_px * n_rows + 80, 240), 1400)),
+        margin={"l": 10, "r": 10, "t": 60 if title else 40, "b": 10},
+    )
+    return fig
+
+
+def weight_bars(
+    values: np.ndarray,
+    labels: Sequence[object],
+    *,
+    title: str | None = None,
+    value_name: str = "α",
+    compare: np.ndarray | None = None,
+    compare_name: str | None = None,
+    highlight: Sequence[int] | None = None,
+) -> go.Figure:
+    """Returns a bar chart of one weight vector [n], optionally beside a second one [n]."""
+    values = np.asarray(values, dtype=np.float32).reshape(-1)
+    xs = unique_labels(labels)
+    if len(xs) != len(values):
+        raise ValueError(f"{len(xs)} labels for {len(values)} values")
+    colors = None
+    if highlight is not None:
+        marked = set(int(i) for i in highlight)
+        colors = ["#d62728" if i in marked else "#1f77b4" for i in range(len(values))]
+    fig = go.Figure(
+        go.Bar(
+            x=xs,
+            y=values,
+            name=value_name,
+            marker={"color": colors} if colors else None,
+            hovertemplate=f"%{{x}}<br>{html.escape(value_name)} = %{{y:.4f}}<extra></extra>",
+        )
+    )
+    if compare is not None:
+        fig.add_trace(
+            go.Bar(
+                x=xs,
+                y=np.asarray(compare, dtype=np.float32).reshape(-1),
+                name=compare_name or "compare",
+                hovertemplate=f"%{{x}}<br>{html.escape(compare_name or 'compare')} = %{{y:.4f}}<extra></extra>",
+            )
+        )
+        fig.update_layout(barmode="group", legend={"orientation": "h", "y": 1.12})
+    fig.update_layout(
+        title={"text": html.escape(title) if title else None},
+        height=320,
+        margin={"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
+        yaxis={"title": {"text": html.escape(value_name)}},
+        xaxis={"tickangle": -45, **_tick_subset(xs)},
+    )
+    return fig
+
+
+def image_overlay(
+    image: np.ndarray,
+    attention_map: np.ndarray,
+    *,
+    opacity: float = 0.5,
+    title: str | None = None,
+    smooth: bool = True,
+    zmax: float | None = None,
+) -> go.Figure:
+    """Returns the image with an attention map stretched over it.
+
+    image [H, W, 3] uint8; attention_map [h, w] (any grid; each cell covers H/h × W/w pixels).
+    """
+    image = np.asarray(image)
+    amap = np.asarray(attention_map, dtype=np.float32)
+    if image.ndim != 3 or image.shape[2] != 3:
+        raise ValueError(f"image must be [H, W, 3], got {image.shape}")
+    if amap.ndim != 2:
+        raise ValueError(f"attention_map must be 2-D, got {amap.shape}")
+    height, width = image.shape[:2]
+    gh, gw = amap.shape
+    dy, dx = height / gh, width / gw
+    fig = go.Figure(go.Image(z=image, hoverinfo="skip"))
+    fig.add_trace(
+        go.Heatmap(
+            z=amap,
+            x0=dx / 2 - 0.5,
+            dx=dx,
+            y0=dy / 2 - 0.5,
+            dy=dy,
+            zmin=0.0,
+            zmax=float(zmax) if zmax is not None else max(float(amap.max(initial=0.0)), 1e-9),
+            opacity=float(np.clip(opacity, 0.0, 1.0)),
+            colorscale=COLORSCALE,
+            zsmooth="best" if smooth else False,
+            colorbar={"title": {"text": "α"}},
+            hovertemplate="row %{y:.0f}, col %{x:.0f}<br>α = %{z:.4f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title={"text": html.escape(title) if title else None},
+        height=360,
+        margin={"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
+        xaxis={"visible": False},
+        yaxis={"visible": False, "scaleanchor": "x"},
+    )
+    return fig
+
+
+def vectors_2d(
+    points: np.ndarray,
+    labels: Sequence[object],
+    *,
+    weights: np.ndarray | None = None,
+    highlight: np.ndarray | None = None,
+    highlight_name: str = "weighted sum",
+    title: str | None = None,
+    x_title: str = "dim 1",
+    y_title: str = "dim 2",
+) -> go.Figure:
+    """Returns a scatter of 2-D points [n, 2] (marker size ~ weight) plus one highlighted point."""
+    points = np.asarray(points, dtype=np.float32)
+    if points.ndim != 2 or points.shape[1] < 2:
+        raise ValueError(f"vectors_2d needs [n, >=2] points, got {points.shape}")
+    names = [safe_label(x) for x in labels]
+    sizes = 10 + 40 * np.asarray(weights, np.float32) if weights is not None else 14
+    fig = go.Figure(
+        go.Scatter(
+            x=points[:, 0],
+            y=points[:, 1],
+            mode="markers+text",
+            text=names,
+            textposition="top center",
+            marker={"size": sizes, "color": "#1f77b4", "opacity": 0.8},
+            name="values",
+            customdata=np.asarray(weights if weights is not None else np.zeros(len(points)), np.float32),
+            hovertemplate="%{text}<br>(%{x:.3f}, %{y:.3f})<br>α = %{customdata:.4f}<extra></extra>",
+        )
+    )
+    if highlight is not None:
+        point = np.asarray(highlight, np.float32).reshape(-1)
+        fig.add_trace(
+            go.Scatter(
+                x=[point[0]],
+                y=[point[1]],
+                mode="markers",
+                marker={"size": 18, "symbol": "star", "color": "#d62728"},
+                name=highlight_name,
+                hovertemplate=f"{html.escape(highlight_name)}<br>(%{{x:.3f}}, %{{y:.3f}})<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        title={"text": html.escape(title) if title else None},
+        height=360,
+        margin={"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
+        xaxis={"title": {"text": x_title}, "zeroline": True},
+        yaxis={"title": {"text": y_title}, "zeroline": True},
+        legend={"orientation": "h", "y": -0.2},
+    )
+    return fig
+
+
+def record_figure(record: AttentionRecord) -> go.Figure:
+    """Returns the default figure of a record (used by the CLI's image and HTML exports).
+
+    ("layer", "head", "query", "key") -> a layer × head grid; ("word", "row", "col") -> one
+    map per word; ("query", "key") -> a heatmap; one-dimensional weights -> a bar chart.
+    """
+    w = record.weights
+    if w.ndim == 1:
+        return weight_bars(w, record.key_labels, title=record.mechanism)
+    if len(record.leading_axes) == 2:
+        a, b = record.leading_axes
+        return heatmap_grid(
+            w,
+            [f"{a} {i}" for i in range(w.shape[0])],
+            [f"{b} {j}" for j in range(w.shape[1])],
+            query_labels=record.query_labels,
+            key_labels=record.key_labels,
+            title=record.mechanism,
+        )
+    if w.ndim == 3 and record.query_axis == 0:
+        maps = w[None]  # [1, words, rows, cols]
+        return heatmap_grid(
+            maps,
+            [""],
+            list(record.query_labels),
+            title=record.mechanism,
+            cell_px=200,
+        )
+    return attention_heatmap(record)
