@@ -121,3 +121,19 @@ def wait_for_change(page, before, timeout: float = 30.0) -> list:
             return now
         time.sleep(0.2)
     raise AssertionError("the charts did not change")
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    """A `streamlit run` server shared by the browser tests that need no fresh server."""
+    with streamlit_server() as url:
+        yield url
+
+
+def open_page(page, url: str, path: str, title_text: str, charts: int = 1) -> None:
+    """Opens `url/path`, waits for `title_text`, `charts` drawn plotly charts and an idle app."""
+    page.goto(f"{url}/{path}")
+    page.get_by_text(title_text).first.wait_for(timeout=90_000)
+    if charts:
+        wait_for_charts(page, charts, timeout=90_000)
+    wait_idle(page, timeout=90_000)
