@@ -101,8 +101,9 @@ def masked_softmax(scores, mask=None, temperature=1.0):
     """
     temperature = jnp.maximum(jnp.asarray(temperature, scores.dtype), MIN_TEMPERATURE)
     logits = scores / temperature
-    if mask is None:
-        mask = jnp.ones(logits.shape, dtype=bool)
+    if mask is None:  # fast path: no selects over a [.., Tq, Tk] mask
+        exp = jnp.exp(logits - jnp.max(logits, axis=-1, keepdims=True))
+        return exp / jnp.sum(exp, axis=-1, keepdims=True)
     mask = jnp.broadcast_to(mask, logits.shape)
     neg_inf = jnp.asarray(-jnp.inf, logits.dtype)
     row_max = jnp.max(jnp.where(mask, logits, neg_inf), axis=-1, keepdims=True)
