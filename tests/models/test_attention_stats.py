@@ -1,0 +1,171 @@
+"""Word-piece merging, per-head statistics and pair blocks, against numpy oracles."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from models import attention_stats as stats
+from models.record import AttentionRecord
+
+TOKENS = ("[CLS]", "play", "##ing", "cards", ",", "fun", "##ny", "##er", "!", "[SEP]")
+
+
+def softmax_rows(rng, shape):
+    x = rng.normal(size=shape) * 2
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
+
+
+def transformer_record(tokens=TOKENS, layers=2, heads=3, seed=0, segments=None):
+    rng = np.random.default_rng(seed)
+    w = softmax_rows(rng, (layers, heads, len(tokens), len(tokens)))
+    meta = {"segments": list(segments) if segments is not None else [0] * len(tokens)}
+    return AttentionRecord("transformer", w, ("layer", "head", "query", "key"), tokens, tokens, meta=meta)
+
+
+def test_word_index_joins_pieces_but_never_onto_special_tokens():
+    assert stats.word_index(TOKENS).tolist() == [0, 1, 1, 2, 3, 4, 4, 4, 5, 6]
+    assert stats.word_index(["[CLS]", "##a", "b", "[SEP]", "##c"]).tolist() == [0, 1, 2, 3, 4]
+    assert stats.merged_labels(TOKENS, stats.word_index(TOKENS)) == [
+        "[CLS]", "playing", "cards", ",", "funnyer", "!", "[SEP]"
+    ]
+
+
+def test_merge_averages_rows_and_sums_columns_like_a_loop_oracle():
+    record = transformer_record()
+    merged = stats.merge_word_pieces(record)
+    index = stats.word_index(TOKENS)
+    words = int(index.max()) + 1
+    w = record.weights.astype(np.float64)
+    oracle = np.zeros((2, 3, words, words))
+    for a in range(words):
+        rows = np.flatnonzero(index == a)
+        for b in range(words):
+            cols = np.flatnonzero(index == b)
+            oracle[:, :, a, b] = w[:, :, rows][:, :, :, cols].sum(axis=-1).mean(axis=-1)
+    np.testing.assert_allclose(merged.weights, oracle, atol=1e-6)
+    assert merged.query_labels == merged.key_labels == ("[CLS]", "playing", "cards", ",", "funnyer", "!", "[SEP]")
+    assert merged.axes == record.axes and merged.meta["merged_word_pieces"] is True
+    assert merged.extras["token_to_word"].tolist() == index.tolist()
+
+
+def test_merge_maps_segments_of_a_pair_to_words():
+    tokens = ("[CLS]", "a", "##b", "[SEP]", "c", "##d", "[SEP]")
+    record = transformer_record(tokens, segments=[0, 0, 0, 0, 1, 1, 1])
+    merged = stats.merge_word_pieces(record)
+    assert merged.query_labels == ("[CLS]", "ab", "[SEP]", "cd", "[SEP]")
+    assert merged.meta["segments"] == [0, 0, 0, 1, 1]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    pieces=st.lists(st.sampled_from(["the", "##s", "cat", "##ty", ".", "[SEP]", "run"]), min_size=1, max_size=14),
+    seed=st.integers(0, 10_000),
+)
+def test_merged_rows_still_sum_to_one_and_mass_is_kept(pieces, seed):
+    tokens = ["[CLS]", *pieces]
+    record = transformer_record(tuple(tokens), layers=1, heads=2, seed=seed)
+    merged = stats.merge_word_pieces(record)
+    np.testing.assert_allclose(merged.weights.sum(axis=-1), 1.0, atol=1e-5)
+    # Summing the merged columns over words, weighted by word sizes, gives back the total mass.
+    sizes = np.bincount(stats.word_index(tokens))
+    np.testing.assert_allclose((merged.weights.sum(axis=-1) * sizes).sum(axis=-1), len(tokens), atol=1e-4)
+    assert np.all(merged.weights >= 0)
+
+
+def test_statistics_match_loop_oracles():
+    record = transformer_record()
+    w = record.weights.astype(np.float64)
+    got = stats.head_statistics(record)
+    assert set(got) == set(stats.STATISTIC_IDS)
+    for name, values in got.items():
+        assert values.shape == (2, 3) and values.dtype == np.float32, name
+    T = len(TOKENS)
+    for layer in range(2):
+        for head in range(3):
+            a = w[layer, head]
+            entropy = np.mean([-sum(p * np.log(p) for p in row if p > 0) for row in a])
+            np.testing.assert_allclose(got["entropy"][layer, head], entropy, rtol=1e-5)
+            np.testing.assert_allclose(got["cls"][layer, head], a[:, 0].mean(), rtol=1e-5)
+            np.testing.assert_allclose(got["sep"][layer, head], a[:, T - 1].mean(), rtol=1e-5)
+            np.testing.assert_allclose(got["self"][layer, head], np.mean([a[i, i] for i in range(T)]), rtol=1e-5)
+            np.testing.assert_allclose(got["previous"][layer, head], np.mean([a[i, i - 1] for i in range(1, T)]), rtol=1e-5)
+            np.testing.assert_allclose(got["next"][layer, head], np.mean([a[i, i + 1] for i in range(T - 1)]), rtol=1e-5)
+            np.testing.assert_allclose(got["punctuation"][layer, head], (a[:, 4] + a[:, 8]).mean(), rtol=1e-5)
+
+
+def test_statistics_of_known_patterns():
+    T = 6
+    labels = ["[CLS]", "a", "b", ".", "c", "[SEP]"]
+    prev = np.zeros((T, T))
+    prev[0, 0] = 1.0
+    for i in range(1, T):
+        prev[i, i - 1] = 1.0
+    to_cls = np.zeros((T, T))
+    to_cls[:, 0] = 1.0
+    uniform = np.full((T, T), 1.0 / T)
+    w = np.stack([prev, to_cls, uniform])[None]  # [1, 3, T, T]
+    np.testing.assert_allclose(stats.head_statistic(w, labels, "previous")[0], [1.0, 1 / (T - 1), 1 / T], atol=1e-6)
+    np.testing.assert_allclose(stats.head_statistic(w, labels, "cls")[0], [2 / T, 1.0, 1 / T], atol=1e-6)
+    np.testing.assert_allclose(stats.head_statistic(w, labels, "entropy")[0], [0.0, 0.0, np.log(T)], atol=1e-6)
+    np.testing.assert_allclose(stats.head_statistic(w, labels, "punctuation")[0], [1 / T, 0.0, 1 / T], atol=1e-6)
+
+
+def test_two_token_input_and_unknown_statistic():
+    w = np.array([[[[0.5, 0.5], [0.25, 0.75]]]], dtype=np.float32)
+    labels = ["[CLS]", "[SEP]"]
+    np.testing.assert_allclose(stats.head_statistic(w, labels, "previous"), [[0.25]])
+    np.testing.assert_allclose(stats.head_statistic(w, labels, "next"), [[0.5]])
+    one = np.ones((1, 1, 1, 1), dtype=np.float32)
+    assert stats.head_statistic(one, ["[CLS]"], "previous").tolist() == [[0.0]]
+    with pytest.raises(KeyError, match="entropy"):
+        stats.head_statistic(w, labels, "nonsense")
+
+
+@settings(max_examples=40, deadline=None)
+@given(length=st.integers(1, 20), seed=st.integers(0, 10_000))
+def test_shares_lie_in_unit_interval_and_entropy_is_bounded(length, seed):
+    labels = ["[CLS]", *["w", ",", "[SEP]", "x"] * 5][:length]
+    w = softmax_rows(np.random.default_rng(seed), (2, 2, length, length))
+    for name in stats.STATISTIC_IDS:
+        values = stats.head_statistic(w, labels, name)
+        assert np.all(np.isfinite(values))
+        if name == "entropy":
+            assert np.all(values >= -1e-6) and np.all(values <= np.log(length) + 1e-5)
+        else:
+            assert np.all(values >= -1e-6) and np.all(values <= 1 + 1e-6), name
+
+
+def test_punctuation_detection():
+    assert stats.is_punctuation(",") and stats.is_punctuation("...") and stats.is_punctuation("「")
+    assert not stats.is_punctuation("a,") and not stats.is_punctuation("[SEP]") and not stats.is_punctuation("")
+    assert not stats.is_punctuation("$")  # a symbol (Sc), not punctuation
+
+
+def test_combine_heads_mean_and_max():
+    record = transformer_record()
+    w = record.weights
+    mean = stats.combine_heads(w, [(0, 1), (1, 2)], "mean")
+    np.testing.assert_allclose(mean, (w[0, 1] + w[1, 2]) / 2, rtol=1e-6)
+    np.testing.assert_allclose(mean.sum(axis=-1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(stats.combine_heads(w, [(0, 1), (1, 2)], "max"), np.maximum(w[0, 1], w[1, 2]))
+    with pytest.raises(ValueError):
+        stats.combine_heads(w, [], "mean")
+
+
+def test_pair_blocks_and_shares():
+    tokens = ("[CLS]", "a", "b", "[SEP]", "c", "[SEP]")
+    segments = [0, 0, 0, 0, 1, 1]
+    record = transformer_record(tokens, segments=segments)
+    m = record.weights[1, 2]
+    blocks = stats.pair_blocks(m, segments)
+    assert list(blocks) == list(stats.PAIR_BLOCKS)
+    np.testing.assert_array_equal(blocks["A→B"], m[:4, 4:])
+    np.testing.assert_array_equal(blocks["B→A"], m[4:, :4])
+    assert blocks["A→A"].shape == (4, 4) and blocks["B→B"].shape == (2, 2)
+    shares = stats.pair_block_shares(record.weights, segments)
+    np.testing.assert_allclose(shares["A→A"] + shares["A→B"], 1.0, atol=1e-5)
+    np.testing.assert_allclose(shares["B→A"] + shares["B→B"], 1.0, atol=1e-5)
+    np.testing.assert_allclose(shares["A→B"][1, 2], m[:4, 4:].sum(axis=1).mean(), rtol=1e-5)
+    assert stats.segment_labels(tokens, segments) == {"A": ["[CLS]", "a", "b", "[SEP]"], "B": ["c", "[SEP]"]}
