@@ -1,0 +1,109 @@
+"""Transformer figures, checked on the figure objects: model view, statistics, pair blocks."""
+
+import numpy as np
+import pytest
+
+from models.attention_stats import pair_block_shares
+from models.record import AttentionRecord
+from viz import transformer as tv
+
+XSS = "<img src=x onerror=alert(1)>"
+
+
+def record(length=8, layers=2, heads=3, seed=0, tokens=None, segments=None):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(layers, heads, length, length))
+    w = np.exp(x) / np.exp(x).sum(-1, keepdims=True)
+    tokens = tokens or ["[CLS]", *[f"t{i}" for i in range(length - 2)], "[SEP]"]
+    meta = {"segments": segments or [0] * length}
+    return AttentionRecord("transformer", w, ("layer", "head", "query", "key"), tokens, tokens, meta=meta)
+
+
+def test_block_average_matches_a_loop_oracle_with_a_ragged_last_block():
+    rng = np.random.default_rng(1)
+    maps = rng.random((2, 10, 7)).astype(np.float32)
+    out, eq, ek = tv.block_average(maps, max_cells=4)
+    assert eq.tolist() == [0, 3, 6, 9, 10] and ek.tolist() == [0, 2, 4, 6, 7]
+    for r in range(4):
+        for c in range(4):
+            block = maps[:, eq[r] : eq[r + 1], ek[c] : ek[c + 1]]
+            np.testing.assert_allclose(out[:, r, c], block.mean(axis=(-2, -1)), rtol=1e-6)
+    same, _, _ = tv.block_average(maps, max_cells=64)
+    assert same is maps or np.array_equal(same, maps)
+
+
+def test_block_averaged_rows_keep_their_mass_per_key_block():
+    r = record(length=130)
+    out, eq, ek = tv.block_average(r.weights)
+    assert out.shape[-2:] == (44, 44)  # ceil(130 / 64) = 3 tokens per block
+    # Mean over a block's rows of the summed mass in key blocks = 1 when every row sums to 1.
+    np.testing.assert_allclose((out * np.diff(ek)).sum(-1), 1.0, atol=1e-4)
+
+
+def test_model_view_has_one_map_per_layer_and_head():
+    r = record(length=8)
+    fig = tv.model_view(r)
+    assert len(fig.data) == 6
+    np.testing.assert_allclose(np.asarray(fig.data[4].z), r.weights[1, 1], rtol=1e-6)  # row-major: layer 1, head 1
+    titles = [a.text for a in fig.layout.annotations]
+    assert "layer 0" in titles and "head 2" in titles
+    assert "block-averaged" not in fig.layout.title.text
+    assert "2 layers × 3 heads, 8 tokens" in fig.layout.title.text
+
+
+def test_model_view_of_512_tokens_is_downsampled_and_says_so():
+    r = record(length=512, layers=1, heads=2)
+    fig = tv.model_view(r)
+    z = np.asarray(fig.data[0].z)
+    assert z.shape == (64, 64)
+    assert "block-averaged to 64×64" in fig.layout.title.text
+    assert "512 tokens" in fig.layout.title.text
+    assert fig.data[0].y[1] == "t7 … t14 (8–15)"  # block labels name the tokens they cover
+    np.testing.assert_allclose(z[0, 0], r.weights[0, 0, :8, :8].mean(), rtol=1e-5)
+
+
+def test_model_view_needs_layer_and_head_axes():
+    flat = AttentionRecord("x", np.eye(2), ("query", "key"), ["a", "b"], ["a", "b"])
+    with pytest.raises(ValueError):
+        tv.model_view(flat)
+
+
+def test_statistic_heatmap_values_hover_and_click_targets():
+    values = np.arange(12, dtype=np.float32).reshape(3, 4) / 12
+    fig = tv.statistic_heatmap(values, statistic="Share to [CLS]", selected=(2, 1))
+    np.testing.assert_allclose(np.asarray(fig.data[0].z), values)
+    assert list(fig.data[0].y) == ["layer 0", "layer 1", "layer 2"] and fig.data[0].x[3] == "head 3"
+    assert fig.data[0].texttemplate == "%{z:.2f}"
+    clicks = fig.data[1]
+    assert len(clicks.x) == 12
+    custom = np.asarray(clicks.customdata)
+    assert custom[6].tolist()[:2] == [1, 2] and clicks.x[6] == "head 2" and clicks.y[6] == "layer 1"
+    np.testing.assert_allclose(custom[:, 2], values.ravel())
+    assert "%{customdata[2]:.4f}" in clicks.hovertemplate
+    assert "Share to [CLS]" in fig.layout.title.text
+    assert fig.layout.shapes[0].x0 == 0.5 and fig.layout.shapes[0].y0 == 1.5
+
+
+def test_pair_blocks_figure_slices_the_four_blocks_with_escaped_labels():
+    tokens = ["[CLS]", XSS, "[SEP]", "b", "b", "[SEP]"]
+    segments = [0, 0, 0, 1, 1, 1]
+    r = record(length=6, tokens=tokens, segments=segments)
+    m = r.weights[0, 0]
+    shares = {k: float(v[0, 0]) for k, v in pair_block_shares(r.weights, segments).items()}
+    fig = tv.pair_blocks_figure(m, tokens, segments, shares=shares, title="pair")
+    assert len(fig.data) == 4
+    np.testing.assert_allclose(np.asarray(fig.data[1].z), m[:3, 3:], rtol=1e-6)  # A→B
+    np.testing.assert_allclose(np.asarray(fig.data[2].z), m[3:, :3], rtol=1e-6)  # B→A
+    assert [a.text.split(" ")[0] for a in fig.layout.annotations] == ["A→A", "A→B", "B→A", "B→B"]
+    assert "mean row mass" in fig.layout.annotations[1].text
+    assert "<img" not in "".join(fig.data[0].y) and "&lt;img" in fig.data[0].y[1]
+    assert len(set(fig.data[3].x)) == 3  # repeated "b" kept apart
+    assert tv.segment_title(segments) == "A: 3 tokens, B: 3 tokens"
+
+
+def test_head_heatmap_titles_axes():
+    r = record(length=5)
+    fig = tv.head_heatmap(r.weights[0, 1], r.query_labels, title="Layer 0, head 1")
+    np.testing.assert_allclose(np.asarray(fig.data[0].z), r.weights[0, 1], rtol=1e-6)
+    assert fig.layout.title.text == "Layer 0, head 1"
+    assert fig.layout.xaxis.title.text == "key token"

@@ -1,0 +1,207 @@
+"""Figures for a transformer's self-attention: model view grid, per-head statistics, pair blocks.
+
+Plotly only (no streamlit, no jax). Labels go through viz.figures' escaping.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from models.attention_stats import PAIR_BLOCKS, segment_masks
+from models.record import AttentionRecord
+from viz.figures import COLORSCALE, heatmap, heatmap_grid, unique_labels
+
+# A model view map is block-averaged down to at most this many rows and columns, so 72 maps
+# of 512 tokens send ~300k cells to the browser instead of ~19M.
+MODEL_VIEW_MAX_CELLS = 64
+
+
+def block_edges(length: int, max_cells: int) -> np.ndarray:
+    """Returns int [n + 1]: bin edges 0 = e0 < ... < en = length with n <= max_cells equal-width bins."""
+    step = max(1, int(np.ceil(length / max_cells)))
+    return np.append(np.arange(0, length, step), length)
+
+
+def block_average(maps: np.ndarray, max_cells: int = MODEL_VIEW_MAX_CELLS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Returns (maps [..., nq, nk], query edges, key edges): each block of cells averaged.
+
+    maps [..., Tq, Tk]. A map with at most max_cells rows and columns is returned as is.
+    """
+    maps = np.asarray(maps, dtype=np.float32)
+    tq, tk = maps.shape[-2:]
+    eq, ek = block_edges(tq, max_cells), block_edges(tk, max_cells)
+    if len(eq) - 1 == tq and len(ek) - 1 == tk:
+        return maps, eq, ek
+    sums = np.add.reduceat(np.add.reduceat(maps, eq[:-1], axis=-2), ek[:-1], axis=-1)
+    counts = np.outer(np.diff(eq), np.diff(ek)).astype(np.float32)
+    return sums / counts, eq, ek
+
+
+def block_labels(labels: Sequence[str], edges: np.ndarray) -> list[str]:
+    """Returns one label per bin: the token itself, or "first … last (i–j)" for a block."""
+    out = []
+    for start, stop in zip(edges[:-1], edges[1:]):
+        if stop - start == 1:
+            out.append(str(labels[start]))
+        else:
+            out.append(f"{labels[start]} … {labels[stop - 1]} ({start}–{stop - 1})")
+    return out
+
+
+def model_view(record: AttentionRecord, *, max_cells: int = MODEL_VIEW_MAX_CELLS, title: str | None = None) -> go.Figure:
+    """Returns every layer × head map of a ("layer", "head", "query", "key") record in one grid.
+
+    Maps longer than max_cells tokens are block-averaged to at most max_cells × max_cells,
+    and the title says so.
+    """
+    if record.leading_axes != ("layer", "head"):
+        raise ValueError(f"model_view needs layer and head axes, got {record.axes}")
+    layers, heads, tq, tk = record.weights.shape
+    maps, eq, ek = block_average(record.weights, max_cells)
+    text = title or f"Model view: {layers} layers × {heads} heads, {tq} tokens"
+    if maps.shape[-2:] != (tq, tk):
+        text += f" (each map block-averaged to {maps.shape[-2]}×{maps.shape[-1]})"
+    fig = heatmap_grid(
+        maps,
+        [f"layer {i}" for i in range(layers)],
+        [f"head {j}" for j in range(heads)],
+        query_labels=block_labels(record.query_labels, eq),
+        key_labels=block_labels(record.key_labels, ek),
+        title=text,
+        cell_px=105,
+    )
+    fig.update_annotations(font={"size": 11})
+    return fig
+
+
+def head_heatmap(matrix: np.ndarray, labels: Sequence[str], *, title: str) -> go.Figure:
+    """Returns the heatmap of one self-attention map (or a combination of heads).  matrix [T, T]."""
+    return heatmap(matrix, labels, labels, title=title, query_title="query token", key_title="key token")
+
+
+def statistic_heatmap(
+    values: np.ndarray,
+    *,
+    statistic: str,
+    selected: tuple[int, int] | None = None,
+    zmax: float | None = None,
+) -> go.Figure:
+    """Returns a layers × heads heatmap of one statistic, values written in the cells.
+
+    values [L, H]. Trace 1 is an invisible marker per cell, so a click can select a head
+    (plotly heatmaps cannot be selected); its customdata holds (layer, head).
+    selected (layer, head) is outlined.
+    """
+    values = np.asarray(values, dtype=np.float32)
+    layers, heads = values.shape
+    ys = [f"layer {i}" for i in range(layers)]
+    xs = [f"head {j}" for j in range(heads)]
+    name = html.escape(statistic)
+    top = float(zmax) if zmax is not None else max(float(values.max(initial=0.0)), 1e-9)
+    fig = go.Figure(
+        go.Heatmap(
+            z=values,
+            x=xs,
+            y=ys,
+            zmin=0.0,
+            zmax=top,
+            colorscale=COLORSCALE,
+            colorbar={"title": {"text": name}},
+            texttemplate="%{z:.2f}",
+            textfont={"size": 10},
+            hoverinfo="skip",
+        )
+    )
+    grid_l, grid_h = np.meshgrid(np.arange(layers), np.arange(heads), indexing="ij")
+    fig.add_trace(
+        go.Scatter(
+            x=[xs[h] for h in grid_h.ravel()],
+            y=[ys[layer] for layer in grid_l.ravel()],
+            mode="markers",
+            marker={"size": 28, "symbol": "square", "color": "rgba(0,0,0,0)"},
+            customdata=np.stack([grid_l.ravel(), grid_h.ravel(), values.ravel()], axis=1),
+            hovertemplate=(
+                "layer %{customdata[0]}, head %{customdata[1]}<br>"
+                f"{name} = %{{customdata[2]:.4f}}<br>click to open this head<extra></extra>"
+            ),
+            showlegend=False,
+            name="heads",
+        )
+    )
+    if selected is not None:
+        layer, head = selected
+        fig.add_shape(
+            type="rect", x0=head - 0.5, x1=head + 0.5, y0=layer - 0.5, y1=layer + 0.5,
+            line={"color": "#d62728", "width": 3},
+        )
+    fig.update_layout(
+        title={"text": f"{name} per head"},
+        height=int(min(max(40 * layers + 140, 260), 700)),
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        xaxis={"side": "top", "tickangle": 0},
+        yaxis={"autorange": "reversed"},
+        clickmode="event+select",
+        dragmode=False,
+    )
+    return fig
+
+
+def pair_blocks_figure(
+    matrix: np.ndarray,
+    labels: Sequence[str],
+    segments: Sequence[int],
+    *,
+    shares: Mapping[str, float] | None = None,
+    title: str | None = None,
+) -> go.Figure:
+    """Returns the A→A, A→B, B→A and B→B blocks of one map as a 2 × 2 grid of heatmaps.
+
+    matrix [T, T]; segments [T] (0 = sentence A, 1 = sentence B); shares: each block's mean
+    row mass, written in its subplot title.
+    """
+    matrix = np.asarray(matrix, dtype=np.float32)
+    a, b = segment_masks(segments)
+    masks = {"A": a, "B": b}
+    names = {name: unique_labels([x for x, m in zip(labels, masks[name]) if m]) for name in ("A", "B")}
+    subtitles = []
+    for block in PAIR_BLOCKS:
+        share = f" (mean row mass {shares[block]:.2f})" if shares is not None else ""
+        subtitles.append(f"{block}{share}")
+    fig = make_subplots(rows=2, cols=2, subplot_titles=subtitles, horizontal_spacing=0.12, vertical_spacing=0.14)
+    for index, block in enumerate(PAIR_BLOCKS):
+        q, k = block[0], block[2]
+        sub = matrix[masks[q]][:, masks[k]]
+        fig.add_trace(
+            go.Heatmap(
+                z=sub,
+                x=names[k],
+                y=names[q],
+                coloraxis="coloraxis",
+                hovertemplate=f"{block}<br>query: %{{y}}<br>key: %{{x}}<br>α = %{{z:.4f}}<extra></extra>",
+            ),
+            row=index // 2 + 1,
+            col=index % 2 + 1,
+        )
+    fig.update_yaxes(autorange="reversed", tickfont={"size": 10})
+    fig.update_xaxes(tickangle=-45, tickfont={"size": 10})
+    longest = max(len(names["A"]), len(names["B"]))
+    fig.update_layout(
+        title={"text": html.escape(title) if title else None},
+        coloraxis={"colorscale": COLORSCALE, "cmin": 0.0, "cmax": max(float(matrix.max(initial=0.0)), 1e-9),
+                   "colorbar": {"title": {"text": "α"}}},
+        height=int(min(max(2 * (18 * longest + 120), 500), 1400)),
+        margin={"l": 10, "r": 10, "t": 70 if title else 40, "b": 10},
+    )
+    return fig
+
+
+def segment_title(segments: Sequence[int]) -> str:
+    """Returns "A: n tokens, B: m tokens" for a pair."""
+    a, b = segment_masks(segments)
+    return f"A: {int(a.sum())} tokens, B: {int(b.sum())} tokens"
+
