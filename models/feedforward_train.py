@@ -1,0 +1,171 @@
+"""Training for feed-forward attention: ``python -m models.train feedforward ...``.
+
+    python -m models.train feedforward --variant paper --length 100     # one model per T₀,
+    python -m models.train feedforward --variant paper --length 1000    # lengths T₀ ± 10 %
+    python -m models.train feedforward --variant paper --length 10000
+    python -m models.train feedforward --variant unbounded              # lengths 50–1,000
+
+Adam on the mean squared error, fresh random sequences every step (the paper's setting).
+Each step's batch is padded to one fixed length, so a run compiles once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from flax import nnx
+
+from models.addition_task import lengths_around, max_length_around, sample_batch
+from models.feedforward import (
+    PAPER,
+    PAPER_LENGTHS,
+    UNBOUNDED,
+    FeedForwardAttention,
+    FeedForwardConfig,
+    FeedForwardRunner,
+    checkpoint_path,
+    evaluate_runner,
+    load_checkpoint,
+    save_checkpoint,
+)
+
+UNBOUNDED_LENGTHS = (50, 1_000)
+
+# Defaults per run: (steps, batch, learning rate). Larger T₀ gets smaller batches: a batch
+# of 16 × 11,000 steps already holds 17.6 M hidden activations.
+DEFAULTS = {
+    ("paper", 100): (3_000, 64, 3e-3),
+    ("paper", 1_000): (3_000, 32, 3e-3),
+    ("paper", 10_000): (3_000, 16, 3e-3),
+    ("unbounded", None): (4_000, 32, 3e-3),
+}
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    """The trained model, its loss history (one value per step) and the wall time in seconds."""
+
+    model: FeedForwardAttention
+    losses: np.ndarray
+    seconds: float
+
+
+def make_train_step(graphdef, tx):
+    """Returns a jitted (params, opt_state, inputs, mask, targets) -> (params, opt_state, loss)."""
+
+    @jax.jit
+    def train_step(params, opt_state, inputs, mask, targets):
+        def loss_fn(p):
+            prediction, _ = nnx.merge(graphdef, p)(inputs, mask)
+            return jnp.mean((prediction - targets) ** 2)
+
+        loss, grads = jax.value_and_grad(loss_fn)(params)
+        updates, opt_state = tx.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, loss
+
+    return train_step
+
+
+def batch_lengths(rng: np.random.Generator, variant: str, length: int | None, batch: int) -> tuple[np.ndarray, int]:
+    """Returns (lengths [batch], padded length) for one training step."""
+    if variant == "paper":
+        return lengths_around(rng, length, batch), max_length_around(length)
+    low, high = UNBOUNDED_LENGTHS
+    return rng.integers(low, high + 1, size=batch).astype(np.int32), high
+
+
+def train(
+    variant: str,
+    length: int | None = None,
+    *,
+    steps: int,
+    batch: int,
+    learning_rate: float,
+    seed: int = 0,
+    cfg: FeedForwardConfig | None = None,
+    init: FeedForwardAttention | None = None,
+    progress: bool = False,
+) -> TrainResult:
+    """Returns a model trained for `steps` Adam steps on fresh addition batches."""
+    cfg = cfg or (PAPER if variant == "paper" else UNBOUNDED)
+    model = init if init is not None else FeedForwardAttention(cfg, rngs=nnx.Rngs(seed))
+    graphdef, params = nnx.split(model)
+    schedule = optax.warmup_cosine_decay_schedule(0.0, learning_rate, min(100, steps // 10 + 1), steps, learning_rate / 30)
+    tx = optax.chain(optax.clip_by_global_norm(1.0), optax.adam(schedule))
+    opt_state = tx.init(params)
+    train_step = make_train_step(graphdef, tx)
+    rng = np.random.default_rng(seed + 1)
+    losses = np.zeros(steps, np.float32)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=steps, desc=f"feedforward {variant}" + (f" T0={length}" if length else ""), unit="step")
+    start = time.perf_counter()
+    for i in range(steps):
+        lengths, pad_to = batch_lengths(rng, variant, length, batch)
+        data = sample_batch(rng, lengths, pad_to)
+        params, opt_state, loss = train_step(params, opt_state, data.inputs, data.mask, data.targets)
+        losses[i] = float(loss)
+        if bar is not None and (i % 50 == 49 or i == steps - 1):
+            bar.set_postfix(mse=f"{losses[max(0, i - 49) : i + 1].mean():.4f}")
+            bar.update(i + 1 - bar.n)
+    if bar is not None:
+        bar.close()
+    seconds = time.perf_counter() - start
+    return TrainResult(nnx.merge(graphdef, params), losses, seconds)
+
+
+def evaluate(model: FeedForwardAttention, lengths, seed: int = 12345, batch: int = 50) -> dict[str, float]:
+    """Returns MSE, top-2 rate and mean α mass on the marked steps over fresh sequences."""
+    return evaluate_runner(FeedForwardRunner(model), lengths, seed=seed, batch=batch)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--variant", choices=("paper", "unbounded"), required=True)
+    parser.add_argument("--length", type=int, choices=PAPER_LENGTHS, help="T₀ of a paper-form model")
+    parser.add_argument("--steps", type=int, help="Adam steps (default per variant)")
+    parser.add_argument("--batch", type=int, help="sequences per step (default per variant)")
+    parser.add_argument("--lr", type=float, help="peak learning rate (default 3e-3)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--init", type=Path, help="start from this checkpoint instead of random weights")
+    parser.add_argument("--out", type=Path, help="checkpoint path (default checkpoints/feedforward/...)")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.variant == "paper" and args.length is None:
+        raise SystemExit("--variant paper needs --length 100, 1000 or 10000")
+    length = args.length if args.variant == "paper" else None
+    steps, batch, lr = DEFAULTS[(args.variant, length)]
+    steps, batch, lr = args.steps or steps, args.batch or batch, args.lr or lr
+    init = load_checkpoint(args.init) if args.init else None
+    result = train(args.variant, length, steps=steps, batch=batch, learning_rate=lr, seed=args.seed, init=init, progress=True)
+    test_lengths = (
+        lengths_around(np.random.default_rng(7), length, 200)
+        if length
+        else np.random.default_rng(7).integers(UNBOUNDED_LENGTHS[0], UNBOUNDED_LENGTHS[1] + 1, 200)
+    )
+    scores = evaluate(result.model, test_lengths)
+    out = args.out or checkpoint_path(args.variant, length)
+    meta = {
+        "variant": args.variant,
+        "length": length,
+        "steps": steps,
+        "batch": batch,
+        "learning_rate": lr,
+        "seed": args.seed,
+        "init": str(args.init) if args.init else None,
+        "train_seconds": round(result.seconds, 1),
+        "final_loss": float(result.losses[-1]),
+        **{f"val_{k}": v for k, v in scores.items()},
+    }
+    save_checkpoint(result.model, out, meta)
+    print(f"saved {out} after {result.seconds:.0f} s: " + ", ".join(f"{k} {v:.4f}" for k, v in scores.items()))
+    return 0

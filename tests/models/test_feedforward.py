@@ -1,0 +1,112 @@
+"""Feed-forward attention on tiny configs: numpy oracle, masking, checkpoints, a few training steps."""
+
+import numpy as np
+import pytest
+from flax import nnx
+from safetensors.numpy import load_file, save_file
+
+from models.addition_task import make_sequence
+from models.feedforward import (
+    TINY,
+    FeedForwardAttention,
+    FeedForwardConfig,
+    FeedForwardRunner,
+    addition_record,
+    load_checkpoint,
+    nearest_paper_length,
+    parse_marked,
+    save_checkpoint,
+    state_to_tensors,
+)
+from models.feedforward_train import evaluate, train
+from models.record import InputError
+
+
+def numpy_forward(tensors, inputs, score, leak=0.01):
+    """The paper's equations in numpy, for one unpadded sequence inputs [T, 2]."""
+    lrelu = lambda x: np.where(x >= 0, x, leak * x)  # noqa: E731
+    h = lrelu(inputs @ tensors["w_xh.kernel"] + tensors["w_xh.bias"])
+    e = (h @ tensors["w_hc.kernel"] + tensors["w_hc.bias"])[:, 0]
+    if score == "tanh":
+        e = np.tanh(e)
+    alpha = np.exp(e - e.max())
+    alpha /= alpha.sum()
+    c = alpha @ h
+    s = lrelu(c @ tensors["w_cs.kernel"] + tensors["w_cs.bias"])
+    return (s @ tensors["w_sy.kernel"] + tensors["w_sy.bias"])[0], alpha
+
+
+@pytest.mark.parametrize("score", ["tanh", "linear"])
+def test_forward_matches_numpy_oracle_and_ignores_padding(score):
+    model = FeedForwardAttention(FeedForwardConfig(score=score, hidden=8, output_hidden=6), rngs=nnx.Rngs(1))
+    tensors = {k: v.astype(np.float64) for k, v in state_to_tensors(model).items()}
+    runner = FeedForwardRunner(model)
+    inputs, marked, _ = make_sequence(37, seed=5)
+    prediction, alpha, seconds = runner.run_one(inputs)  # padded to the 128 bucket
+    expected_y, expected_alpha = numpy_forward(tensors, inputs, score)
+    assert alpha.shape == (37,) and seconds >= 0
+    np.testing.assert_allclose(alpha, expected_alpha, rtol=1e-5, atol=1e-7)
+    assert prediction == pytest.approx(expected_y, rel=1e-4, abs=1e-5)
+    # padding steps get exactly zero weight
+    padded = np.zeros((1, 128, 2), np.float32)
+    padded[0, :37] = inputs
+    padded[0, 37:, 1] = 1.0  # garbage in the padding must not matter
+    _, full_alpha = runner(padded, np.array([37]))
+    assert np.all(full_alpha[0, 37:] == 0) and full_alpha[0].sum() == pytest.approx(1.0, abs=1e-6)
+
+
+def test_tanh_score_bounds_the_weight_ratio_by_e_squared():
+    model = FeedForwardAttention(TINY, rngs=nnx.Rngs(0))
+    model.w_hc.kernel[...] = model.w_hc.kernel[...] * 1000.0  # saturate the score
+    inputs, _, _ = make_sequence(500, seed=1)
+    _, alpha, _ = FeedForwardRunner(model).run_one(inputs)
+    assert alpha.max() / alpha.min() <= np.e**2 * (1 + 1e-4)
+
+
+def test_checkpoint_round_trip_and_strict_loading(tmp_path):
+    model = FeedForwardAttention(TINY, rngs=nnx.Rngs(2))
+    path = tmp_path / "tiny.safetensors"
+    save_checkpoint(model, path, {"note": "test"})
+    loaded = load_checkpoint(path)
+    assert loaded.cfg == TINY
+    for key, value in state_to_tensors(model).items():
+        np.testing.assert_array_equal(state_to_tensors(loaded)[key], value)
+
+    tensors = load_file(str(path))
+    metadata = {"config": '{"score": "tanh", "input_dim": 2, "hidden": 8, "output_hidden": 8, "leak": 0.01}'}
+    extra = dict(tensors, **{"w_extra.kernel": np.zeros(3, np.float32)})
+    save_file(extra, str(tmp_path / "extra.safetensors"), metadata=metadata)
+    with pytest.raises(ValueError, match="unknown tensors.*w_extra.kernel"):
+        load_checkpoint(tmp_path / "extra.safetensors")
+    missing = {k: v for k, v in tensors.items() if k != "w_hc.bias"}
+    save_file(missing, str(tmp_path / "missing.safetensors"), metadata=metadata)
+    with pytest.raises(ValueError, match="missing tensors.*w_hc.bias"):
+        load_checkpoint(tmp_path / "missing.safetensors")
+    wrong = dict(tensors, **{"w_xh.kernel": np.zeros((3, 8), np.float32)})
+    save_file(wrong, str(tmp_path / "wrong.safetensors"), metadata=metadata)
+    with pytest.raises(ValueError, match="w_xh.kernel has shape"):
+        load_checkpoint(tmp_path / "wrong.safetensors")
+
+
+def test_a_few_training_steps_reduce_the_loss():
+    result = train("paper", 20, steps=60, batch=32, learning_rate=1e-2, cfg=TINY, seed=0)
+    assert result.losses.shape == (60,) and np.all(np.isfinite(result.losses))
+    assert result.losses[-10:].mean() < result.losses[:10].mean()
+    scores = evaluate(result.model, np.full(20, 20))
+    assert set(scores) == {"mse", "top2", "mass"} and 0 <= scores["top2"] <= 1 and 0 < scores["mass"] <= 1
+
+
+def test_nearest_paper_length_and_marked_parsing():
+    assert [nearest_paper_length(t) for t in (2, 300, 317, 999, 3_000, 3_200, 10_000)] == [
+        100, 100, 1_000, 1_000, 1_000, 10_000, 10_000,
+    ]
+    assert parse_marked("3, 42") == (3, 42) and parse_marked("") is None and parse_marked(None) is None
+    with pytest.raises(InputError):
+        parse_marked("three,4")
+
+
+def test_record_rejects_bad_options():
+    for options in ({"length": 1}, {"length": 20_000}, {"length": 100, "seed": -1}, {"length": 100, "seed": "x"},
+                    {"mechanism": "qkv-dot", "length": 100}, {"length": 100, "marked": "5,5"}):
+        with pytest.raises(InputError):
+            addition_record(options)
