@@ -24,7 +24,7 @@ from flax import nnx
 from models.bert import BertConfig, encoder_forward
 from models.bert_loader import load_bert, read_config
 from models.record import AttentionRecord, InputError
-from models.tokenization import Encoding, load_tokenizer
+from models.tokenization import Encoding, check_text, load_tokenizer
 
 MECHANISM_ID = "transformer"
 AXES = ("layer", "head", "query", "key")
@@ -214,6 +214,7 @@ def _model_dir_option(options: Mapping[str, Any]) -> str | None:
 
 def transformer_record(options: Mapping[str, Any]) -> AttentionRecord:
     """Registry builder: options text, text_pair (optional), model_dir (optional) -> one record."""
+    check_text(options.get("text"))  # before loading a model for nothing
     runner = _shared_runner(_model_dir_option(options))
     return runner.attention(options.get("text"), options.get("text_pair"))
 

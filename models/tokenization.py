@@ -62,7 +62,7 @@ class BertTokenizer:
 
         Raises InputError if the text is empty or whitespace only. A whitespace-only pair is no pair.
         """
-        text, text_pair = _check_text(text, text_pair)
+        text, text_pair = check_text(text, text_pair)
         full = self._full.encode(text, text_pair)
         if len(full.ids) <= self.max_length:
             return _encoding(full, notice=_empty_notice(full))
@@ -91,7 +91,8 @@ class BertTokenizer:
         return f"Input was cut to {self.max_length} tokens, the model's limit: " + "; ".join(parts) + "."
 
 
-def _check_text(text: str | None, text_pair: str | None) -> tuple[str, str | None]:
+def check_text(text: str | None, text_pair: str | None = None) -> tuple[str, str | None]:
+    """Returns (text, text_pair or None); raises InputError if the text is empty or whitespace only."""
     if text is None or not str(text).strip():
         raise InputError("The text is empty: type a sentence to see its attention.")
     if text_pair is not None and not str(text_pair).strip():
