@@ -169,7 +169,7 @@ def test_multi_head_attention_matches_numpy():
 # -------------------------------------------------------------------- hypothesis properties
 
 scores_2d = arrays(
-    np.float32, st.tuples(st.integers(1, 6), st.integers(1, 12)),
+    np.float32, st.tuples(st.integers(1, 4), st.integers(1, 8)),  # few shapes: each one compiles
     elements=st.floats(-30, 30, width=32),
 )
 
@@ -187,7 +187,8 @@ def test_rows_sum_to_one_over_allowed_keys_and_masked_are_exactly_zero(scores, d
 @given(scores=scores_2d, centers=st.data(), half_width=st.integers(0, 5))
 def test_out_of_window_weights_are_exactly_zero(scores, centers, half_width):
     tq, tk = scores.shape
-    c = np.asarray(centers.draw(arrays(np.float32, (tq,), elements=st.floats(0, tk, width=32))))
+    # Subnormal centres excluded: XLA on CPU flushes them to zero, numpy does not.
+    c = np.asarray(centers.draw(arrays(np.float32, (tq,), elements=st.floats(0, tk, width=32, allow_subnormal=False))))
     w = np.asarray(core.local_attention_weights(scores, c, half_width))
     outside = np.abs(np.arange(tk)[None, :] - c[:, None]) > half_width
     assert np.all(w[outside] == 0.0)
