@@ -164,6 +164,7 @@ def gaussian_window(centers, positions, half_width):
     return jnp.exp(-(diff**2) / (2.0 * sigma**2))
 
 
+@jax.jit
 def local_attention_weights(scores, centers, half_width, mask=None, temperature=1.0):
     """Returns Luong's local weights: softmax over the window [p_t − D, p_t + D] × Gaussian.
 
