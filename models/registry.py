@@ -67,8 +67,9 @@ def _resolve(path: str) -> Callable:
 HOME = Page("pages/home.py", "Home", ":material/home:", default=True)
 PLAYGROUND = Page("pages/playground.py", "Playground: Q, K, V", ":material/tune:")
 SELF_ATTENTION = Page("pages/self_attention.py", "Self-attention (MiniLM)", ":material/hub:")
+HAN = Page("pages/han.py", "Hierarchical attention", ":material/account_tree:")
 
-PAGES: tuple[Page, ...] = (HOME, PLAYGROUND, SELF_ATTENTION)
+PAGES: tuple[Page, ...] = (HOME, PLAYGROUND, SELF_ATTENTION, HAN)
 
 _QKV_BUILDER = "models.playground:qkv_record"
 _QKV_PAPER = "The general view: Vaswani et al. (2017) §3.2; Luong et al. (2015) §3.1"
@@ -154,6 +155,18 @@ MECHANISMS: tuple[Mechanism, ...] = (
         summary="Every token of a pretrained transformer (all-MiniLM-L6-v2) attends to every token: 6 layers × 12 heads.",
         builder="models.self_attention:transformer_record",
         batch_builder="models.self_attention:transformer_records",
+        input_field="text",
+    ),
+    Mechanism(
+        id="han",
+        name="Hierarchical attention with context vectors",
+        paper="Yang et al. (2016), Hierarchical Attention Networks for Document Classification",
+        formula=r"u_{it} = \tanh(W_w h_{it} + b_w),\quad \alpha_{it} = \frac{\exp(u_{it}^\top u_w)}{\sum_t \exp(u_{it}^\top u_w)},"
+        r"\quad s_i = \textstyle\sum_t \alpha_{it} h_{it};\quad \alpha_i = \operatorname{softmax}_i(u_i^\top u_s),\quad v = \textstyle\sum_i \alpha_i h_i",
+        page=HAN.file,
+        summary="Word attention inside each sentence, then sentence attention over the document, each against a learned context vector.",
+        builder="models.han:han_record",
+        batch_builder="models.han:han_records",
         input_field="text",
     ),
 )

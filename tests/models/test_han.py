@@ -1,0 +1,190 @@
+"""HAN model tests on tiny configs: shapes, masks, numpy oracles, strict checkpoints, text handling."""
+
+import numpy as np
+import pytest
+from flax import nnx
+
+from models.han import (
+    HAN,
+    TINY,
+    HANConfig,
+    HANPredictor,
+    TrainState,
+    checkpoint_bytes,
+    compiled_forward,
+    load_checkpoint_bytes,
+    result_record,
+    train_epochs,
+)
+from models.han_data import (
+    MAX_WORDS,
+    encode_document,
+    make_batch,
+    parse_csv,
+    split_sentences,
+    word_weights,
+)
+from models.record import InputError
+
+RNG = np.random.default_rng(0)
+TABLE = RNG.normal(size=(30522, TINY.embed_dim)).astype(np.float32)  # stands in for MiniLM's table
+DOCS = [encode_document("The soup was cold. We left early! My friend paid the bill."), encode_document("Lovely garden.")]
+# One model, one jitted forward, one padded shape (8 rows, the predictor's bucket for <= 8
+# documents) shared by most tests: every new shape costs a compile.
+MODEL = HAN(TINY, rngs=nnx.Rngs(0))
+GRAPHDEF, STATE = nnx.split(MODEL, nnx.Param)
+PREDICTOR = HANPredictor(TINY, GRAPHDEF, STATE, table=TABLE)
+
+
+def _forward(batch):
+    return compiled_forward(GRAPHDEF)(STATE, TABLE, batch.ids, batch.piece_mask, batch.sentence_mask)
+
+
+def _sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def _numpy_gru(x, w_in, b_in, w_rec, b_rec):
+    # x [T, F]; weights stored (in, out) like nnx.Linear; returns [T, H]
+    h = np.zeros(w_rec.shape[0])
+    hidden = w_rec.shape[0]
+    out = []
+    for xt in x:
+        xp, hp = xt @ w_in + b_in, h @ w_rec + b_rec
+        r = _sigmoid(xp[:hidden] + hp[:hidden])
+        z = _sigmoid(xp[hidden : 2 * hidden] + hp[hidden : 2 * hidden])
+        n = np.tanh(xp[2 * hidden :] + r * hp[2 * hidden :])
+        h = (1 - z) * n + z * h
+        out.append(h)
+    return np.array(out)
+
+
+def test_shapes_and_weights_sum_to_one_over_real_pieces_only():
+    batch = make_batch(DOCS, 8)
+    logits, word_alpha, sent_alpha, word_scores, sent_scores = _forward(batch)
+    b, s, t = batch.ids.shape
+    assert logits[0].shape == (8, 2) and word_alpha.shape == (b, s, t) and sent_alpha.shape == (b, s)
+    word_alpha, sent_alpha = np.asarray(word_alpha), np.asarray(sent_alpha)
+    np.testing.assert_allclose(word_alpha.sum(-1)[batch.sentence_mask], 1.0, rtol=1e-5)
+    assert np.all(word_alpha[~batch.piece_mask] == 0.0)
+    np.testing.assert_allclose(sent_alpha[:2].sum(-1), 1.0, rtol=1e-5)
+    assert np.all(sent_alpha[~batch.sentence_mask] == 0.0)
+    assert np.all(sent_alpha[2:] == 0.0)  # empty rows: all zeros, not NaN
+
+
+def test_word_attention_matches_a_numpy_oracle():
+    model = MODEL
+    batch = make_batch(DOCS, 8)
+    _, word_alpha, _, word_scores, _ = _forward(batch)
+    x = TABLE[batch.ids[0, 0]]
+    n = int(batch.piece_mask[0, 0].sum())
+    enc = model.word_encoder
+    fwd = _numpy_gru(x[:n], enc.fwd_in.kernel[...], enc.fwd_in.bias[...], enc.fwd_rec.kernel[...], enc.fwd_rec.bias[...])
+    bwd = _numpy_gru(x[:n][::-1], enc.bwd_in.kernel[...], enc.bwd_in.bias[...], enc.bwd_rec.kernel[...], enc.bwd_rec.bias[...])[::-1]
+    h = np.concatenate([fwd, bwd], axis=-1)  # [n, 2H]
+    att = model.word_attention
+    u = np.tanh(h @ np.asarray(att.proj.kernel[...]) + np.asarray(att.proj.bias[...]))
+    scores = u @ np.asarray(att.context[...])
+    alpha = np.exp(scores - scores.max())
+    alpha /= alpha.sum()
+    np.testing.assert_allclose(np.asarray(word_scores)[0, 0, :n], scores, atol=1e-4)
+    np.testing.assert_allclose(np.asarray(word_alpha)[0, 0, :n], alpha, atol=1e-5)
+
+
+def test_padding_to_a_larger_bucket_changes_nothing():
+    small = _forward(make_batch(DOCS, 8))
+    large = _forward(make_batch(DOCS, 8, shape=(32, 48)))
+    np.testing.assert_allclose(np.asarray(small[0][0]), np.asarray(large[0][0])[:2], atol=1e-5)
+    s, t = np.asarray(small[2]).shape[1], np.asarray(small[1]).shape[2]
+    np.testing.assert_allclose(np.asarray(small[1]), np.asarray(large[1])[:2, :s, :t], atol=1e-6)
+
+
+def test_word_weight_is_the_sum_of_its_pieces():
+    np.testing.assert_allclose(word_weights(np.array([0.1, 0.2, 0.3, 0.4, 0.0]), [0, 0, 1, 2], 3), [0.3, 0.3, 0.4])
+    doc = encode_document("Scrumptiousness overwhelmed everyone.")
+    assert len(doc.pieces[0]) > len(doc.words[0])  # some words have several pieces
+    result = PREDICTOR.run_batch([encode_document("Scrumptiousness overwhelmed everyone. We left."), DOCS[1]])[0]
+    assert len(result.word_alpha[0]) == 3
+    np.testing.assert_allclose(result.word_alpha[0].sum(), 1.0, rtol=1e-5)
+
+
+def test_record_layout_pads_shorter_sentences_with_zeros():
+    record = result_record(PREDICTOR.run_batch([encode_document("The soup was cold and very salty. We left."), DOCS[1]])[0])
+    assert record.axes == ("sentence", "word")
+    assert record.weights.shape == (2, 7)
+    assert record.query_labels == ("The soup was cold and very salty.", "We left.")
+    assert record.key_labels == tuple(f"w{j}" for j in range(1, 8))
+    assert list(record.extras["words"][1]) == ["We", "left.", "", "", "", "", ""]
+    assert np.all(record.weights[1, 2:] == 0.0)
+    np.testing.assert_allclose(record.weights.sum(1), 1.0, rtol=1e-5)
+    np.testing.assert_allclose(record.extras["sentence_weights"].sum(), 1.0, rtol=1e-5)
+
+
+def test_checkpoint_round_trip_and_strict_loading():
+    data = checkpoint_bytes(GRAPHDEF, STATE, TINY)
+    cfg, _, loaded, meta = load_checkpoint_bytes(data)
+    assert cfg == TINY and meta["format"] == "attention-lab-han-v1"
+    a, b = dict(nnx.to_flat_state(STATE)), dict(nnx.to_flat_state(loaded))
+    for path in a:
+        np.testing.assert_array_equal(np.asarray(a[path][...]), np.asarray(b[path][...]))
+
+    from safetensors.numpy import load, save
+
+    tensors = load(data)
+    metadata = {"format": "attention-lab-han-v1", "config": TINY.to_json()}
+    missing = dict(tensors)
+    missing.pop("word_attention.context")
+    with pytest.raises(ValueError, match="missing.*word_attention.context"):
+        load_checkpoint_bytes(save(missing, metadata=metadata))
+    with pytest.raises(ValueError, match="unknown.*extra.weight"):
+        load_checkpoint_bytes(save({**tensors, "extra.weight": np.zeros(2, np.float32)}, metadata=metadata))
+    bad = dict(tensors)
+    bad["word_attention.context"] = np.zeros(5, np.float32)
+    with pytest.raises(ValueError, match="shape"):
+        load_checkpoint_bytes(save(bad, metadata=metadata))
+    with pytest.raises(ValueError, match="not a HAN checkpoint"):
+        load_checkpoint_bytes(save(tensors))
+
+
+def test_training_runs_a_few_steps_and_lowers_the_loss():
+    cfg = HANConfig(heads=(("label", ("neg", "pos")),), word_hidden=4, word_attention=4,
+                    sentence_hidden=4, sentence_attention=4, embed_dim=8)
+    docs = [encode_document(t) for t in ["Great food. We sat down.", "Awful food. We sat down."] * 8]
+    labels = np.array([[1], [0]] * 8, np.int32)
+    train = TrainState.create(cfg, seed=0, learning_rate=5e-2)
+    steps = []
+    losses = train_epochs(train, docs, labels, epochs=6, batch_size=16, table=TABLE,
+                          on_step=lambda s, total, loss: steps.append((s, total)))
+    assert steps[-1] == (6, 6)
+    assert losses[-1] < losses[0]
+
+
+def test_text_handling_and_bad_documents():
+    assert split_sentences("One. Two!  Three?\nFour") == ["One.", "Two!", "Three?", "Four"]
+    with pytest.raises(InputError, match="empty"):
+        encode_document("   \n ")
+    long = encode_document(" ".join(["word"] * 2000) + ". Short one.")
+    assert len(long.words[0]) == MAX_WORDS
+    assert any("2000 words" in n for n in long.notices)
+    with pytest.raises(InputError, match="no readable words"):
+        encode_document("\u200b\u200b")
+
+
+def test_csv_validation_messages():
+    ok = parse_csv(b"text,label\nGood food.,pos\nBad food.,neg\nNice staff.,pos\nRude staff.,neg\n")
+    assert ok.classes == ("neg", "pos") and list(ok.labels) == [1, 0, 1, 0]
+    assert parse_csv("\ufefftext,label\na,x\nb,y\nc,x\nd,y\n".encode()).classes == ("x", "y")  # BOM
+    cases = {
+        b"review_body,stars\nx,1\ny,2\n": "needs a 'text' and a 'label' column",
+        "text,label\ncaf\xe9,a\n".encode("latin-1"): "not UTF-8",
+        b"text,label\na,x\nb,x\nc,x\nd,x\n": "at least two classes",
+        b"text,label\na,x\n": "at least 4 rows",
+        b"": "empty",
+        b"text,label\n" + b"a long enough review,x\n" * 200_000: "limit is 2 MB",
+    }
+    for data, message in cases.items():
+        with pytest.raises(InputError, match=message):
+            parse_csv(data)
+    rows = b"text,label\n" + b"".join(f"t{i},{i % 2}\n".encode() for i in range(5001))
+    with pytest.raises(InputError, match="more than 5000 rows"):
+        parse_csv(rows)
