@@ -68,8 +68,9 @@ HOME = Page("pages/home.py", "Home", ":material/home:", default=True)
 PLAYGROUND = Page("pages/playground.py", "Playground: Q, K, V", ":material/tune:")
 SELF_ATTENTION = Page("pages/self_attention.py", "Self-attention (MiniLM)", ":material/hub:")
 HAN = Page("pages/han.py", "Hierarchical attention", ":material/account_tree:")
+SEQ2SEQ = Page("pages/seq2seq.py", "Seq2seq alignment", ":material/translate:")
 
-PAGES: tuple[Page, ...] = (HOME, PLAYGROUND, SELF_ATTENTION, HAN)
+PAGES: tuple[Page, ...] = (HOME, PLAYGROUND, SELF_ATTENTION, HAN, SEQ2SEQ)
 
 _QKV_BUILDER = "models.playground:qkv_record"
 _QKV_PAPER = "The general view: Vaswani et al. (2017) §3.2; Luong et al. (2015) §3.1"
@@ -168,6 +169,59 @@ MECHANISMS: tuple[Mechanism, ...] = (
         builder="models.han:han_record",
         batch_builder="models.han:han_records",
         input_field="text",
+    ),
+)
+
+_SEQ2SEQ_BUILDER = "models.seq2seq_records:seq2seq_record"
+_SEQ2SEQ_BATCH = "models.seq2seq_records:seq2seq_records"
+_BAHDANAU = "Bahdanau, Cho & Bengio (2015), Neural Machine Translation by Jointly Learning to Align and Translate"
+_LUONG = "Luong, Pham & Manning (2015), Effective Approaches to Attention-based Neural Machine Translation"
+_LUONG_STATE = r",\quad \tilde h_t = \tanh(W_c [c_t; h_t])"
+_LOCAL = r",\quad a_t(s) = \operatorname{align}(h_t, \bar h_s)\, e^{-(s - p_t)^2 / 2\sigma^2},\ \sigma = D/2"
+
+
+def _seq2seq(id: str, name: str, paper: str, formula: str, summary: str) -> Mechanism:
+    return Mechanism(
+        id=id, name=name, paper=paper, formula=formula, page=SEQ2SEQ.file, summary=summary,
+        builder=_SEQ2SEQ_BUILDER, batch_builder=_SEQ2SEQ_BATCH,
+    )
+
+
+MECHANISMS = MECHANISMS + (
+    _seq2seq(
+        "bahdanau", "Bahdanau (additive)", _BAHDANAU,
+        r"e_{ij} = v_a^\top \tanh(W_a s_{i-1} + U_a h_j),\quad \alpha_{ij} = \operatorname{softmax}_j(e_{ij})",
+        "Scores each input character from the previous decoder state s_{i−1}; the context feeds the next state.",
+    ),
+    _seq2seq(
+        "luong-dot", "Luong global, dot", _LUONG,
+        r"\operatorname{score}(h_t, \bar h_s) = h_t^\top \bar h_s" + _LUONG_STATE,
+        "Global attention scored from the current state h_t by a plain dot product.",
+    ),
+    _seq2seq(
+        "luong-general", "Luong global, general", _LUONG,
+        r"\operatorname{score}(h_t, \bar h_s) = h_t^\top W_a \bar h_s" + _LUONG_STATE,
+        "Global attention with a learned bilinear score.",
+    ),
+    _seq2seq(
+        "luong-concat", "Luong global, concat", _LUONG,
+        r"\operatorname{score}(h_t, \bar h_s) = v_a^\top \tanh(W_a [h_t; \bar h_s])" + _LUONG_STATE,
+        "Global attention scored by a one-layer network over the state and each input state.",
+    ),
+    _seq2seq(
+        "luong-location", "Luong global, location", _LUONG,
+        r"a_t = \operatorname{softmax}(W_a h_t)" + _LUONG_STATE,
+        "Weights from the decoder state alone, one per input position: the input's content is never looked at.",
+    ),
+    _seq2seq(
+        "local-m", "Luong local-m (monotonic)", _LUONG,
+        r"p_t = t" + _LOCAL,
+        "A window of ±D around p_t = t: right when input and output run in the same order, blind otherwise.",
+    ),
+    _seq2seq(
+        "local-p", "Luong local-p (predictive)", _LUONG,
+        r"p_t = S \cdot \operatorname{sigmoid}(v_p^\top \tanh(W_p h_t))" + _LOCAL,
+        "A window of ±D around a predicted centre p_t: it learns where to look, then looks closely.",
     ),
 )
 

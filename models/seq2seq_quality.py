@@ -1,0 +1,81 @@
+"""Quality of the date models on held-out generated dates: exact match and alignment.
+
+- exact match: the greedy output equals the ISO date;
+- alignment accuracy: the share of output digits whose attention argmax falls inside the
+  true source span (the '-' separators have no span and are skipped);
+- window coverage (local variants): the share of output digits whose true span overlaps
+  the window [p_t − D, p_t + D].
+All inputs are padded to the input cap, so each variant compiles once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax.numpy as jnp
+import numpy as np
+
+from models import dates
+from models.seq2seq import LOCAL_VARIANTS, apply, batch_rows, pad_batch
+from models.seq2seq_records import load_variant
+
+HELD_OUT_SEED = 20_180_509  # disjoint from the training stream (seeded [1, init seed])
+HELD_OUT_SIZE = 1000
+DIGITS = np.array([i for i in range(dates.OUTPUT_LENGTH) if i not in (4, 7)])
+
+
+@dataclass(frozen=True)
+class VariantQuality:
+    """Measured quality of one variant on a list of examples."""
+
+    variant: str
+    exact_match: float
+    alignment_accuracy: float
+    window_coverage: float | None  # local variants only
+    per_format: dict[str, float]  # exact match per format id
+    count: int
+
+
+def span_arrays(examples: list[dates.DateExample]) -> tuple[np.ndarray, np.ndarray]:
+    """Returns (start, end) int [N, 10]; -1 where an output character has no span."""
+    spans = np.asarray([e.spans for e in examples], np.int64)  # [N, 10, 2]
+    return spans[..., 0], spans[..., 1]
+
+
+def evaluate(variant: str, examples: list[dates.DateExample], window: int | None = None) -> VariantQuality:
+    """Returns the quality of one committed variant on `examples` (one batched, jitted call)."""
+    cfg, graphdef, params, _ = load_variant(variant)
+    d = cfg.window if window is None else int(window)
+    n = len(examples)
+    src, lengths = pad_batch([dates.encode_source(e.source).ids for e in examples], dates.MAX_INPUT_CHARS, batch_rows(n))
+    dummy = np.zeros((len(src), dates.OUTPUT_LENGTH), np.int32)
+    logits, alpha, centers = apply(graphdef, params, src, lengths, dummy, jnp.float32(d), teacher_forcing=False)
+    logits, alpha, centers = logits[:n], alpha[:n], centers[:n]
+    tokens = np.asarray(jnp.argmax(logits, -1))
+    targets = np.stack([dates.encode_target(e.target) for e in examples])
+    correct = np.all(tokens == targets, axis=1)
+    start, end = span_arrays(examples)
+    argmax = np.asarray(jnp.argmax(alpha, -1))  # [N, 10]
+    inside = (argmax >= start) & (argmax < end)
+    alignment = float(inside[:, DIGITS].mean())
+    coverage = None
+    if variant in LOCAL_VARIANTS:
+        p = np.asarray(centers)
+        overlaps = (start <= p + d) & (end - 1 >= p - d)
+        coverage = float(overlaps[:, DIGITS].mean())
+    formats = np.asarray([e.format for e in examples])
+    per_format = {f: float(correct[formats == f].mean()) for f in dates.FORMAT_IDS if np.any(formats == f)}
+    return VariantQuality(variant, float(correct.mean()), alignment, coverage, per_format, len(examples))
+
+
+def held_out_examples(n: int = HELD_OUT_SIZE) -> list[dates.DateExample]:
+    """Returns the held-out examples of the quality test."""
+    return dates.generate(n, HELD_OUT_SEED)
+
+
+def monotonic_exact_match(quality: VariantQuality, examples: list[dates.DateExample]) -> float:
+    """Returns exact match over the monotonic formats only (count-weighted)."""
+    formats = [e.format for e in examples]
+    counts = {f: formats.count(f) for f in dates.MONOTONIC_FORMATS}
+    total = sum(counts.values())
+    return sum(quality.per_format[f] * counts[f] for f in dates.MONOTONIC_FORMATS) / total

@@ -1,0 +1,139 @@
+"""The seq2seq model on tiny configs: shapes, masks, row sums, windows, strict loading, training."""
+
+import numpy as np
+import pytest
+
+from models import dates
+from models import seq2seq as s2s
+from models.seq2seq_checkpoint import load_checkpoint, load_snapshots, save_checkpoint
+
+TINY = s2s.PRESETS["tiny"]
+TEXTS = ["Wednesday, May 9, 2018", "2018-5-9", "9.5.2018"]
+
+
+def _batch(texts, bucket=s2s.LENGTH_BUCKETS[-1]):
+    src, lengths = s2s.pad_batch([dates.encode_source(t).ids for t in texts], bucket)
+    return src, lengths, np.zeros((len(texts), dates.OUTPUT_LENGTH), np.int32)
+
+
+@pytest.fixture(scope="module", params=s2s.VARIANTS)
+def tiny_model(request):
+    cfg = s2s.Seq2SeqConfig(**{**TINY.__dict__, "variant": request.param})
+    graphdef, params = s2s.make_model(cfg, seed=1)
+    return cfg, graphdef, params
+
+
+def test_shapes_row_sums_masks_and_windows(tiny_model):
+    cfg, graphdef, params = tiny_model
+    src, lengths, tgt = _batch(TEXTS)
+    logits, alpha, centers = s2s.apply(graphdef, params, src, lengths, tgt, np.float32(2.0))
+    logits, alpha, centers = np.asarray(logits), np.asarray(alpha), np.asarray(centers)
+    b, t = src.shape
+    assert logits.shape == (b, dates.OUTPUT_LENGTH, cfg.target_vocab)
+    assert alpha.shape == (b, dates.OUTPUT_LENGTH, t) and centers.shape == (b, dates.OUTPUT_LENGTH)
+    assert np.all(alpha >= 0) and np.all(np.isfinite(alpha))
+    sums = alpha.sum(-1)
+    padding = np.arange(t)[None, None, :] >= lengths[:, None, None]
+    assert np.all(alpha[np.broadcast_to(padding, alpha.shape)] == 0.0), "padded positions must get exactly 0"
+    if cfg.variant in s2s.LOCAL_VARIANTS:
+        assert np.all(sums <= 1 + 1e-5)
+        positions = np.arange(t)[None, None, :]
+        outside = np.abs(positions - centers[..., None]) > 2.0
+        assert np.all(alpha[outside] == 0.0), "keys outside [p_t − D, p_t + D] must get exactly 0"
+        if cfg.variant == "local-m":
+            assert np.array_equal(centers, np.broadcast_to(np.arange(10, dtype=np.float32), centers.shape))
+        else:
+            assert np.all(centers >= 0) and np.all(centers <= lengths[:, None])
+    else:
+        np.testing.assert_allclose(sums, 1.0, atol=1e-5)
+
+
+def test_padding_does_not_change_the_result(tiny_model):
+    cfg, graphdef, params = tiny_model
+    short = _batch(["2018-5-9"], bucket=12)
+    long = _batch(["2018-5-9"], bucket=40)
+    lo_s, a_s, c_s = (np.asarray(x) for x in s2s.apply(graphdef, params, *short, np.float32(3.0)))
+    lo_l, a_l, c_l = (np.asarray(x) for x in s2s.apply(graphdef, params, *long, np.float32(3.0)))
+    np.testing.assert_allclose(lo_s, lo_l, atol=1e-5)
+    np.testing.assert_allclose(a_s, a_l[..., :12], atol=1e-6)
+    np.testing.assert_allclose(c_s, c_l, atol=1e-5)
+
+
+def test_reverse_within_length_is_a_per_row_involution():
+    x = np.arange(2 * 5, dtype=np.float32).reshape(2, 5, 1)
+    lengths = np.array([3, 5])
+    rev = np.asarray(s2s._reverse_within_length(x, lengths))
+    assert rev[0, :, 0].tolist() == [2, 1, 0, 3, 4]
+    assert rev[1, :, 0].tolist() == [9, 8, 7, 6, 5]
+    np.testing.assert_array_equal(np.asarray(s2s._reverse_within_length(rev, lengths)), x)
+
+
+def test_gru_step_matches_numpy():
+    cfg = s2s.Seq2SeqConfig(**{**TINY.__dict__, "variant": "bahdanau"})
+    model = s2s.Seq2Seq(cfg, rngs=s2s.nnx.Rngs(0))
+    cell = model.encoder_fwd
+    rng = np.random.default_rng(0)
+    x, h = rng.normal(size=(2, cfg.embed_dim)).astype(np.float32), rng.normal(size=(2, 8)).astype(np.float32)
+    wx, wh = np.asarray(cell.w_x[...]), np.asarray(cell.w_h[...])
+    got = np.asarray(s2s.gru_step(cell, x @ wx, h))
+    sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    xr, xz, xn = np.split(x @ wx, 3, -1)
+    hr, hz, hn = np.split(h @ wh, 3, -1)
+    r, z = sig(xr + hr), sig(xz + hz)
+    n = np.tanh(xn + r * hn)
+    np.testing.assert_allclose(got, (1 - z) * n + z * h, atol=1e-5)
+
+
+def test_strict_loading_names_missing_unknown_and_bad_shapes():
+    graphdef, params = s2s.make_model(s2s.Seq2SeqConfig(**{**TINY.__dict__, "variant": "luong-general"}))
+    flat = s2s.flat_params(params)
+    assert "att_w" in flat and "decoder.w_x" in flat
+    missing = {k: v for k, v in flat.items() if k != "att_w"}
+    with pytest.raises(ValueError, match="missing \\['att_w'\\]"):
+        s2s.load_flat_params(params, missing)
+    with pytest.raises(ValueError, match="unknown \\['extra'\\]"):
+        s2s.load_flat_params(params, {**flat, "extra": np.zeros(1)})
+    with pytest.raises(ValueError, match="att_w"):
+        s2s.load_flat_params(params, {**flat, "att_w": np.zeros((3, 3), np.float32)})
+    reloaded = s2s.flat_params(s2s.load_flat_params(params, flat))
+    assert all(np.array_equal(reloaded[k], flat[k]) for k in flat)
+
+
+def test_checkpoint_round_trip_with_float16_snapshots(tmp_path):
+    cfg = s2s.Seq2SeqConfig(**{**TINY.__dict__, "variant": "local-p"})
+    _, params = s2s.make_model(cfg, seed=3)
+    flat = s2s.flat_params(params)
+    save_checkpoint(tmp_path, cfg, flat, {0: flat}, {"final_step": 5, "log": []})
+    cfg2, _, params2, steps = load_checkpoint(tmp_path)
+    assert cfg2 == cfg and steps == [0]
+    assert all(np.array_equal(v, s2s.flat_params(params2)[k]) for k, v in flat.items())
+    snaps = load_snapshots(tmp_path, params2)
+    np.testing.assert_allclose(s2s.flat_params(snaps[0])["att_w"], flat["att_w"], atol=2e-3)
+    with pytest.raises(ValueError, match="missing"):
+        other = s2s.Seq2SeqConfig(**{**TINY.__dict__, "variant": "bahdanau"})
+        s2s.load_flat_params(s2s.make_model(other)[1], flat)
+
+
+def test_config_rejects_unknown_variant_and_dot_width():
+    with pytest.raises(ValueError, match="unknown variant"):
+        s2s.Seq2SeqConfig(variant="luong-magic")
+    with pytest.raises(ValueError, match="luong-dot"):
+        s2s.Seq2SeqConfig(variant="luong-dot", encoder_hidden=8, decoder_hidden=20)
+
+
+def test_a_few_training_steps_lower_the_loss():
+    import optax
+
+    from models.seq2seq_train import batch_arrays, make_train_step
+
+    cfg = s2s.Seq2SeqConfig(**{**TINY.__dict__, "variant": "luong-general"})
+    graphdef, params = s2s.make_model(cfg, seed=0)
+    optimizer = optax.adam(1e-2)
+    opt_state = optimizer.init(params)
+    step = make_train_step(graphdef, optimizer)
+    batch = batch_arrays(dates.generate(32, seed=11), dates.MAX_INPUT_CHARS)
+    losses = []
+    for _ in range(15):
+        params, opt_state, loss = step(params, opt_state, *batch, np.float32(3.0))
+        losses.append(float(loss))
+    assert losses[-1] < 0.8 * losses[0], losses

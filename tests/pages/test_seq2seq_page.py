@@ -1,0 +1,83 @@
+"""AppTest of the Seq2seq alignment page: output, variants, D, snapshots, truth overlay, bad input."""
+
+import numpy as np
+import pytest
+
+from tests.pages.conftest import chart_data, chart_specs, open_page
+
+PAGE = "pages/seq2seq.py"
+
+
+@pytest.fixture(scope="module")
+def at():
+    app = open_page(PAGE)
+    assert not app.exception, app.exception
+    return app
+
+
+def _markdown(at) -> str:
+    return "\n".join(m.value for m in at.markdown)
+
+
+def test_default_input_is_decoded_with_a_heatmap(at):
+    assert at.title[0].value == "Seq2seq alignment"
+    assert "`2018-05-09`" in _markdown(at)
+    specs = chart_specs(at)
+    assert len(specs) == 4  # main, compare A, compare B, training step
+    z = chart_data(at, 0)
+    assert z.shape == (10, len("Wednesday 9 May 2018"))
+    assert np.all(z >= 0) and np.allclose(z.sum(1), 1.0, atol=1e-4)
+    assert specs[0]["layout"]["xaxis"]["ticktext"][:3] == ["W", "e", "d"]
+    # the comparison's right side is local-m by default: window band drawn
+    assert specs[2]["layout"].get("shapes"), "local variants draw the [p_t − D, p_t + D] band"
+
+
+def test_variant_and_window_change_the_heatmap(at):
+    before = chart_data(at, 0)
+    at.selectbox(key="s2s_variant").select("local-p").run()
+    assert not at.exception
+    local = chart_data(at, 0)
+    assert not np.array_equal(before, local)
+    shapes = chart_specs(at)[0]["layout"]["shapes"]
+    assert len(shapes) == 10 and shapes[0]["x1"] - shapes[0]["x0"] == pytest.approx(2 * 3 + 1)
+    at.slider(key="s2s_window").set_value(6).run()
+    wider = chart_specs(at)[0]["layout"]["shapes"]
+    assert wider[0]["x1"] - wider[0]["x0"] == pytest.approx(2 * 6 + 1)
+    assert not np.array_equal(local, chart_data(at, 0))
+    names = [t.get("name", "") for t in chart_specs(at)[0]["data"]]
+    assert any(n.startswith("p_t") for n in names)
+
+
+def test_training_step_slider_shows_the_untrained_model(at):
+    final = chart_data(at, 3)
+    at.select_slider(key="s2s_step").set_value(0).run()
+    assert not at.exception
+    untrained = chart_data(at, 3)
+    assert untrained.shape == final.shape and not np.allclose(untrained, final)
+    assert "step 0" in _markdown(at)
+
+
+def test_random_example_overlays_the_true_alignment(at):
+    at.button(key="s2s_random").click().run()
+    assert not at.exception
+    text = at.text_input(key="s2s_text").value
+    assert text != "Wednesday 9 May 2018"
+    names = [t.get("name") for t in chart_specs(at)[0]["data"]]
+    assert "true alignment" in names
+
+
+def test_bad_inputs_get_one_line_messages():
+    at = open_page(PAGE)
+    at.text_input(key="s2s_text").input("").run()
+    assert not at.exception and "empty" in at.error[0].value
+    at.text_input(key="s2s_text").input("9 May 2018 " * 6).run()
+    assert any("capped at 40" in w.value for w in at.warning)
+    at.text_input(key="s2s_text").input("9 May 2018 ☃").run()
+    assert any("☃" in w.value for w in at.warning)
+    assert chart_specs(at)[0]["layout"]["xaxis"]["ticktext"][-1] == "&lt;unk&gt;"
+    at.text_input(key="s2s_text").input("31 February 2018").run()
+    assert "`2018-02-31`" in _markdown(at)
+    assert any("not a real calendar date" in w.value for w in at.warning)
+    at.text_input(key="s2s_text").input("<img src=x onerror=alert(1)>").run()
+    assert not at.exception
+    assert "&lt;" in chart_specs(at)[0]["layout"]["xaxis"]["ticktext"]

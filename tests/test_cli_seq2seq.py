@@ -1,0 +1,74 @@
+"""`cli.py export` for the seq2seq mechanisms, on the committed checkpoints (in-process)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from cli import main
+from models.seq2seq import VARIANTS
+
+TEXT = "Wednesday 9 May 2018"
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_export_npz_for_every_variant(variant, tmp_path):
+    out = tmp_path / "f.npz"
+    assert main(["export", "--mechanism", variant, "--text", TEXT, "--format", "npz", "--out", str(out)]) == 0
+    data = np.load(out)
+    assert data["weights"].dtype == np.float32 and data["weights"].shape == (10, len(TEXT))
+    assert list(data["key_labels"]) == list(TEXT)
+    assert len(data["query_labels"]) == 10
+    assert np.all(data["weights"].sum(-1) <= 1 + 1e-5)
+    if variant == "local-m":
+        # monotonic windows cannot reach the year of "Wednesday 9 May 2018" (see the quality table)
+        assert "".join(data["query_labels"])[4] == "-"
+    else:
+        assert "".join(data["query_labels"]) == "2018-05-09"
+    if variant in ("local-m", "local-p"):
+        assert data["window_center"].shape == (10,) and data["window_center"].dtype == np.float32
+        assert int(data["window_half_width"]) == 3
+    else:
+        assert "window_center" not in data.files
+
+
+def test_window_flag_input_file_and_unknown_characters(tmp_path):
+    out = tmp_path / "w.npz"
+    assert main(["export", "--mechanism", "local-p", "--text", "2018/05/09", "--window", "5",
+                 "--format", "npz", "--out", str(out)]) == 0
+    assert int(np.load(out)["window_half_width"]) == 5
+    lines = tmp_path / "in.txt"
+    lines.write_text("9 May 2018\n2018年5月9日\n\n9 May 2018 ☃\n", encoding="utf-8")
+    folder = tmp_path / "many"
+    assert main(["export", "--mechanism", "bahdanau", "--input-file", str(lines), "--format", "json",
+                 "--out", str(folder)]) == 0
+    files = sorted(folder.iterdir())
+    assert [f.name for f in files] == ["0001.json", "0002.json", "0003.json"]
+    records = [json.loads(f.read_text(encoding="utf-8")) for f in files]
+    assert records[1]["key_labels"] == list("2018年5月9日")
+    assert "".join(records[1]["query_labels"]) == "2018-05-09"
+    assert records[2]["key_labels"][-1] == "<unk>"
+    assert any("☃" in n for n in records[2]["meta"]["notices"])
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--text", "   "], "empty"),
+        (["--text", "9 May 2018", "--window", "0"], "window D"),
+        ([], "give the text"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(args, message, tmp_path, capsys):
+    code = main(["export", "--mechanism", "local-m", *args, "--format", "npz", "--out", str(tmp_path / "x.npz")])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and err.count("\n") == 1
+
+
+def test_too_long_text_is_truncated_with_a_notice(tmp_path):
+    out = tmp_path / "long.json"
+    assert main(["export", "--mechanism", "luong-general", "--text", "9 May 2018, " * 8, "--format", "json",
+                 "--out", str(out)]) == 0
+    record = json.loads(out.read_text())
+    assert len(record["key_labels"]) == 40 and record["meta"]["truncated"]
+    assert any("capped at 40" in n for n in record["meta"]["notices"])
