@@ -92,12 +92,18 @@ def train(
     cfg: FeedForwardConfig | None = None,
     init: FeedForwardAttention | None = None,
     progress: bool = False,
+    constant_lr: bool = False,
 ) -> TrainResult:
     """Returns a model trained for `steps` Adam steps on fresh addition batches."""
     cfg = cfg or (PAPER if variant == "paper" else UNBOUNDED)
     model = init if init is not None else FeedForwardAttention(cfg, rngs=nnx.Rngs(seed))
     graphdef, params = nnx.split(model)
-    schedule = optax.warmup_cosine_decay_schedule(0.0, learning_rate, min(100, steps // 10 + 1), steps, learning_rate / 30)
+    warmup = min(100, steps // 10 + 1)
+    schedule = (
+        optax.linear_schedule(0.0, learning_rate, warmup)
+        if constant_lr
+        else optax.warmup_cosine_decay_schedule(0.0, learning_rate, warmup, steps, learning_rate / 30)
+    )
     tx = optax.chain(optax.clip_by_global_norm(1.0), optax.adam(schedule))
     opt_state = tx.init(params)
     train_step = make_train_step(graphdef, tx)
@@ -135,6 +141,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch", type=int, help="sequences per step (default per variant)")
     parser.add_argument("--lr", type=float, help="peak learning rate (default 3e-3)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--constant-lr", action="store_true", help="no cosine decay after the warm-up")
     parser.add_argument("--init", type=Path, help="start from this checkpoint instead of random weights")
     parser.add_argument("--out", type=Path, help="checkpoint path (default checkpoints/feedforward/...)")
 
@@ -146,7 +153,10 @@ def run(args: argparse.Namespace) -> int:
     steps, batch, lr = DEFAULTS[(args.variant, length)]
     steps, batch, lr = args.steps or steps, args.batch or batch, args.lr or lr
     init = load_checkpoint(args.init) if args.init else None
-    result = train(args.variant, length, steps=steps, batch=batch, learning_rate=lr, seed=args.seed, init=init, progress=True)
+    result = train(
+        args.variant, length, steps=steps, batch=batch, learning_rate=lr, seed=args.seed, init=init, progress=True,
+        constant_lr=args.constant_lr,
+    )
     test_lengths = (
         lengths_around(np.random.default_rng(7), length, 200)
         if length
@@ -162,6 +172,7 @@ def run(args: argparse.Namespace) -> int:
         "learning_rate": lr,
         "seed": args.seed,
         "init": str(args.init) if args.init else None,
+        "constant_lr": args.constant_lr,
         "train_seconds": round(result.seconds, 1),
         "final_loss": float(result.losses[-1]),
         **{f"val_{k}": v for k, v in scores.items()},

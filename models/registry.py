@@ -66,11 +66,12 @@ def _resolve(path: str) -> Callable:
 
 HOME = Page("pages/home.py", "Home", ":material/home:", default=True)
 PLAYGROUND = Page("pages/playground.py", "Playground: Q, K, V", ":material/tune:")
+FEEDFORWARD = Page("pages/feedforward.py", "Feed-forward attention", ":material/timeline:")
 SELF_ATTENTION = Page("pages/self_attention.py", "Self-attention (MiniLM)", ":material/hub:")
 HAN = Page("pages/han.py", "Hierarchical attention", ":material/account_tree:")
 SEQ2SEQ = Page("pages/seq2seq.py", "Seq2seq alignment", ":material/translate:")
 
-PAGES: tuple[Page, ...] = (HOME, PLAYGROUND, SELF_ATTENTION, HAN, SEQ2SEQ)
+PAGES: tuple[Page, ...] = (HOME, PLAYGROUND, FEEDFORWARD, SELF_ATTENTION, HAN, SEQ2SEQ)
 
 _QKV_BUILDER = "models.playground:qkv_record"
 _QKV_PAPER = "The general view: Vaswani et al. (2017) §3.2; Luong et al. (2015) §3.1"
@@ -222,6 +223,26 @@ MECHANISMS = MECHANISMS + (
         "local-p", "Luong local-p (predictive)", _LUONG,
         r"p_t = S \cdot \operatorname{sigmoid}(v_p^\top \tanh(W_p h_t))" + _LOCAL,
         "A window of ±D around a predicted centre p_t: it learns where to look, then looks closely.",
+    ),
+    Mechanism(
+        id="feedforward",
+        name="Feed-forward attention (paper form)",
+        paper="Raffel & Ellis (2015), Feed-Forward Networks with Attention Can Solve Some Long-Term Memory Problems",
+        formula=r"e_t = \tanh(W_{hc} h_t + b_{hc}),\quad \alpha = \operatorname{softmax}(e),\quad c = \textstyle\sum_t \alpha_t h_t",
+        page=FEEDFORWARD.file,
+        summary="Each step scores itself, with no query: a tanh-bounded score, so α stays nearly flat on long sequences.",
+        builder="models.feedforward:addition_record",
+        input_field="seed",
+    ),
+    Mechanism(
+        id="feedforward-unbounded",
+        name="Feed-forward attention (unbounded score)",
+        paper="Raffel & Ellis (2015), with the tanh removed from the score",
+        formula=r"e_t = w^\top h_t + b,\quad \alpha = \operatorname{softmax}(e),\quad c = \textstyle\sum_t \alpha_t h_t",
+        page=FEEDFORWARD.file,
+        summary="The same network with a linear score: α can put nearly all its mass on the two marked steps.",
+        builder="models.feedforward:addition_record",
+        input_field="seed",
     ),
 )
 

@@ -1,0 +1,28 @@
+"""The feed-forward attention page in Chromium: T to 10,000, both charts redraw, screenshot."""
+
+import pytest
+
+from tests.e2e.conftest import ROOT, open_page, plotly_traces, wait_for_change, wait_idle
+
+pytestmark = pytest.mark.e2e
+
+
+def test_length_slider_to_10000_redraws_both_charts(page, app_url):
+    open_page(page, app_url, "feedforward", "Feed-forward attention", charts=2)
+    before = plotly_traces(page)
+    assert [len(chart[0]["y"]) for chart in before] == [1_000, 1_000]
+    assert page.get_by_role("button", name="Export").count() == 2
+
+    slider = page.locator('[data-testid="stSlider"] input[type="range"]').first
+    slider.focus()
+    slider.press("End")
+    page.get_by_text("α over 10,000 steps").first.wait_for(timeout=60_000)
+    after = wait_for_change(page, before, timeout=60)
+    wait_idle(page)
+    after = plotly_traces(page)
+    assert [len(chart[0]["y"]) for chart in after] == [10_000, 10_000]
+    assert len(after[1][1]["x"]) == 2  # the two marked steps stay highlighted
+    page.get_by_text("Forward pass:").first.wait_for()
+
+    page.mouse.move(0, 0)
+    page.screenshot(path=str(ROOT / "docs" / "feedforward.png"))
