@@ -76,6 +76,8 @@ def model_view(record: AttentionRecord, *, max_cells: int = MODEL_VIEW_MAX_CELLS
         cell_px=105,
     )
     fig.update_annotations(font={"size": 11})
+    fig.update_xaxes(showgrid=False, zeroline=False, ticks="")
+    fig.update_yaxes(showgrid=False, zeroline=False, ticks="")
     return fig
 
 

@@ -1,0 +1,102 @@
+"""The Self-attention page in Chromium: model view screenshot, a ~500-token input, a sentence pair."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import ROOT, wait_idle
+
+pytestmark = pytest.mark.e2e
+
+TITLE = "Self-attention of a pretrained transformer"
+SCREENSHOT = ROOT / "docs" / "self_attention_model_view.png"
+# ~500 tokens of varied English (each sentence is 10 tokens with [CLS]/[SEP] shared).
+LONG_TEXT = " ".join(f"Sentence {i} says the cat saw dog number {i}." for i in range(49))
+
+# Generous: a cold server loads the model and compiles (seconds on idle cores, minutes on a busy machine).
+LONG_WAIT = 300_000
+
+CHARTS_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(el => ({
+    title: (el.layout && el.layout.title && el.layout.title.text) || '',
+    traces: (el._fullData || []).length,
+    rows: el._fullData && el._fullData[0] && el._fullData[0].z ? el._fullData[0].z.length : 0,
+    first: el._fullData && el._fullData[0] && el._fullData[0].z ? Array.from(el._fullData[0].z[1]).slice(0, 8) : []}))"""
+
+
+def charts(page):
+    return page.evaluate(CHARTS_JS)
+
+
+def open_self_attention(page, url: str):
+    """Opens the page; the first visit loads the model and compiles one length bucket."""
+    page.goto(f"{url}/self_attention")
+    page.get_by_text(TITLE).first.wait_for(timeout=LONG_WAIT)
+    wait_for_chart(page, "c.traces === 1")
+    wait_idle(page, timeout=LONG_WAIT)
+
+
+def wait_for_chart(page, condition: str, timeout: float = LONG_WAIT):
+    """Waits until some drawn chart c satisfies the JS expression `condition`."""
+    page.wait_for_function(
+        f"""() => Array.from(document.querySelectorAll('.js-plotly-plot')).some(el => {{
+              const c = {{title: (el.layout && el.layout.title && el.layout.title.text) || '',
+                          traces: (el._fullData || []).length,
+                          rows: el._fullData && el._fullData[0] && el._fullData[0].z ? el._fullData[0].z.length : 0}};
+              return {condition}; }})""",
+        timeout=timeout,
+    )
+
+
+def set_text(page, label: str, text: str):
+    box = page.locator('[data-testid="stTextArea"]').filter(has_text=label).locator("textarea")
+    box.fill(text)
+    box.press("Control+Enter")
+
+
+def pick(page, label: str, option: str):
+    page.locator('[data-testid="stSelectbox"]').filter(has_text=label).click()
+    page.get_by_role("option", name=option, exact=True).click()
+
+
+def test_model_view_then_500_tokens_stay_responsive(page, app_url):
+    open_self_attention(page, app_url)
+    page.get_by_role("tab", name="Model view").click()
+    wait_for_chart(page, "c.traces === 72 && c.title.includes('Model view')")
+    wait_idle(page)
+    SCREENSHOT.parent.mkdir(exist_ok=True)
+    page.locator(".js-plotly-plot").first.screenshot(path=str(SCREENSHOT))
+    assert SCREENSHOT.stat().st_size < 400_000
+
+    page.get_by_role("tab", name="Head view").click()
+    wait_for_chart(page, "c.title.includes('Layer 0, head 0')")
+    set_text(page, "Text", LONG_TEXT)
+    wait_for_chart(page, "c.title.includes('Layer 0, head 0') && c.rows > 480")
+    wait_idle(page)
+    shown = [c for c in charts(page) if "Layer 0, head 0" in c["title"] and c["rows"] > 480][-1]
+    assert shown["rows"] <= 512 and any(v > 0 for v in shown["first"])
+
+    # Still responsive: another head of the long input arrives and differs.
+    pick(page, "Head", "3")
+    wait_for_chart(page, "c.title.includes('Layer 0, head 3') && c.rows > 480")
+    wait_idle(page)
+    other = [c for c in charts(page) if "Layer 0, head 3" in c["title"]][-1]
+    assert other["first"] != shown["first"]
+
+    page.get_by_role("tab", name="Model view").click()
+    wait_for_chart(page, "c.traces === 72 && c.title.includes('block-averaged to')")
+    assert 32 < max(c["rows"] for c in charts(page) if c["traces"] == 72) <= 64
+
+
+def test_sentence_pair_shows_the_four_blocks(page, app_url):
+    open_self_attention(page, app_url)
+    set_text(page, "Text", "The cat sat on the mat.")
+    set_text(page, "Second sentence", "A cat was sitting on the rug.")
+    page.get_by_text("pair, A:").first.wait_for(timeout=LONG_WAIT)
+    wait_idle(page)
+    page.get_by_role("tab", name="Sentence pair").click()
+    wait_for_chart(page, "c.traces === 4")
+    wait_idle(page)
+    text = page.locator(".js-plotly-plot").first.inner_text()
+    for block in ("A→A", "A→B", "B→A", "B→B"):
+        assert block in text
+    assert Path(SCREENSHOT).exists()
