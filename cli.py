@@ -56,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--seed", type=int, help="random seed")
     export.add_argument("--length", type=int, help="sequence length T")
     export.add_argument("--window", type=int, help="local attention half-width D")
+    export.add_argument("--score", choices=("dot", "scaled-dot", "cosine"), help="parameter-free score (sentence-alignment)")
     return parser
 
 

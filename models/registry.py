@@ -68,10 +68,11 @@ HOME = Page("pages/home.py", "Home", ":material/home:", default=True)
 PLAYGROUND = Page("pages/playground.py", "Playground: Q, K, V", ":material/tune:")
 FEEDFORWARD = Page("pages/feedforward.py", "Feed-forward attention", ":material/timeline:")
 SELF_ATTENTION = Page("pages/self_attention.py", "Self-attention (MiniLM)", ":material/hub:")
+SENTENCE_ALIGNMENT = Page("pages/sentence_alignment.py", "Sentence alignment (MiniLM)", ":material/compare_arrows:")
 HAN = Page("pages/han.py", "Hierarchical attention", ":material/account_tree:")
 SEQ2SEQ = Page("pages/seq2seq.py", "Seq2seq alignment", ":material/translate:")
 
-PAGES: tuple[Page, ...] = (HOME, PLAYGROUND, FEEDFORWARD, SELF_ATTENTION, HAN, SEQ2SEQ)
+PAGES: tuple[Page, ...] = (HOME, PLAYGROUND, FEEDFORWARD, SELF_ATTENTION, HAN, SEQ2SEQ, SENTENCE_ALIGNMENT)
 
 _QKV_BUILDER = "models.playground:qkv_record"
 _QKV_PAPER = "The general view: Vaswani et al. (2017) §3.2; Luong et al. (2015) §3.1"
@@ -243,6 +244,20 @@ MECHANISMS = MECHANISMS + (
         summary="The same network with a linear score: α can put nearly all its mass on the two marked steps.",
         builder="models.feedforward:addition_record",
         input_field="seed",
+    ),
+)
+
+MECHANISMS = MECHANISMS + (
+    Mechanism(
+        id="sentence-alignment",
+        name="Sentence-pair alignment with pretrained embeddings",
+        paper="Luong, Pham & Manning (2015) scores and local windows over the contextual vectors of all-MiniLM-L6-v2",
+        formula=r"\alpha_{ts} = \operatorname{softmax}_s\!\left(\frac{\operatorname{score}(x_t, y_s)}{\tau}\right),"
+        r"\quad \operatorname{score} \in \{x^\top y,\ \tfrac{x^\top y}{\sqrt{d}},\ \cos(x, y)\},\quad p_t = t\,S/T",
+        page=SENTENCE_ALIGNMENT.file,
+        summary="Each token of sentence 1 scored against each token of sentence 2 by pretrained contextual vectors: no trained parameters.",
+        builder="models.sentence_alignment:alignment_record",
+        input_field="text",
     ),
 )
 

@@ -13,7 +13,7 @@ from models.attention_stats import (
 from models.record import InputError
 from models.registry import SELF_ATTENTION, mechanisms_on_page
 from ui.router import ensure_router
-from ui.transformer import cached_record, cached_runner, markdown_text, open_clicked_head
+from ui.transformer import cached_record, markdown_text, open_clicked_head, warmed_runner
 from ui.widgets import export_buttons, show_input_error
 from viz.transformer import head_heatmap, model_view, pair_blocks_figure, segment_title, statistic_heatmap
 
@@ -45,7 +45,7 @@ with st.expander("Model folder"):
 
 try:
     with st.spinner("Loading the model and compiling its forward pass (once)…"):
-        runner = cached_runner(model_dir)
+        runner = warmed_runner(model_dir)
 except InputError as error:
     show_input_error(error)
     st.stop()

@@ -19,8 +19,14 @@ WARMUP_BUCKETS = (32,)
 
 @st.cache_resource(show_spinner=False, max_entries=2)
 def cached_runner(model_dir: str):
-    """Returns a loaded, warmed-up runner for a folder ("" = the installed default model)."""
-    runner = load_runner(model_dir or None)
+    """Returns a loaded runner for a folder ("" = the installed default model)."""
+    return load_runner(model_dir or None)
+
+
+@st.cache_resource(show_spinner=False, max_entries=2)
+def warmed_runner(model_dir: str):
+    """Returns the cached runner with its attention forward compiled for WARMUP_BUCKETS (once)."""
+    runner = cached_runner(model_dir)
     runner.warmup(WARMUP_BUCKETS)
     return runner
 
@@ -30,7 +36,7 @@ def cached_runner(model_dir: str):
 @st.cache_resource(show_spinner=False, max_entries=6)
 def cached_record(model_dir: str, text: str, text_pair: str, merge: bool) -> AttentionRecord:
     """Returns the attention record of a text (or pair), word pieces merged if asked."""
-    record = cached_runner(model_dir).attention(text, text_pair or None)
+    record = warmed_runner(model_dir).attention(text, text_pair or None)
     return merge_word_pieces(record) if merge else record
 
 

@@ -207,3 +207,29 @@ def segment_title(segments: Sequence[int]) -> str:
     a, b = segment_masks(segments)
     return f"A: {int(a.sum())} tokens, B: {int(b.sum())} tokens"
 
+
+
+def alignment_figure(record: AttentionRecord, *, title: str | None = None) -> go.Figure:
+    """Returns the sentence-alignment heatmap (sentence 1 on y, sentence 2 on x).
+
+    For a local record (extras "window_center" [T], "window_half_width" D) each row's window
+    [p_t − D, p_t + D] is outlined and p_t marked with a dot.
+    """
+    fig = heatmap(
+        record.weights, record.query_labels, record.key_labels, title=title,
+        query_title="sentence 1", key_title="sentence 2",
+    )
+    if "window_center" in record.extras:
+        centers = np.asarray(record.extras["window_center"], dtype=np.float32)
+        half = float(record.extras["window_half_width"])
+        last = len(record.key_labels) - 0.5
+        for t, center in enumerate(centers):
+            fig.add_shape(
+                type="rect", x0=max(center - half - 0.5, -0.5), x1=min(center + half + 0.5, last),
+                y0=t - 0.5, y1=t + 0.5, line={"color": "white", "width": 1, "dash": "dot"},
+            )
+            fig.add_shape(
+                type="circle", x0=center - 0.12, x1=center + 0.12, y0=t - 0.12, y1=t + 0.12,
+                fillcolor="#d62728", line={"width": 0},
+            )
+    return fig

@@ -104,3 +104,32 @@ def test_align_sentences_drops_special_tokens_and_rejects_empty_text():
         sa.align_sentences(FakeRunner(), "   ", "a cat")
     with pytest.raises(InputError):
         sa.align_sentences(FakeRunner(), "the cat", "")
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return sa._cached_runner(None)
+
+
+def test_paraphrases_align_with_the_pretrained_encoder(minilm):
+    record = sa.alignment_record({"text": "The cat sat on the mat", "text_pair": "A cat was sitting on the rug"})
+    q, k, w = list(record.query_labels), list(record.key_labels), record.weights
+    assert q == ["the", "cat", "sat", "on", "the", "mat"]
+    assert k == ["a", "cat", "was", "sitting", "on", "the", "rug"]
+    best = {q[i]: k[j] for i, j in enumerate(w.argmax(axis=1))}
+    assert best["cat"] == "cat" and best["mat"] == "rug" and best["sat"] == "sitting" and best["on"] == "on"
+    assert w[q.index("cat"), k.index("cat")] > 0.9  # cosine at the default τ
+    pairs = {(p.query_token, p.key_token) for p in sa.best_pairs(record) if p.mutual}
+    assert {("cat", "cat"), ("mat", "rug"), ("sat", "sitting")} <= pairs
+    # "mat" is closer to "rug" than to any other word of sentence 2 by raw cosine, too.
+    assert record.extras["scores"][q.index("mat")].argmax() == k.index("rug")
+
+
+def test_local_window_limits_alignment_to_the_proportional_band(minilm):
+    record = sa.alignment_record(
+        {"text": "The cat sat on the mat", "text_pair": "A cat was sitting on the rug", "window": 1, "score": "scaled-dot"}
+    )
+    centers = record.extras["window_center"]
+    far = np.abs(np.arange(7)[None, :] - centers[:, None]) > 1
+    assert np.all(record.weights[far] == 0) and record.meta["window"] == 1
+    assert record.query_labels[5] == "mat" and record.key_labels[record.weights[5].argmax()] == "rug"

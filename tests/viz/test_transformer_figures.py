@@ -107,3 +107,17 @@ def test_head_heatmap_titles_axes():
     np.testing.assert_allclose(np.asarray(fig.data[0].z), r.weights[0, 1], rtol=1e-6)
     assert fig.layout.title.text == "Layer 0, head 1"
     assert fig.layout.xaxis.title.text == "key token"
+
+
+def test_alignment_figure_outlines_local_windows():
+    w = np.full((3, 6), 1 / 6, dtype=np.float32)
+    extras = {"window_center": np.array([0.0, 2.0, 4.0], np.float32), "window_half_width": np.int32(1)}
+    r = AttentionRecord("sentence-alignment", w, ("query", "key"), ["a", "b", XSS], list("uvwxyz"), extras=extras)
+    fig = tv.alignment_figure(r, title="α")
+    assert fig.layout.yaxis.title.text == "sentence 1" and fig.layout.xaxis.title.text == "sentence 2"
+    rects = [s for s in fig.layout.shapes if s.type == "rect"]
+    assert [(s.x0, s.x1) for s in rects] == [(-0.5, 1.5), (0.5, 3.5), (2.5, 5.5)]
+    assert len([s for s in fig.layout.shapes if s.type == "circle"]) == 3
+    assert "&lt;img" in fig.data[0].y[2]
+    glob = AttentionRecord("sentence-alignment", w, ("query", "key"), ["a", "b", "c"], list("uvwxyz"))
+    assert not tv.alignment_figure(glob).layout.shapes

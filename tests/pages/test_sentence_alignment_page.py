@@ -1,0 +1,64 @@
+"""AppTest of the Sentence alignment page on the installed all-MiniLM-L6-v2."""
+
+import json
+
+import numpy as np
+import pytest
+
+from tests.pages.conftest import chart_data, chart_specs, open_page
+
+XSS = "<img src=x onerror=alert(1)>"
+
+
+@pytest.fixture(scope="module")
+def at():
+    app = open_page("pages/sentence_alignment.py", timeout=300)
+    assert not app.exception
+    return app
+
+
+def test_default_paraphrases_align_and_pairs_are_listed(at):
+    spec = chart_specs(at)[0]
+    assert "cosine" in spec["layout"]["title"]["text"] and "global" in spec["layout"]["title"]["text"]
+    z = chart_data(at, 0)
+    y, x = list(spec["data"][0]["y"]), list(spec["data"][0]["x"])
+    assert z.shape == (6, 7) and y[1] == "cat" and x[-1] == "rug"
+    np.testing.assert_allclose(z.sum(axis=1), 1.0, atol=1e-4)
+    assert x[int(z[y.index("mat")].argmax())] == "rug"
+    table = at.dataframe[0].value
+    rows = {(a, b) for a, b in zip(table["sentence 1"], table["sentence 2"])}
+    assert ("cat", "cat") in rows and ("mat", "rug") in rows
+    assert at.get("popover"), "the heatmap has an Export menu"
+
+
+def test_score_and_local_window_change_the_heatmap(at):
+    before = chart_data(at, 0)
+    at.radio(key="al_score").set_value("scaled-dot").run()
+    scaled = chart_data(at, 0)
+    assert not at.exception and not np.allclose(scaled, before)
+    at.radio(key="al_window_mode").set_value("local").run()
+    local = chart_data(at, 0)
+    shapes = chart_specs(at)[0]["layout"]["shapes"]
+    assert len(shapes) == 12  # a window outline and a p_t dot per row
+    assert (local == 0).sum() > 0 and not np.allclose(local, scaled)
+    at.slider(key="al_window").set_value(5).run()
+    wider = chart_data(at, 0)
+    assert (wider == 0).sum() < (local == 0).sum()
+    assert "local, D = 5" in chart_specs(at)[0]["layout"]["title"]["text"]
+    at.radio(key="al_window_mode").set_value("global").run()
+    at.radio(key="al_score").set_value("cosine").run()
+
+
+def test_empty_sentence_shows_a_message(at):
+    at.text_input(key="al_pair").input("  ").run()
+    assert not at.exception and not at.error
+    assert any("both boxes" in i.value for i in at.info)
+    assert not chart_specs(at)
+    at.text_input(key="al_pair").input("A cat was sitting on the rug").run()
+
+
+def test_html_in_a_sentence_shows_as_text(at):
+    at.text_input(key="al_text").input(f"{XSS} cat").run()
+    assert not at.exception and not at.error
+    labels = json.dumps(chart_specs(at)[0]["data"][0]["y"])
+    assert "<" not in labels and "&lt;" in labels
