@@ -315,32 +315,29 @@ def load_checkpoint_bytes(data: bytes) -> tuple[HANConfig, Any, Any, dict[str, s
     Every parameter of the model built from the stored config must be present with its
     shape; unknown or missing tensors raise ValueError naming them.
     """
-    from safetensors import safe_open
     from safetensors.numpy import load
 
-    tensors = load(data)
-    import tempfile
-
-    with tempfile.NamedTemporaryFile(suffix=".safetensors") as tmp:
-        tmp.write(data)
-        tmp.flush()
-        with safe_open(tmp.name, framework="numpy") as f:
-            metadata = dict(f.metadata() or {})
+    try:
+        tensors = load(data)
+        header_len = int.from_bytes(data[:8], "little")
+        metadata = dict(json.loads(data[8 : 8 + header_len]).get("__metadata__") or {})
+    except Exception as error:  # noqa: BLE001 - any parse failure means "not a checkpoint"
+        raise ValueError(f"not a HAN checkpoint: {error}") from None
     if metadata.get("format") != "attention-lab-han-v1" or "config" not in metadata:
         raise ValueError("not a HAN checkpoint: metadata 'format'/'config' missing")
     cfg = HANConfig.from_json(metadata["config"])
-    graphdef, state = nnx.split(HAN(cfg, rngs=nnx.Rngs(0)), nnx.Param)
-    expected = state_tensors(state)
-    missing = sorted(set(expected) - set(tensors))
-    unknown = sorted(set(tensors) - set(expected))
+    # eval_shape builds the module's structure without computing a random initialisation
+    graphdef, state = nnx.split(nnx.eval_shape(lambda: HAN(cfg, rngs=nnx.Rngs(0))), nnx.Param)
+    flat = {".".join(str(p) for p in path): leaf for path, leaf in nnx.to_flat_state(state)}
+    missing = sorted(set(flat) - set(tensors))
+    unknown = sorted(set(tensors) - set(flat))
     if missing or unknown:
         raise ValueError(f"HAN checkpoint mismatch: missing {missing}, unknown {unknown}")
-    for name, value in expected.items():
-        if tensors[name].shape != value.shape:
-            raise ValueError(f"HAN checkpoint tensor {name}: shape {tensors[name].shape}, expected {value.shape}")
-    flat = dict(nnx.to_flat_state(state))
-    for path, leaf in flat.items():
-        leaf.set_value(jnp.asarray(tensors[".".join(str(p) for p in path)]))
+    for name, leaf in flat.items():
+        expected = tuple(leaf.get_value().shape)
+        if tensors[name].shape != expected:
+            raise ValueError(f"HAN checkpoint tensor {name}: shape {tensors[name].shape}, expected {expected}")
+        leaf.set_value(jnp.asarray(tensors[name], jnp.float32))
     return cfg, graphdef, state, metadata
 
 

@@ -18,6 +18,7 @@ DEFAULT_TEXT = (
     "We took the bus home afterwards."
 )
 TOP_WORDS = 15
+VOCABULARY = 10_000  # the first 10,000 whole words of the vocabulary
 
 
 @st.cache_resource(show_spinner="Loading the trained HAN and MiniLM's word vectors…")
@@ -32,7 +33,7 @@ def analyse(text: str):
 
 @st.cache_data(show_spinner=False)
 def context_words(k: int):
-    words, scores = predictor().context_word_scores()
+    words, scores = predictor().context_word_scores(limit=VOCABULARY)
     order = scores.argsort()
     return [words[i] for i in order[::-1][:k]], scores[order[::-1][:k]], [words[i] for i in order[:k]], scores[order[:k]]
 
@@ -72,7 +73,7 @@ show_analysis(record, key="han_main", name="han-attention")
 st.subheader("The learned context vectors")
 st.markdown(
     "u_w and u_s are parameters, learned like any weight: a word's score is u_itᵀu_w with "
-    "u_it = tanh(W_w h_it + b_w), and the softmax of the scores is α. **Left:** MiniLM's whole words, each read "
+    "u_it = tanh(W_w h_it + b_w), and the softmax of the scores is α. **Left:** the first 10,000 whole words of MiniLM's vocabulary, each read "
     "alone as a one-word sentence, scored against u_w: the words the word level looks for, and those it ignores. "
     "**Right:** this document's sentences scored against u_s (before the softmax)."
 )

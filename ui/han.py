@@ -25,7 +25,7 @@ def show_analysis(record: AttentionRecord, *, key: str, name: str) -> None:
     """Shows the highlighted text (escaped) beside the sentences × words heatmap, with export."""
     for notice in record.meta.get("notices", []):
         st.info(notice, icon=":material/content_cut:")
-    text_col, heat_col = st.columns([2, 3], gap="large")
+    text_col, heat_col = st.columns([1, 2], gap="medium")
     with text_col:
         st.markdown("**The document as the network read it**")
         st.caption("Amber: sentence weight α_i. Blue: word weight α_it within its sentence.")

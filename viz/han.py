@@ -19,7 +19,7 @@ from viz.figures import COLORSCALE, safe_label, unique_labels
 
 SENTENCE_RGB = (255, 170, 40)  # amber: sentence α
 WORD_RGB = (40, 110, 255)  # blue: word α
-MAX_LABEL_CHARS = 36
+MAX_LABEL_CHARS = 22
 
 
 def short_label(text: str, limit: int = MAX_LABEL_CHARS) -> str:
@@ -74,13 +74,13 @@ def han_heatmap(record: AttentionRecord, *, title: str | None = None) -> go.Figu
     cell_text = [[safe_label(w) if str(w) else "" for w in row] for row in words]
     z = np.where(words == "", np.nan, weights)  # padding shows as blank, not as α = 0
     fig = make_subplots(
-        rows=1, cols=2, shared_yaxes=True, column_widths=[0.08, 0.92], horizontal_spacing=0.01,
+        rows=1, cols=2, shared_yaxes=True, column_widths=[0.07, 0.93], horizontal_spacing=0.01,
         subplot_titles=("sentence α", "word α"),
     )
     fig.add_trace(
         go.Heatmap(
             z=sentence_alpha, x=["α_s"], y=ys, zmin=0.0, zmax=1.0, colorscale="Oranges", showscale=False,
-            text=[[f"{a:.2f}"] for a in sentence_alpha[:, 0]], texttemplate="%{text}",
+            text=[[f"{a:.2f}"] for a in sentence_alpha[:, 0]], texttemplate="%{text}", textfont={"size": 10},
             hovertemplate="%{y}<br>sentence α = %{z:.4f}<extra></extra>",
         ),
         row=1, col=1,
@@ -88,7 +88,7 @@ def han_heatmap(record: AttentionRecord, *, title: str | None = None) -> go.Figu
     fig.add_trace(
         go.Heatmap(
             z=z, x=xs, y=ys, zmin=0.0, zmax=max(float(np.nanmax(z)) if np.isfinite(z).any() else 1.0, 1e-9),
-            colorscale=COLORSCALE, text=cell_text, texttemplate="%{text}", textfont={"size": 11},
+            colorscale=COLORSCALE, text=cell_text, texttemplate="%{text}", textfont={"size": 10},
             colorbar={"title": {"text": "word α"}},
             hovertemplate="%{y}<br>%{x}: %{text}<br>word α = %{z:.4f}<extra></extra>",
         ),
@@ -97,7 +97,7 @@ def han_heatmap(record: AttentionRecord, *, title: str | None = None) -> go.Figu
     n_rows, n_cols = weights.shape
     fig.update_layout(
         title={"text": html.escape(title) if title else None},
-        height=int(min(max(240, 46 * n_rows + 110), 1000)),
+        height=int(min(max(260, 56 * n_rows + 120), 1100)),
         width=None,
         margin={"l": 10, "r": 10, "t": 60 if title else 40, "b": 10},
     )

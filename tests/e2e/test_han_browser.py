@@ -1,0 +1,43 @@
+"""The Hierarchical attention page in Chromium: type a document, the heatmap follows; no script runs from the text."""
+
+import pytest
+
+from tests.e2e.conftest import ROOT, open_page, plotly_traces, wait_for_change, wait_idle
+
+pytestmark = pytest.mark.e2e
+
+HEATMAP = 2  # sentiment bars, topic bars, heatmap, u_w words, u_s sentences
+DOCUMENT = (
+    "<img src=x onerror=alert(1)> We visited on a rainy Sunday. "
+    "The pizza was cold and tasted like cardboard. My cousin paid and we left."
+)
+
+
+def test_typing_a_document_updates_the_heatmap_and_stays_escaped(page, app_url):
+    dialogs = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    open_page(page, app_url, "han", "Hierarchical attention", charts=5)
+    before = plotly_traces(page)
+    assert len(before[HEATMAP][1]["y"]) == 4  # four sentences in the default document
+
+    box = page.get_by_label("Type or paste a document of several sentences")
+    box.fill(DOCUMENT)
+    box.press("Control+Enter")
+    after = wait_for_change(page, before, timeout=90)
+    wait_idle(page)
+    page.get_by_text("sentiment: negative").first.wait_for(timeout=30_000)
+    after = plotly_traces(page)
+    assert len(after[HEATMAP][1]["y"]) == 3
+    z = after[HEATMAP][1]["z"]
+    assert z != before[HEATMAP][1]["z"]
+    sentence_alpha = [row[0] for row in after[HEATMAP][0]["z"]]
+    assert sentence_alpha.index(max(sentence_alpha)) == 1  # the opinion sentence
+
+    text = page.locator(".han-text")
+    assert text.locator("img").count() == 0
+    assert "<img src=x onerror=alert(1)>" in text.inner_text()
+    assert dialogs == []
+
+    page.get_by_text("Where the network looked").first.evaluate("el => el.scrollIntoView({block: 'start'})")
+    page.mouse.move(0, 0)
+    page.screenshot(path=str(ROOT / "docs" / "han.png"))
