@@ -80,7 +80,7 @@ for column, (mechanism_id, record) in zip(columns, records.items()):
         a.metric("Prediction", f"{meta['prediction']:+.3f}", delta=f"{meta['prediction'] - target:+.3f} vs target",
                  delta_color="off")
         b.metric("Target (sum)", f"{target:+.3f}")
-        c.metric("α on the marked steps", f"{meta['mass_on_marked']:.1%}")
+        c.metric("α on the marked steps", f"{meta['mass_on_marked']:.2%}")
         fig = alpha_over_time(record, title=f"α over {length:,} steps", log_y=log_y)
         st.plotly_chart(fig, key=f"alpha_{mechanism_id}")
         st.caption(f"Forward pass: {meta['seconds'] * 1000:.1f} ms for T = {length:,} (jitted, padded to a length bucket).")

@@ -68,6 +68,7 @@ def alpha_over_time(
         margin=dict(l=60, r=20, t=50 if title else 20, b=45),
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
         xaxis=dict(title="time step t", range=[-0.5, length - 0.5]),
-        yaxis=dict(title="α_t", type="log" if log_y else "linear", exponentformat="power"),
+        yaxis=dict(title="α_t", type="log" if log_y else "linear", exponentformat="power",
+                   rangemode="normal" if log_y else "tozero"),
     )
     return fig
