@@ -60,7 +60,7 @@ def train_your_own() -> None:
         show_input_error(error)
         return
     st.caption(f"{len(data.texts)} rows, {len(data.classes)} classes: " + ", ".join(data.classes[:10]))
-    epochs = st.slider("Epochs", 1, MAX_EPOCHS, 3, key="han_own_epochs")
+    epochs = st.slider("Epochs", 1, MAX_EPOCHS, 5, key="han_own_epochs")
     signature = (uploaded.name, len(uploaded.getvalue()), epochs)
     own = st.session_state.get(OWN_STATE)
     if st.button("Train", key="han_train_start", type="primary"):
@@ -70,7 +70,7 @@ def train_your_own() -> None:
             show_input_error(error)
             return
         cfg = _own_config(data.classes)
-        own = {"cfg": cfg, "train": TrainState.create(cfg, seed=0), "docs": docs, "labels": data.labels[:, None],
+        own = {"cfg": cfg, "train": TrainState.create(cfg, seed=0, learning_rate=1e-2), "docs": docs, "labels": data.labels[:, None],
                "epoch": 0, "epochs": epochs, "running": True, "signature": signature, "losses": []}
         st.session_state[OWN_STATE] = own
     if own is None:
@@ -91,7 +91,7 @@ def _train_one_epoch(own: dict) -> None:
     def on_step(step, total, loss):
         bar.progress(step / total, text=f"epoch {epoch + 1}/{epochs}: step {step}/{total}, loss {loss:.3f}")
 
-    losses = train_epochs(own["train"], own["docs"], own["labels"], epochs=1, batch_size=16, seed=epoch, on_step=on_step)
+    losses = train_epochs(own["train"], own["docs"], own["labels"], epochs=1, batch_size=8, seed=epoch, on_step=on_step)
     own["losses"].extend(losses)
     own["epoch"] = epoch + 1
     own["running"] = own["epoch"] < epochs
@@ -116,5 +116,6 @@ def _show_own_model(own: dict, example: str) -> None:
         return
     label = result.predictions[0]
     prob = float(result.probabilities[0].max())
-    st.metric("Prediction of your model", label, f"p = {prob:.2f}", delta_color="off")
+    st.metric("Prediction of your model", label, help="The class with the highest probability.")
+    st.caption(f"p = {prob:.2f}")
     show_analysis(result_record(result, mechanism="han-own"), key="han_own", name="han-own-attention")
