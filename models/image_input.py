@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PIL import Image, ImageOps
@@ -94,6 +95,20 @@ def to_rgb(image: Image.Image) -> np.ndarray:
         background = Image.new("RGBA", rgba.size, WHITE + (255,))
         return np.asarray(Image.alpha_composite(background, rgba).convert("RGB"), np.uint8)
     return np.asarray(image.convert("RGB"), np.uint8)
+
+
+def read_any_image(value: Any) -> np.ndarray:
+    """Returns uint8 RGB [H, W, 3] from a path, bytes or an array; InputError if unusable."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise InputError("no image given; pass an image file (PNG or JPEG)")
+    if isinstance(value, (str, Path)):
+        return read_image_file(str(value).strip())
+    if isinstance(value, (bytes, bytearray)):
+        return decode_image(bytes(value))
+    image = np.asarray(value)
+    if image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
+        raise InputError(f"an image array must be uint8 [H, W, 3], got {image.dtype} {image.shape}")
+    return image
 
 
 def fit_square(image: np.ndarray, size: int = 64) -> np.ndarray:

@@ -26,7 +26,7 @@ import jax
 import numpy as np
 
 from models import attention as core
-from models.image_input import limit_side
+from models.image_input import limit_side, read_any_image
 from models.record import AttentionRecord, InputError
 
 MAX_SIDE = 256
@@ -137,8 +137,6 @@ def patch_record(options: dict) -> AttentionRecord:
     Options: image (path, bytes or uint8 array), patch (px, default 16), query ("row,col"),
     temperature (default 0.1), mode (soft / argmax / sample), samples, seed.
     """
-    from models.captioner_records import read_any_image
-
     image = read_any_image(options.get("image"))
     temperature = float(options.get("temperature") or 0.1)
     mode = options.get("mode") or "soft"
