@@ -6,7 +6,9 @@
     python -m models.train feedforward --variant unbounded              # lengths 50–1,000
 
 Adam on the mean squared error, fresh random sequences every step (the paper's setting).
-Each step's batch is padded to one fixed length, so a run compiles once.
+Each step's batch is padded to one fixed length, so a run compiles once. `--init` continues
+from a checkpoint; `--fit-readout N --steps 0` keeps an encoder and fits only the output
+layers by least squares (how the committed paper-T10000 was made; see docs/readme/feedforward.md).
 """
 
 from __future__ import annotations
