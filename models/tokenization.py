@@ -84,8 +84,14 @@ class BertTokenizer:
                 continue
             end = kept[-1][1] if kept else 0
             before = texts[seq][:end]
-            quote = before[-NOTICE_CONTEXT:].strip()
-            quote = ("…" if len(before.strip()) > NOTICE_CONTEXT else "") + quote
+            quote = before[-NOTICE_CONTEXT:]
+            if len(before) > NOTICE_CONTEXT:
+                # start the quote at a word boundary when there is one
+                head, space, tail = quote.partition(" ")
+                quote = "…" + (
+                    tail if space and tail.strip() and not before[-NOTICE_CONTEXT - 1].isspace() else quote.lstrip()
+                )
+            quote = quote.strip()
             where = f"text after '{quote}' was dropped" if kept else "all of it was dropped"
             parts.append(f"{name} lost {total - len(kept)} of {total} tokens ({where})")
         return f"Input was cut to {self.max_length} tokens, the model's limit: " + "; ".join(parts) + "."
