@@ -221,6 +221,29 @@ def print_table(rows: list[dict]) -> None:
         )
 
 
+def batch_export_bench(count: int = 200) -> None:
+    """Prints the time of `count` sentences one call per line against attention_batch (the CLI's batch path)."""
+    sys.path.insert(0, str(ROOT))
+    from models.self_attention import load_runner
+
+    runner = load_runner()
+    rng = np.random.default_rng(0)
+    words = "the a cat dog sat on mat quickly because attention is all you need researchers look at heads".split()
+    texts = [" ".join(rng.choice(words, size=rng.integers(5, 40))) + "." for _ in range(count)]
+    runner.warmup()
+    runner.attention_batch(texts)  # compile the batch shapes first: compile time is not the point here
+    start = time.perf_counter()
+    for text in texts:
+        runner.attention(text)
+    middle = time.perf_counter()
+    runner.attention_batch(texts)
+    end = time.perf_counter()
+    print(
+        f"{count} sentences of 5-40 words: one call per line {middle - start:.2f} s, "
+        f"attention_batch {end - middle:.2f} s, ratio {(end - middle) / (middle - start):.2f}"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configs", default=DEFAULT_CONFIGS, help="batch x tokens, comma-separated")
@@ -229,8 +252,12 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=1, help="repeat the whole benchmark (fresh workers)")
     parser.add_argument("--torch-tunables", action="store_true", help="give PyTorch the glibc tunables too")
     parser.add_argument("--json", help="also write the rows of every run to this file")
+    parser.add_argument("--batch-export", action="store_true", help="time attention_batch against one call per line")
     parser.add_argument("--worker", choices=("jax", "torch"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.batch_export:
+        batch_export_bench()
+        return 0
     if args.worker:
         serve(args.worker, parse_configs(args.configs), args.warmup)
         return 0
