@@ -48,8 +48,10 @@ def test_shapes_row_sums_masks_and_windows(tiny_model):
         np.testing.assert_allclose(sums, 1.0, atol=1e-5)
 
 
-def test_padding_does_not_change_the_result(tiny_model):
-    cfg, graphdef, params = tiny_model
+@pytest.mark.parametrize("variant", ["bahdanau", "local-p"])  # the two masking paths: global, local window
+def test_padding_does_not_change_the_result(variant):
+    cfg = s2s.Seq2SeqConfig(**{**TINY.__dict__, "variant": variant})
+    graphdef, params = s2s.make_model(cfg, seed=1)
     short = _batch(["2018-5-9"], bucket=12)
     long = _batch(["2018-5-9"], bucket=40)
     lo_s, a_s, c_s = (np.asarray(x) for x in s2s.apply(graphdef, params, *short, np.float32(3.0)))
