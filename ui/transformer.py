@@ -43,17 +43,33 @@ def cached_record(model_dir: str, text: str, text_pair: str, merge: bool) -> Att
 def head_from_selection(state: Mapping[str, Any] | None) -> tuple[int, int] | None:
     """Returns (layer, head) of the first clicked cell of the statistics heatmap, else None.
 
-    state: the plotly chart's event state ({"selection": {"points": [...]}}); the clickable
-    trace carries (layer, head, value) in each point's customdata.
+    state: the plotly chart's event state ({"selection": {"points": [...]}}). The clickable
+    trace's points have y = "layer i" and x = "head j"; Streamlit may pass customdata as a
+    list or as a dict keyed by position, so the axis labels are read first.
     """
     if not state:
         return None
     points = (state.get("selection") or {}).get("points") or []
     for point in points:
-        custom = point.get("customdata")
-        if custom is not None and len(custom) >= 2:
-            return int(custom[0]), int(custom[1])
+        found = _cell_from_labels(point.get("y"), point.get("x")) or _cell_from_custom(point.get("customdata"))
+        if found is not None:
+            return found
     return None
+
+
+def _cell_from_labels(y: Any, x: Any) -> tuple[int, int] | None:
+    layer = re.fullmatch(r"layer (\d+)", str(y or ""))
+    head = re.fullmatch(r"head (\d+)", str(x or ""))
+    return (int(layer.group(1)), int(head.group(1))) if layer and head else None
+
+
+def _cell_from_custom(custom: Any) -> tuple[int, int] | None:
+    if isinstance(custom, Mapping):
+        custom = [custom.get(k, custom.get(str(k))) for k in range(2)]
+    try:
+        return int(custom[0]), int(custom[1])
+    except (TypeError, ValueError, IndexError, KeyError):
+        return None
 
 
 def open_clicked_head(chart_key: str, layer_key: str, head_key: str, opened: Mapping[str, Any]) -> None:

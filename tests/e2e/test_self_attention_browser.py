@@ -29,7 +29,7 @@ def charts(page):
 
 def open_self_attention(page, url: str):
     """Opens the page; the first visit loads the model and compiles one length bucket."""
-    page.goto(f"{url}/self_attention")
+    page.goto(f"{url}/self_attention", timeout=LONG_WAIT)
     page.get_by_text(TITLE).first.wait_for(timeout=LONG_WAIT)
     wait_for_chart(page, "c.traces === 1")
     wait_idle(page, timeout=LONG_WAIT)
@@ -58,28 +58,46 @@ def pick(page, label: str, option: str):
     page.get_by_role("option", name=option, exact=True).click()
 
 
-def test_model_view_then_500_tokens_stay_responsive(page, app_url):
+def click_statistics_cell(page, layer: int, head: int):
+    """Clicks the (layer, head) cell of the statistics heatmap (the first chart on the page)."""
+    x, y = page.evaluate(
+        f"""() => {{ const el = document.querySelector('.js-plotly-plot'); const fl = el._fullLayout;
+            const r = el.getBoundingClientRect();
+            return [r.left + fl._size.l + fl.xaxis.l2p({head}), r.top + fl._size.t + fl.yaxis.l2p({layer})]; }}"""
+    )
+    page.mouse.move(x, y)
+    page.mouse.click(x, y)
+
+
+def test_model_view_click_a_head_then_500_tokens_stay_responsive(page, app_url):
     open_self_attention(page, app_url)
     page.get_by_role("tab", name="Model view").click()
     wait_for_chart(page, "c.traces === 72 && c.title.includes('Model view')")
     wait_idle(page)
+    page.mouse.move(0, 0)  # no hover label or mode bar in the screenshot
     SCREENSHOT.parent.mkdir(exist_ok=True)
     page.locator(".js-plotly-plot").first.screenshot(path=str(SCREENSHOT))
     assert SCREENSHOT.stat().st_size < 400_000
 
-    page.get_by_role("tab", name="Head view").click()
-    wait_for_chart(page, "c.title.includes('Layer 0, head 0')")
-    set_text(page, "Text", LONG_TEXT)
-    wait_for_chart(page, "c.title.includes('Layer 0, head 0') && c.rows > 480")
+    # Choosing a cell of the statistics heatmap opens that head in the head view.
+    page.get_by_role("tab", name="Head statistics").click()
+    wait_for_chart(page, "c.traces === 2 && c.rows === 6")
     wait_idle(page)
-    shown = [c for c in charts(page) if "Layer 0, head 0" in c["title"] and c["rows"] > 480][-1]
+    click_statistics_cell(page, 2, 7)
+    wait_for_chart(page, "c.title.includes('Layer 2, head 7') && c.traces === 1")
+    wait_idle(page)
+
+    set_text(page, "Text", LONG_TEXT)
+    wait_for_chart(page, "c.title.includes('Layer 2, head 7') && c.rows > 480")
+    wait_idle(page)
+    shown = [c for c in charts(page) if "Layer 2, head 7" in c["title"] and c["rows"] > 480][-1]
     assert shown["rows"] <= 512 and any(v > 0 for v in shown["first"])
 
     # Still responsive: another head of the long input arrives and differs.
     pick(page, "Head", "3")
-    wait_for_chart(page, "c.title.includes('Layer 0, head 3') && c.rows > 480")
+    wait_for_chart(page, "c.title.includes('Layer 2, head 3') && c.rows > 480")
     wait_idle(page)
-    other = [c for c in charts(page) if "Layer 0, head 3" in c["title"]][-1]
+    other = [c for c in charts(page) if "Layer 2, head 3" in c["title"]][-1]
     assert other["first"] != shown["first"]
 
     page.get_by_role("tab", name="Model view").click()

@@ -16,7 +16,7 @@ def argmax_label(trace, row_label):
 
 
 def test_paraphrases_align_and_the_window_changes_the_map(page, app_url):
-    page.goto(f"{app_url}/sentence_alignment")
+    page.goto(f"{app_url}/sentence_alignment", timeout=LONG_WAIT)
     page.get_by_text(TITLE).first.wait_for(timeout=LONG_WAIT)
     page.wait_for_function(
         "() => { const el = document.querySelector('.js-plotly-plot'); return el && el._fullData && el._fullData.length; }",

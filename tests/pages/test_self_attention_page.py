@@ -100,6 +100,9 @@ def test_statistics_heatmap_and_statistic_picker(at):
 def test_clicked_cell_opens_that_head():
     state = {"selection": {"points": [{"x": "head 7", "y": "layer 2", "customdata": [2, 7, 0.4]}]}}
     assert head_from_selection(state) == (2, 7)
+    assert head_from_selection({"selection": {"points": [{"customdata": {"0": 3, "1": 4}}]}}) == (3, 4)
+    assert head_from_selection({"selection": {"points": [{"x": "head 1", "y": "layer 5"}]}}) == (5, 1)
+    assert head_from_selection({"selection": {"points": [{"x": 3, "y": 4, "customdata": None}]}}) is None
     assert head_from_selection({"selection": {"points": []}}) is None
     assert head_from_selection(None) is None
 
