@@ -133,3 +133,24 @@ def test_local_window_limits_alignment_to_the_proportional_band(minilm):
     far = np.abs(np.arange(7)[None, :] - centers[:, None]) > 1
     assert np.all(record.weights[far] == 0) and record.meta["window"] == 1
     assert record.query_labels[5] == "mat" and record.key_labels[record.weights[5].argmax()] == "rug"
+
+
+def test_cli_exports_the_alignment_with_score_and_window(minilm, tmp_path, capsys):
+    import cli
+
+    out = tmp_path / "align.npz"
+    code = cli.main([
+        "export", "--mechanism", "sentence-alignment", "--text", "The cat sat on the mat",
+        "--text-pair", "A cat was sitting on the rug", "--score", "cosine", "--window", "2",
+        "--format", "npz", "--out", str(out),
+    ])
+    assert code == 0
+    data = np.load(out)
+    assert data["weights"].shape == (6, 7) and data["weights"].dtype == np.float32
+    assert list(data["query_labels"]) == ["the", "cat", "sat", "on", "the", "mat"]
+    assert list(data["key_labels"])[-1] == "rug"
+    assert data["window_center"].shape == (6,) and int(data["window_half_width"]) == 2
+    assert '"score": "cosine"' in str(data["meta_json"])
+    assert cli.main(["export", "--mechanism", "sentence-alignment", "--text", "cat", "--score", "bilinear",
+                     "--format", "npz", "--out", str(out)]) == 2
+    assert "--score" in capsys.readouterr().err
