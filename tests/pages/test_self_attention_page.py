@@ -146,6 +146,22 @@ def test_long_text_is_truncated_with_a_notice(at):
     assert chart_data(at, 0).shape == (512, 512)
 
 
+def test_another_local_bert_folder_is_used(at, tmp_path):
+    from tests.models.tiny_bert import make_tiny_bert
+
+    folder = make_tiny_bert(tmp_path / "tiny")
+    view(at, "Head view")
+    at.text_area(key="sa_text").input("the cat sat on the mat").run()
+    at.text_input(key="sa_model_dir").input(str(folder)).run()  # layer 3, head 5 picked before: out of range now
+    assert not at.exception and not at.error
+    assert any(c.value.startswith("tiny ·") for c in at.caption)
+    assert chart_specs(at)[0]["layout"]["title"]["text"] == "Layer 0, head 0"
+    view(at, "Model view")
+    assert len(chart_specs(at)[0]["data"]) == 2 * 4  # the tiny model's layers × heads
+    at.text_input(key="sa_model_dir").input("").run()
+    view(at, "Head view")
+
+
 def test_bad_model_folder_shows_one_line(at, tmp_path):
     (tmp_path / "config.json").write_text("{}")
     at.text_input(key="sa_model_dir").input(str(tmp_path)).run()
