@@ -142,11 +142,13 @@ def statistic_heatmap(
             line={"color": "#d62728", "width": 3},
         )
     fig.update_layout(
-        title={"text": f"{name} per head"},
-        height=int(min(max(40 * layers + 140, 260), 700)),
-        margin={"l": 10, "r": 10, "t": 50, "b": 10},
-        xaxis={"side": "top", "tickangle": 0},
-        yaxis={"autorange": "reversed"},
+        # The head labels sit on top: the title goes above them, in a taller top margin.
+        title={"text": f"{name} per head", "y": 0.99, "yanchor": "top"},
+        height=int(min(max(40 * layers + 170, 290), 730)),
+        margin={"l": 10, "r": 10, "t": 90, "b": 10},
+        # Fixed ranges: the click markers would otherwise pad the axes beyond the cells.
+        xaxis={"side": "top", "tickangle": 0, "range": [-0.5, heads - 0.5], "showgrid": False},
+        yaxis={"range": [layers - 0.5, -0.5], "showgrid": False},
         clickmode="event+select",
         dragmode=False,
     )
@@ -219,6 +221,7 @@ def alignment_figure(record: AttentionRecord, *, title: str | None = None) -> go
         record.weights, record.query_labels, record.key_labels, title=title,
         query_title="sentence 1", key_title="sentence 2",
     )
+    fig.update_layout(height=int(min(max(46 * len(record.query_labels) + 170, 380), 900)))
     if "window_center" in record.extras:
         centers = np.asarray(record.extras["window_center"], dtype=np.float32)
         half = float(record.extras["window_half_width"])
