@@ -55,15 +55,11 @@ class Seq2SeqConfig:
     attention_dim: int = 32  # hidden width of the additive / concat scores
     window: int = 3  # D of the local variants (training value; inference may change it)
     max_source: int = MAX_INPUT_CHARS
-    # Annotations h_j = [→h_j; ←h_j; x_j]: the character's own embedding beside the GRU states.
-    # Used by luong-location, whose content-blind scores otherwise smear over a field's
-    # neighbours (the bidirectional states carry each character's identity to them too).
-    annotate_embeddings: bool = False
 
     def __post_init__(self):
         if self.variant not in VARIANTS:
             raise ValueError(f"unknown variant {self.variant!r}; known: {', '.join(VARIANTS)}")
-        if self.variant == "luong-dot" and (self.decoder_hidden != 2 * self.encoder_hidden or self.annotate_embeddings):
+        if self.variant == "luong-dot" and self.decoder_hidden != 2 * self.encoder_hidden:
             raise ValueError("luong-dot needs decoder_hidden == 2 * encoder_hidden")
 
     @classmethod
@@ -137,12 +133,12 @@ class Seq2Seq(nnx.Module):
     def __init__(self, cfg: Seq2SeqConfig, *, rngs: nnx.Rngs):
         self.cfg = cfg
         e, hd, a = cfg.encoder_hidden, cfg.decoder_hidden, cfg.attention_dim
-        enc_dim = 2 * e + (cfg.embed_dim if cfg.annotate_embeddings else 0)
+        enc_dim = 2 * e
         self.source_embed = nnx.Param(0.3 * jax.random.normal(rngs.params(), (cfg.source_vocab, cfg.embed_dim)))
         self.target_embed = nnx.Param(0.3 * jax.random.normal(rngs.params(), (cfg.target_vocab, cfg.target_embed_dim)))
         self.encoder_fwd = GRU(cfg.embed_dim, e, rngs=rngs)
         self.encoder_bwd = GRU(cfg.embed_dim, e, rngs=rngs)
-        self.bridge = _glorot(rngs, 2 * e, hd)  # encoder final states -> decoder s_0
+        self.bridge = _glorot(rngs, enc_dim, hd)  # encoder final states -> decoder s_0
         self.bridge_b = nnx.Param(jnp.zeros((hd,), jnp.float32))
         v = cfg.variant
         # Bahdanau feeds c_i into the GRU; Luong feeds the previous attentional state h̃_{t−1}.
@@ -172,7 +168,7 @@ class Seq2Seq(nnx.Module):
     # ------------------------------------------------------------------ encoder
 
     def encode(self, src_ids, src_len):
-        """Returns (annotations [B, T, 2E (+ embed)], decoder s_0 [B, Hd]).  src_ids [B, T], src_len [B]."""
+        """Returns (annotations [B, T, 2E], decoder s_0 [B, Hd]).  src_ids [B, T], src_len [B]."""
         mask = jnp.arange(src_ids.shape[1])[None, :] < src_len[:, None]
         x = self.source_embed[...][src_ids]
         b, e = src_ids.shape[0], self.cfg.encoder_hidden
@@ -180,8 +176,7 @@ class Seq2Seq(nnx.Module):
         fwd, fwd_final = _run_gru(self.encoder_fwd, x, mask, h0)
         bwd_rev, bwd_final = _run_gru(self.encoder_bwd, _reverse_within_length(x, src_len), mask, h0)
         bwd = _reverse_within_length(bwd_rev, src_len)
-        parts = [fwd, bwd, x * mask[..., None]] if self.cfg.annotate_embeddings else [fwd, bwd]
-        states = jnp.concatenate(parts, axis=-1)
+        states = jnp.concatenate([fwd, bwd], axis=-1)
         s0 = jnp.tanh(jnp.concatenate([fwd_final, bwd_final], -1) @ self.bridge[...] + self.bridge_b[...])
         return states, s0
 

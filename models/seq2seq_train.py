@@ -24,7 +24,6 @@ from models.seq2seq_checkpoint import CHECKPOINT_DIR, params_for_save, save_chec
 
 TRAIN_SEED = 1  # training draws come from the stream [TRAIN_SEED, init seed]; see seq2seq_quality
 VALIDATION_SEED = 7
-ANNOTATE_EMBEDDINGS = ("luong-location",)  # see Seq2SeqConfig.annotate_embeddings
 # Training pads every batch to the input cap: one shape, one compile (compiles cost ~1 min
 # on a busy 2-core machine; the few extra padded steps cost less).
 TRAIN_LENGTH = dates.MAX_INPUT_CHARS
@@ -95,7 +94,7 @@ def train_variant(variant: str, args: argparse.Namespace) -> dict:
     """Trains one variant, writes its checkpoint and returns its summary."""
     from tqdm import tqdm
 
-    cfg = Seq2SeqConfig(variant=variant, window=args.window, annotate_embeddings=variant in ANNOTATE_EMBEDDINGS)
+    cfg = Seq2SeqConfig(variant=variant, window=args.window)
     graphdef, params = make_model(cfg, seed=args.seed)
     schedule = optax.warmup_cosine_decay_schedule(0.0, args.lr, 100, args.steps, end_value=args.lr * 0.05)
     optimizer = optax.chain(optax.clip_by_global_norm(1.0), optax.adam(schedule))

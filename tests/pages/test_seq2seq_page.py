@@ -10,7 +10,7 @@ PAGE = "pages/seq2seq.py"
 
 @pytest.fixture(scope="module")
 def at():
-    app = open_page(PAGE)
+    app = open_page(PAGE, timeout=600)
     assert not app.exception, app.exception
     return app
 
@@ -67,7 +67,7 @@ def test_random_example_overlays_the_true_alignment(at):
 
 
 def test_bad_inputs_get_one_line_messages():
-    at = open_page(PAGE)
+    at = open_page(PAGE, timeout=600)
     at.text_input(key="s2s_text").input("").run()
     assert not at.exception and "empty" in at.error[0].value
     at.text_input(key="s2s_text").input("9 May 2018 " * 6).run()
