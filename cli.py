@@ -57,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--length", type=int, help="sequence length T")
     export.add_argument("--window", type=int, help="local attention half-width D")
     export.add_argument("--score", choices=("dot", "scaled-dot", "cosine"), help="parameter-free score (sentence-alignment)")
+    export.add_argument("--patch", type=int, help="patch size in px (patch-self-attention)")
     return parser
 
 

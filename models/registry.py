@@ -70,9 +70,10 @@ FEEDFORWARD = Page("pages/feedforward.py", "Feed-forward attention", ":material/
 SELF_ATTENTION = Page("pages/self_attention.py", "Self-attention (MiniLM)", ":material/hub:")
 SENTENCE_ALIGNMENT = Page("pages/sentence_alignment.py", "Sentence alignment (MiniLM)", ":material/compare_arrows:")
 HAN = Page("pages/han.py", "Hierarchical attention", ":material/account_tree:")
+IMAGES = Page("pages/images.py", "Hard vs soft attention (images)", ":material/image:")
 SEQ2SEQ = Page("pages/seq2seq.py", "Seq2seq alignment", ":material/translate:")
 
-PAGES: tuple[Page, ...] = (HOME, PLAYGROUND, FEEDFORWARD, SELF_ATTENTION, HAN, SEQ2SEQ, SENTENCE_ALIGNMENT)
+PAGES: tuple[Page, ...] = (HOME, PLAYGROUND, FEEDFORWARD, SELF_ATTENTION, HAN, SEQ2SEQ, SENTENCE_ALIGNMENT, IMAGES)
 
 _QKV_BUILDER = "models.playground:qkv_record"
 _QKV_PAPER = "The general view: Vaswani et al. (2017) §3.2; Luong et al. (2015) §3.1"
@@ -258,6 +259,40 @@ MECHANISMS = MECHANISMS + (
         summary="Each token of sentence 1 scored against each token of sentence 2 by pretrained contextual vectors: no trained parameters.",
         builder="models.sentence_alignment:alignment_record",
         input_field="text",
+    ),
+)
+
+# Issue 5: hard vs soft attention on images (models/captioner*.py, models/patch_attention.py).
+MECHANISMS = MECHANISMS + (
+    Mechanism(
+        id="soft",
+        name="Soft (deterministic) attention over an image",
+        paper="Xu et al. (2015), Show, Attend and Tell (§4.2)",
+        formula=r"e_{ti} = v^\top \tanh(W [h_{t-1}; E y_{t-1}] + U a_i),\quad \alpha_t = \operatorname{softmax}(e_t),\quad z_t = \beta_t \textstyle\sum_i \alpha_{ti} a_i",
+        page=IMAGES.file,
+        summary="A captioner reads the α-weighted average of an 8×8 grid of image features for every word it writes.",
+        builder="models.captioner_records:soft_record",
+        input_field="image",
+    ),
+    Mechanism(
+        id="hard",
+        name="Hard (stochastic) attention over an image",
+        paper="Xu et al. (2015), Show, Attend and Tell (§4.1)",
+        formula=r"s_t \sim \operatorname{Categorical}(\alpha_t),\quad z_t = a_{s_t};\quad \nabla \approx \nabla \log p(y \mid s) + \lambda_r (\log p(y \mid s) - b)\, \nabla \log p(s) + \lambda_e \nabla H[s]",
+        page=IMAGES.file,
+        summary="The captioner reads one grid cell drawn from α per word, trained with REINFORCE; many draws converge to α.",
+        builder="models.captioner_records:hard_record",
+        input_field="image",
+    ),
+    Mechanism(
+        id="patch-self-attention",
+        name="Self-attention over photo patches (no learned weights)",
+        paper="Vaswani et al. (2017) §3.2.1 with Q = K = V = patch features",
+        formula=r"\alpha_{qj} = \operatorname{softmax}_j\!\left(\frac{x_q^\top x_j}{\sqrt{d}\,\tau}\right),\quad x_j = [\text{mean colour}_j, \text{position}_j]",
+        page=IMAGES.file,
+        summary="One patch of any photo attends to all patches by colour and position similarity: no training, no semantics.",
+        builder="models.patch_attention:patch_record",
+        input_field="image",
     ),
 )
 

@@ -1,0 +1,158 @@
+"""Registry builders for the image captioner: one image in, one AttentionRecord out.
+
+Mechanisms "soft" and "hard" (models/registry.py). Options (the CLI's flags):
+  image        a path (str/Path), raw bytes, or a uint8 array [H, W, 3] (resized to 64×64);
+  temperature  divides the attention scores before the softmax (default 1);
+  samples      hard only: N locations drawn from α for every word (adds extras["samples"]);
+  seed         hard only: seeds the decoder's location samples and the N extra samples;
+  mode         hard only: "sample" (default) or "argmax" — how the decoder picks its cell.
+The record: weights α float32 (word, row, col), query_labels = the caption's words,
+key_labels = cell names r0c0 … r7c7, extras caption (and samples, decode_cells for hard).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import numpy as np
+
+from models import attention as core
+from models.captioner import STEPS, CaptionerRunner, checkpoint_path, load_checkpoint, tokens_to_words
+from models.image_input import fit_square, read_any_image
+from models.record import AttentionRecord, InputError
+
+MAX_SAMPLES = 10_000
+TEMPERATURE_RANGE = (0.05, 20.0)
+HARD_MODES = ("sample", "argmax")
+
+
+@functools.lru_cache(maxsize=2)
+def load_runner(variant: str) -> CaptionerRunner:
+    """Returns the committed captioner of a variant ("soft" or "hard"), loaded once."""
+    return CaptionerRunner(load_checkpoint(checkpoint_path(variant)))
+
+
+@dataclass(frozen=True)
+class Caption:
+    """One decoded caption with its attention.
+
+    words [W]; alphas float32 [W, g, g] (α at the step that emitted each word);
+    decode_cells int [W] (the cell the decoder read: argmax of α for soft, sampled or argmax
+    for hard); samples int [W, N] (extra draws from α, row-major cell indices) or None.
+    """
+
+    variant: str
+    words: tuple[str, ...]
+    alphas: np.ndarray
+    decode_cells: np.ndarray
+    samples: np.ndarray | None
+    grid: int
+
+    @property
+    def caption(self) -> str:
+        return " ".join(self.words)
+
+    def frequencies(self) -> np.ndarray:
+        """Returns float32 [W, g, g]: the share of the N samples that fell in each cell."""
+        if self.samples is None:
+            raise ValueError("no samples were drawn")
+        g = self.grid
+        return core.sample_frequencies(self.samples, g * g).reshape(len(self.words), g, g)
+
+
+def load_image_option(value: Any) -> np.ndarray:
+    """Returns uint8 [64, 64, 3], the model's input, from a path, bytes or an array."""
+    return fit_square(read_any_image(value), 64)
+
+
+def caption_image(
+    image: np.ndarray,
+    variant: str,
+    *,
+    mode: str | None = None,
+    temperature: float = 1.0,
+    samples: int = 0,
+    seed: int = 0,
+) -> Caption:
+    """Returns the caption of a uint8 [64, 64, 3] image with per-word attention."""
+    if variant not in ("soft", "hard"):
+        raise InputError(f"unknown variant {variant!r}; choose soft or hard")
+    temperature = float(temperature)
+    if not TEMPERATURE_RANGE[0] <= temperature <= TEMPERATURE_RANGE[1]:
+        raise InputError(f"temperature must be between {TEMPERATURE_RANGE[0]} and {TEMPERATURE_RANGE[1]}, got {temperature}")
+    samples = int(samples or 0)
+    if not 0 <= samples <= MAX_SAMPLES:
+        raise InputError(f"samples must be between 0 and {MAX_SAMPLES}, got {samples}")
+    if variant == "soft":
+        mode = "soft"
+    else:
+        mode = mode or "sample"
+        if mode not in HARD_MODES:
+            raise InputError(f"unknown hard mode {mode!r}; choose sample or argmax")
+    runner = load_runner(variant)
+    tokens, alphas, cells = runner.decode(image[None], mode=mode, seed=seed, temperature=temperature)
+    words = tokens_to_words(tokens[0])
+    # An empty caption still shows where the model looked when it stopped.
+    n = max(len(words), 1)
+    labels = tuple(words) if words else ("<eos>",)
+    g = runner.cfg.grid
+    alpha = alphas[0, :n].reshape(n, g, g).astype(np.float32)
+    drawn = None
+    if samples:
+        key = jax.random.fold_in(jax.random.key(int(seed)), STEPS)
+        drawn = np.asarray(core.hard_sample(key, alphas[0, :n], samples), np.int32)
+    return Caption(variant, labels, alpha, cells[0, :n].astype(np.int32), drawn, g)
+
+
+def cell_labels(grid: int) -> tuple[str, ...]:
+    """Returns r0c0 … r{g-1}c{g-1}, row-major."""
+    return tuple(f"r{r}c{c}" for r in range(grid) for c in range(grid))
+
+
+def caption_record(result: Caption, options: dict | None = None) -> AttentionRecord:
+    """Returns the AttentionRecord of a decoded caption."""
+    extras: dict[str, Any] = {"caption": result.caption}
+    if result.variant == "hard":
+        extras["decode_cells"] = result.decode_cells
+        if result.samples is not None:
+            extras["samples"] = result.samples
+    meta = {"variant": result.variant, "grid": result.grid, "model": f"checkpoints/captioner/{result.variant}.safetensors"}
+    meta.update({k: v for k, v in (options or {}).items() if k in ("temperature", "samples", "seed", "mode")})
+    return AttentionRecord(
+        mechanism=result.variant,
+        weights=result.alphas,
+        axes=("word", "row", "col"),
+        query_labels=result.words,
+        key_labels=cell_labels(result.grid),
+        meta=meta,
+        extras=extras,
+    )
+
+
+def _record(options: dict, variant: str) -> AttentionRecord:
+    image = load_image_option(options.get("image"))
+    mode = options.get("mode") if variant == "hard" else None
+    if mode == "soft":
+        mode = None
+    result = caption_image(
+        image,
+        variant,
+        mode=mode,
+        temperature=options.get("temperature") or 1.0,
+        samples=options.get("samples") or 0 if variant == "hard" else 0,
+        seed=options.get("seed") or 0,
+    )
+    return caption_record(result, {k: v for k, v in options.items() if k != "image"})
+
+
+def soft_record(options: dict) -> AttentionRecord:
+    """Builder of mechanism "soft": Show, Attend and Tell with deterministic attention."""
+    return _record(options, "soft")
+
+
+def hard_record(options: dict) -> AttentionRecord:
+    """Builder of mechanism "hard": stochastic attention; --samples N adds samples (W, N)."""
+    return _record(options, "hard")

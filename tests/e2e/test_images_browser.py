@@ -1,0 +1,40 @@
+"""The images page in Chromium: upload an image, move the samples slider, the panels change."""
+
+import io
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from models import scenes as S
+from tests.e2e.conftest import ROOT, open_page, plotly_traces, wait_for_change, wait_idle
+
+pytestmark = pytest.mark.e2e
+
+
+def test_upload_then_samples_slider_changes_the_hard_panels(page, app_url):
+    open_page(page, app_url, "images", "Hard vs soft attention (images)", charts=2)
+    page.locator('[data-testid="stRadio"] label').filter(has_text="Upload an image").first.click()
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').wait_for(state="attached", timeout=60_000)
+    scene = S.make_scene([S.SceneObject("triangle", "green", 6, 30, 22), S.SceneObject("circle", "red", 40, 8, 18)])
+    big = np.kron(S.render_clean(scene), np.ones((4, 4, 1), np.uint8))  # a 256×256 upload
+    buffer = io.BytesIO()
+    Image.fromarray(big).save(buffer, format="PNG")
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(
+        files=[{"name": "scene.png", "mimeType": "image/png", "buffer": buffer.getvalue()}]
+    )
+    page.get_by_text("Caption:").first.wait_for(timeout=90_000)
+    wait_idle(page)
+    before = plotly_traces(page)
+    assert len(before) >= 2
+
+    slider = page.locator('[data-testid="stSlider"] input[type="range"]').nth(1)  # N samples
+    slider.focus()
+    for _ in range(15):
+        slider.press("ArrowRight")
+    after = wait_for_change(page, before, timeout=60)
+    assert after[1] != before[1]  # the hard panels moved with N
+    wait_idle(page)
+    text = page.locator('[data-testid="stMarkdownContainer"]').all_inner_texts()
+    assert any("Caption:" in t and "triangle" in t for t in text)
+    page.screenshot(path=str(ROOT / "docs" / "images.png"), full_page=False)

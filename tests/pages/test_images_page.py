@@ -1,0 +1,59 @@
+"""AppTest for the images page: captions with per-word panels, samples converge, patch attention."""
+
+import numpy as np
+
+from tests.pages.conftest import chart_data, chart_specs, open_page
+
+
+def heatmaps(spec):
+    return [t for t in spec["data"] if t["type"] == "heatmap"]
+
+
+def test_images_page_soft_and_hard_panels_and_samples_slider():
+    at = open_page("pages/images.py")
+    assert not at.exception
+    assert at.title[0].value == "Hard vs soft attention (images)"
+    specs = chart_specs(at)
+    assert len(specs) == 3  # soft panels, hard panels, patch self-attention
+    captions = [m.value for m in at.markdown if m.value.startswith("**Caption:**")]
+    assert len(captions) == 2
+    words = captions[0].removeprefix("**Caption:** ").split()
+    assert len(heatmaps(specs[0])) == len(words)  # one soft panel per word
+    hard_words = captions[1].removeprefix("**Caption:** ").split()
+    assert len(heatmaps(specs[1])) == 2 * len(hard_words)  # α row + sample-frequency row
+
+    n = len(hard_words)
+    alpha = np.stack([chart_data(at, 1, "z", trace=2 * i + 1) for i in range(n)])
+    freq_20 = np.stack([chart_data(at, 1, "z", trace=2 * (n + i) + 1) for i in range(n)])
+    np.testing.assert_allclose(freq_20.sum(axis=(1, 2)), 1.0, atol=1e-6)
+    at.slider(key="cap_samples").set_value(2000).run()
+    assert not at.exception
+    freq_2000 = np.stack([chart_data(at, 1, "z", trace=2 * (n + i) + 1) for i in range(n)])
+    assert not np.allclose(freq_20, freq_2000)
+    assert np.abs(freq_2000 - alpha).max() < np.abs(freq_20 - alpha).max()  # samples converge to α
+
+
+def test_images_page_builder_random_scene_and_patch_controls():
+    at = open_page("pages/images.py")
+    at.radio(key="image_source").set_value("Random scene").run()
+    at.number_input(key="scene_seed").set_value(11).run()
+    assert not at.exception
+    assert any(c.value.startswith("True caption:") for c in at.caption)
+    before = chart_data(at, 2, "z", trace=1)
+    at.number_input(key="patch_row").set_value(0).run()
+    at.number_input(key="patch_col").set_value(0).run()
+    at.slider(key="patch_temperature").set_value(0.05).run()
+    after = chart_data(at, 2, "z", trace=1)
+    assert not at.exception and after.shape == before.shape
+    np.testing.assert_allclose(after.sum(), 1.0, atol=1e-5)
+    at.radio(key="patch_mode").set_value("argmax").run()
+    assert sorted(set(chart_data(at, 2, "z", trace=1).ravel().tolist())) == [0.0, 1.0]
+
+
+def test_images_page_overlapping_build_is_a_one_line_error():
+    at = open_page("pages/images.py")
+    at.radio(key="build_count").set_value(2).run()
+    at.slider(key="build_x_1").set_value(10).run()
+    at.slider(key="build_y_1").set_value(20).run()
+    assert not at.exception
+    assert at.error and "overlap" in at.error[0].value

@@ -1,0 +1,200 @@
+"""Figures for attention over images: per-word caption panels and patch self-attention.
+
+Builders take arrays and labels and return a go.Figure; they never show or write anything.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from viz.figures import COLORSCALE, safe_label
+
+PANEL_PX = 150
+
+
+def _cell_centres(grid_h: int, grid_w: int, height: int, width: int):
+    dy, dx = height / grid_h, width / grid_w
+    return dy, dx, dy / 2 - 0.5, dx / 2 - 0.5
+
+
+def caption_panels(
+    image: np.ndarray,
+    words: Sequence[str],
+    rows: Sequence[tuple[str, np.ndarray]],
+    *,
+    smooth: Sequence[bool] | None = None,
+    marks: Sequence[np.ndarray | None] | None = None,
+    title: str | None = None,
+    opacity: float = 0.6,
+    zmax: float | None = None,
+) -> go.Figure:
+    """Returns a grid of panels: one column per word, one row per map kind.
+
+    image uint8 [H, W, 3]; rows: (row title, maps float [n_words, g, g]) e.g. ("α", alphas)
+    and ("sample frequency", freqs); smooth[r]: interpolate row r (a smooth soft map) or draw
+    cells; marks[r]: int [n_words] cell index (row-major) to outline per word, or None.
+    All panels share one colour axis from 0 to zmax (default: the largest value shown).
+    """
+    image = np.asarray(image)
+    if image.ndim != 3 or image.shape[2] != 3:
+        raise ValueError(f"image must be [H, W, 3], got {image.shape}")
+    n_words = len(words)
+    n_rows = len(rows)
+    if n_words == 0 or n_rows == 0:
+        raise ValueError("caption_panels needs at least one word and one row")
+    smooth = list(smooth) if smooth is not None else [True] * n_rows
+    marks = list(marks) if marks is not None else [None] * n_rows
+    height, width = image.shape[:2]
+    top = float(zmax) if zmax is not None else max(float(np.max(m)) for _, m in rows)
+    fig = make_subplots(
+        rows=n_rows,
+        cols=n_words,
+        column_titles=[f"{i + 1}. {safe_label(w)}" for i, w in enumerate(words)],
+        row_titles=[safe_label(name) for name, _ in rows],
+        horizontal_spacing=0.008,
+        vertical_spacing=0.04,
+    )
+    for r, (name, maps) in enumerate(rows):
+        maps = np.asarray(maps, np.float32)
+        if maps.ndim != 3 or maps.shape[0] != n_words:
+            raise ValueError(f"row {name!r}: maps must be [{n_words}, g, g], got {maps.shape}")
+        gh, gw = maps.shape[1:]
+        dy, dx, y0, x0 = _cell_centres(gh, gw, height, width)
+        for c in range(n_words):
+            fig.add_trace(go.Image(z=image, hoverinfo="skip"), row=r + 1, col=c + 1)
+            fig.add_trace(
+                go.Heatmap(
+                    z=maps[c],
+                    x0=x0,
+                    dx=dx,
+                    y0=y0,
+                    dy=dy,
+                    coloraxis="coloraxis",
+                    opacity=float(np.clip(opacity, 0, 1)),
+                    zsmooth="best" if smooth[r] else False,
+                    name=f"{safe_label(name)} · {safe_label(words[c])}",
+                    hovertemplate=(
+                        f"{safe_label(words[c])}<br>row %{{customdata[0]}}, col %{{customdata[1]}}"
+                        f"<br>{safe_label(name)} = %{{z:.4f}}<extra></extra>"
+                    ),
+                    customdata=np.stack(np.meshgrid(np.arange(gh), np.arange(gw), indexing="ij"), -1),
+                ),
+                row=r + 1,
+                col=c + 1,
+            )
+            if marks[r] is not None:
+                cell = int(np.asarray(marks[r])[c])
+                cr, cc = divmod(cell, gw)
+                fig.add_shape(
+                    type="rect",
+                    x0=cc * dx - 0.5,
+                    x1=(cc + 1) * dx - 0.5,
+                    y0=cr * dy - 0.5,
+                    y1=(cr + 1) * dy - 0.5,
+                    line={"color": "#d62728", "width": 2},
+                    row=r + 1,
+                    col=c + 1,
+                )
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    for r in range(n_rows):
+        for c in range(n_words):
+            fig.update_yaxes(scaleanchor=f"x{'' if r * n_words + c == 0 else r * n_words + c + 1}", row=r + 1, col=c + 1)
+    fig.update_layout(
+        title={"text": html.escape(title) if title else None},
+        coloraxis={"colorscale": COLORSCALE, "cmin": 0.0, "cmax": max(top, 1e-9), "colorbar": {"title": {"text": "weight"}}},
+        height=int(PANEL_PX * n_rows + (90 if title else 60)),
+        width=None,
+        margin={"l": 10, "r": 10, "t": 70 if title else 45, "b": 10},
+    )
+    return fig
+
+
+def patch_attention_figure(
+    image: np.ndarray,
+    weights: np.ndarray,
+    query: tuple[int, int],
+    *,
+    title: str | None = None,
+    opacity: float = 0.6,
+    samples: np.ndarray | None = None,
+) -> go.Figure:
+    """Returns the photo with one query patch's attention over all patches.
+
+    image uint8 [H, W, 3]; weights float [gh, gw] (one per patch); query (row, col) of the
+    query patch, outlined; samples: optional int [N] patch indices drawn (hard), drawn as
+    markers sized by count. A faint marker at every patch centre makes patches clickable
+    (box/point selection returns its customdata: the patch index).
+    """
+    image = np.asarray(image)
+    weights = np.asarray(weights, np.float32)
+    height, width = image.shape[:2]
+    gh, gw = weights.shape
+    dy, dx = height / gh, width / gw
+    fig = go.Figure(go.Image(z=image, hoverinfo="skip"))
+    fig.add_trace(
+        go.Heatmap(
+            z=weights,
+            x0=dx / 2 - 0.5,
+            dx=dx,
+            y0=dy / 2 - 0.5,
+            dy=dy,
+            zmin=0.0,
+            zmax=max(float(weights.max(initial=0.0)), 1e-9),
+            opacity=float(np.clip(opacity, 0, 1)),
+            colorscale=COLORSCALE,
+            zsmooth=False,
+            colorbar={"title": {"text": "α"}},
+            hovertemplate="patch %{y:.0f}, %{x:.0f}<br>α = %{z:.4f}<extra></extra>",
+            name="α",
+        )
+    )
+    rows, cols = np.meshgrid(np.arange(gh), np.arange(gw), indexing="ij")
+    fig.add_trace(
+        go.Scatter(
+            x=(cols.ravel() + 0.5) * dx - 0.5,
+            y=(rows.ravel() + 0.5) * dy - 0.5,
+            mode="markers",
+            marker={"size": max(4, min(14, int(300 / max(gh, gw)))), "color": "rgba(255,255,255,0.01)"},
+            customdata=np.arange(gh * gw),
+            hovertemplate="click to make patch r%{text} the query<extra></extra>",
+            text=[f"{r}c{c}" for r, c in zip(rows.ravel(), cols.ravel())],
+            name="patches",
+            showlegend=False,
+        )
+    )
+    if samples is not None and len(samples):
+        counts = np.bincount(np.asarray(samples).ravel(), minlength=gh * gw)
+        drawn = np.flatnonzero(counts)
+        fig.add_trace(
+            go.Scatter(
+                x=(drawn % gw + 0.5) * dx - 0.5,
+                y=(drawn // gw + 0.5) * dy - 0.5,
+                mode="markers",
+                marker={"size": 6 + 24 * np.sqrt(counts[drawn] / counts.max()), "color": "#d62728", "symbol": "x"},
+                customdata=counts[drawn],
+                hovertemplate="drawn %{customdata} times<extra></extra>",
+                name="samples",
+                showlegend=False,
+            )
+        )
+    qr, qc = query
+    fig.add_shape(
+        type="rect", x0=qc * dx - 0.5, x1=(qc + 1) * dx - 0.5, y0=qr * dy - 0.5, y1=(qr + 1) * dy - 0.5,
+        line={"color": "#00e5ff", "width": 3},
+    )
+    fig.update_layout(
+        title={"text": html.escape(title) if title else None},
+        height=480,
+        margin={"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
+        xaxis={"visible": False, "range": [-0.5, width - 0.5]},
+        yaxis={"visible": False, "scaleanchor": "x", "range": [height - 0.5, -0.5]},
+        dragmode="select",
+        clickmode="event+select",
+    )
+    return fig
