@@ -74,7 +74,7 @@ except InputError as error:
 labels = record.query_labels
 is_pair = 1 in record.meta.get("segments", [])
 st.caption(
-    f"{record.meta.get('model')} · {len(labels)} {'words' if merge else 'tokens'}"
+    f"{markdown_text(str(record.meta.get('model')))} · {len(labels)} {'words' if merge else 'tokens'}"
     + (f" · pair, {segment_title(record.meta['segments'])}" if is_pair else "")
 )
 if record.meta.get("notice"):
