@@ -48,6 +48,7 @@ def main(argv=None) -> int:
         results[variant] = {
             "exact_match": q.exact_match, "alignment_accuracy": q.alignment_accuracy,
             "window_coverage": q.window_coverage, "monotonic_exact_match": mono, "per_format": q.per_format,
+            "per_format_coverage": q.per_format_coverage,
             "train_seconds": info["train_seconds"], "steps": info["steps"],
         }
         print(f"| {variant} | {_pct(q.exact_match)} | {_pct(q.alignment_accuracy)} | {_pct(q.window_coverage)} "
@@ -59,6 +60,13 @@ def main(argv=None) -> int:
         cells = " | ".join(_pct(r["per_format"].get(f)) for r in results.values())
         mark = " (monotonic)" if f in dates.MONOTONIC_FORMATS else ""
         print(f"| {f}{mark} | `{example}` | {cells} |")
+    local = {v: r for v, r in results.items() if r["per_format_coverage"]}
+    if local:
+        print("\nWindow coverage per format (share of output digits whose true span overlaps [p_t − D, p_t + D]):\n")
+        print("| format | " + " | ".join(local) + " |")
+        print("|---|" + "---|" * len(local))
+        for f in dates.FORMATS:
+            print(f"| {f} | " + " | ".join(_pct(r["per_format_coverage"].get(f)) for r in local.values()) + " |")
     if args.write:
         QUALITY_FILE.write_text(json.dumps({
             "held_out": len(examples), "variants": results, "format_examples": dates.FORMATS,

@@ -34,6 +34,7 @@ class VariantQuality:
     window_coverage: float | None  # local variants only
     per_format: dict[str, float]  # exact match per format id
     count: int
+    per_format_coverage: dict[str, float] | None = None  # window coverage per format (local variants)
 
 
 def span_arrays(examples: list[dates.DateExample]) -> tuple[np.ndarray, np.ndarray]:
@@ -58,14 +59,18 @@ def evaluate(variant: str, examples: list[dates.DateExample], window: int | None
     argmax = np.asarray(jnp.argmax(alpha, -1))  # [N, 10]
     inside = (argmax >= start) & (argmax < end)
     alignment = float(inside[:, DIGITS].mean())
-    coverage = None
+    formats = np.asarray([e.format for e in examples])
+    present = [f for f in dates.FORMAT_IDS if np.any(formats == f)]
+    coverage, per_format_coverage = None, None
     if variant in LOCAL_VARIANTS:
         p = np.asarray(centers)
         overlaps = (start <= p + d) & (end - 1 >= p - d)
         coverage = float(overlaps[:, DIGITS].mean())
-    formats = np.asarray([e.format for e in examples])
-    per_format = {f: float(correct[formats == f].mean()) for f in dates.FORMAT_IDS if np.any(formats == f)}
-    return VariantQuality(variant, float(correct.mean()), alignment, coverage, per_format, len(examples))
+        per_format_coverage = {f: float(overlaps[formats == f][:, DIGITS].mean()) for f in present}
+    per_format = {f: float(correct[formats == f].mean()) for f in present}
+    return VariantQuality(
+        variant, float(correct.mean()), alignment, coverage, per_format, len(examples), per_format_coverage
+    )
 
 
 def held_out_examples(n: int = HELD_OUT_SIZE) -> list[dates.DateExample]:

@@ -117,18 +117,23 @@ st.markdown(
     "[t − D, t + D] only (p_t = t). That holds when the input is written year first — "
     "`2018-5-9`, `2018/05/09`, `2018年5月9日` — because the year sits at positions 0–3, exactly "
     "where the output's year digits are. In `9 May 2018` the year sits at positions 6–9, so when the "
-    "decoder writes the year (t = 0…3) a window of D = 3 around t cannot reach it: the model has to "
-    "guess the year from whatever the encoder leaked into nearby states, and it often gets it wrong. "
-    "Widen D and the window starts to reach the year; local-p instead *predicts* p_t and moves its "
-    "window to the right place. Try `9 May 2018` above with local-m, then with local-p."
+    "decoder writes the year (t = 0…3) a window of D = 3 around t cannot reach it: its attention lands "
+    "on the day and the month instead (compare the window band with the red true spans after "
+    "**Random example**). The output is often still right, but not thanks to attention: the "
+    "bidirectional encoder carries the year along the whole sequence, so the states inside the window "
+    "already know it. Local-p *predicts* p_t and moves its window towards the field it needs; widen D and "
+    "local-m's window starts to reach the year."
 )
 quality = read_quality()
 if quality and "local-m" in quality.get("variants", {}):
     rows = quality["variants"]["local-m"]["per_format"]
     examples = quality.get("format_examples", {})
-    st.markdown("Measured exact match of local-m per format (held-out generated dates):")
+    coverage = quality["variants"]["local-m"].get("per_format_coverage", {})
+    st.markdown("Measured on held-out generated dates: local-m's exact match, and the share of output digits "
+                "whose true span lies (at least partly) inside the window, per format:")
     st.dataframe(
         [{"format": examples.get(f, f), "exact match": f"{v:.1%}",
+          "true span inside the window": f"{coverage[f]:.1%}" if f in coverage else "—",
           "monotonic": "yes" if f in quality.get("monotonic_formats", []) else "no"} for f, v in rows.items()],
         hide_index=True,
     )
