@@ -27,6 +27,7 @@ from models.record import AttentionRecord, InputError
 MAX_SAMPLES = 10_000
 TEMPERATURE_RANGE = (0.05, 20.0)
 HARD_MODES = ("sample", "argmax")
+SAMPLE_POOL = 2000
 
 
 @functools.lru_cache(maxsize=2)
@@ -103,7 +104,10 @@ def caption_image(
     drawn = None
     if samples:
         key = jax.random.fold_in(jax.random.key(int(seed)), STEPS)
-        drawn = np.asarray(core.hard_sample(key, alphas[0, :n], samples), np.int32)
+        # Draw a fixed pool and keep the first N: one compile for every N up to the pool,
+        # and a larger N extends the same draws (so the page shows them converge).
+        pool = max(samples, SAMPLE_POOL)
+        drawn = np.asarray(core.hard_sample(key, alphas[0], pool), np.int32)[:n, :samples]  # all STEPS rows: one shape
     return Caption(variant, labels, alpha, cells[0, :n].astype(np.int32), drawn, g)
 
 

@@ -145,7 +145,7 @@ def train(args) -> Path:
             out,
             {"steps": step, "batch": args.batch, "train_seconds": round(seconds, 1), "seed": args.seed,
              "ds_lambda": args.ds_lambda, "reinforce": args.reinforce, "entropy": args.entropy,
-             "soft_share": args.soft_share, "lr": args.lr},
+             "soft_share": args.soft_share, "lr": args.lr, "init": str(args.init) if args.init else None},
         )
 
     data: queue.Queue = queue.Queue(maxsize=4)

@@ -102,7 +102,7 @@ def variant_figure(result, image: np.ndarray, mode: str, samples: int):
     picked = "sampled" if mode == "sample" else "argmax"
     return caption_panels(
         image, words, rows, smooth=[False, False], marks=[result.decode_cells, None],
-        title=f"Hard ({picked} cell outlined): “{result.caption}”", zmax=1.0 if samples else None,
+        title=f"Hard ({picked} cell outlined): “{result.caption}”",
     )
 
 
@@ -127,9 +127,9 @@ with tab_caption:
                         format_func={"sample": "a sampled cell", "argmax": "the argmax cell"}.get)
     with output:
         variants = {"Soft and hard": ["soft", "hard"], "Soft": ["soft"], "Hard": ["hard"]}[show]
-        columns = st.columns(len(variants))
-        for column, variant in zip(columns, variants):
-            with column:
+        # Stacked at full width (one panel row per variant), so eight word panels stay readable.
+        for variant in variants:
+            with st.container(border=True):
                 mechanism = mechanisms[variant]
                 st.subheader(mechanism.name)
                 st.latex(mechanism.formula)

@@ -14,7 +14,7 @@ from plotly.subplots import make_subplots
 
 from viz.figures import COLORSCALE, safe_label
 
-PANEL_PX = 150
+PANEL_PX = 120
 
 
 def _cell_centres(grid_h: int, grid_w: int, height: int, width: int):
@@ -54,7 +54,7 @@ def caption_panels(
     fig = make_subplots(
         rows=n_rows,
         cols=n_words,
-        column_titles=[f"{i + 1}. {safe_label(w)}" for i, w in enumerate(words)],
+        column_titles=[safe_label(w) for w in words],
         row_titles=[safe_label(name) for name, _ in rows],
         horizontal_spacing=0.008,
         vertical_spacing=0.04,
