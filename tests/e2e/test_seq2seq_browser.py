@@ -48,6 +48,8 @@ def test_type_date_switch_variant_move_window(page, app_url):
     assert switched[0][0]["z"] != typed[0][0]["z"]
     assert any(len(trace["x"]) == 10 for trace in switched[0][1:]), "the p_t markers are drawn"
     wait_idle(page)
+    DOCS.mkdir(exist_ok=True)
+    page.screenshot(path=str(DOCS / "seq2seq.png"))  # local-p at the trained D = 3
 
     slider = page.locator('[data-testid="stSlider"] input[type="range"]').first
     slider.focus()
@@ -56,6 +58,3 @@ def test_type_date_switch_variant_move_window(page, app_url):
     narrowed = wait_for_main_change(page, switched)
     assert narrowed[0][0]["z"] != switched[0][0]["z"]
     wait_idle(page)
-
-    DOCS.mkdir(exist_ok=True)
-    page.screenshot(path=str(DOCS / "seq2seq.png"))
