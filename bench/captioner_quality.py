@@ -17,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from models.captioner import checkpoint_path, read_checkpoint_meta  # noqa: E402
-from models.captioner_eval import evaluate, test_set  # noqa: E402
+from models.captioner_eval import evaluate, held_out_scenes  # noqa: E402
 from models.captioner_records import load_runner  # noqa: E402
 
 BARS = {"soft": (0.95, 0.50, None), "hard": (0.90, None, 0.70)}
@@ -27,7 +27,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1000)
     args = parser.parse_args(argv)
-    sets = {r: test_set(r, args.n) for r in ("clean", "other")}
+    sets = {r: held_out_scenes(r, args.n) for r in ("clean", "other")}
     print("| model | decoder reads | scenes | caption correct | α mass on object at shape words | "
           "shape words with ≥ 50 % mass | attended cell on object | bar |")
     print("|---|---|---|---|---|---|---|---|")

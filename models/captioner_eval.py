@@ -63,7 +63,7 @@ def evaluate(runner: CaptionerRunner, images: np.ndarray, scenes: list, *, mode:
     )
 
 
-def test_set(rendering: str, n: int = 1000):
+def held_out_scenes(rendering: str, n: int = 1000):
     """Returns (images, scenes): the held-out set for "clean" or "other" (re-rendered) scenes."""
     return S.held_out_set(n, seed=TEST_SEEDS[rendering], rendering=rendering)
 

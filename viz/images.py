@@ -14,7 +14,7 @@ from plotly.subplots import make_subplots
 
 from viz.figures import COLORSCALE, safe_label
 
-PANEL_PX = 120
+PANEL_PX = 190
 
 
 def _cell_centres(grid_h: int, grid_w: int, height: int, width: int):
