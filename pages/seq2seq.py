@@ -57,7 +57,8 @@ with controls:
     variant = st.selectbox("Attention variant", ids, format_func=_name, key="s2s_variant")
     mechanism = mechanisms[variant]
     # One clause per line: the narrow column would cut the local variants' formulas off.
-    st.latex(r"\begin{gathered}" + mechanism.formula.replace(r",\quad ", r",\\ ") + r"\end{gathered}")
+    clauses = mechanism.formula.replace(r",\quad ", r",\\ ").replace(r",\ ", r",\\ ")
+    st.latex(r"\small\begin{gathered}" + clauses + r"\end{gathered}")
     st.caption(mechanism.paper)
     window = st.slider(
         "Window half-width D (local variants)", WINDOW_RANGE[0], WINDOW_RANGE[1], 3, key="s2s_window",
