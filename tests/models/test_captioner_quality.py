@@ -29,14 +29,25 @@ def test_soft_captions_and_attention(rendering):
     assert q.shape_mass >= 0.50, q
 
 
+@functools.lru_cache(maxsize=2)
+def hard_quality(rendering):
+    images, scene_list = scenes(rendering)
+    return evaluate(load_runner("hard"), images, scene_list, mode="sample", seed=0)
+
+
 @pytest.mark.parametrize("rendering", ["clean", "other"])
 def test_hard_samples_land_on_the_object(rendering):
-    images, scene_list = scenes(rendering)
-    q = evaluate(load_runner("hard"), images, scene_list, mode="sample", seed=0)
+    q = hard_quality(rendering)
     assert q.hit_rate >= 0.70, q
-    # The issue's hard caption bar (≥ 90 %) is NOT met yet: measured 88.4 % clean, 88.2 %
-    # re-rendered (docs/readme/images.md). Its assertion, to add once the model is trained
-    # further: assert q.caption_accuracy >= 0.90, q
+
+
+# The hard caption bar is not met by the committed checkpoint (issue 5 stays open until it is).
+# The test runs and must fail: strict xfail turns red the day it passes.
+@pytest.mark.xfail(strict=True, reason="measured 88.4% clean / 88.2% re-rendered, bar 90% (README, images)")
+@pytest.mark.parametrize("rendering", ["clean", "other"])
+def test_hard_captions(rendering):
+    q = hard_quality(rendering)
+    assert q.caption_accuracy >= 0.90, q
 
 
 def test_checkpoints_fit_the_budget():
