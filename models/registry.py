@@ -66,14 +66,16 @@ def _resolve(path: str) -> Callable:
 
 HOME = Page("pages/home.py", "Home", ":material/home:", default=True)
 PLAYGROUND = Page("pages/playground.py", "Playground: Q, K, V", ":material/tune:")
-FEEDFORWARD = Page("pages/feedforward.py", "Feed-forward attention", ":material/timeline:")
 SELF_ATTENTION = Page("pages/self_attention.py", "Self-attention (MiniLM)", ":material/hub:")
 SENTENCE_ALIGNMENT = Page("pages/sentence_alignment.py", "Sentence alignment (MiniLM)", ":material/compare_arrows:")
+FEEDFORWARD = Page("pages/feedforward.py", "Feed-forward attention", ":material/timeline:")
+SEQ2SEQ = Page("pages/seq2seq.py", "Seq2seq alignment", ":material/translate:")
 HAN = Page("pages/han.py", "Hierarchical attention", ":material/account_tree:")
 IMAGES = Page("pages/images.py", "Hard vs soft attention (images)", ":material/image:")
-SEQ2SEQ = Page("pages/seq2seq.py", "Seq2seq alignment", ":material/translate:")
 
-PAGES: tuple[Page, ...] = (HOME, PLAYGROUND, FEEDFORWARD, SELF_ATTENTION, HAN, SEQ2SEQ, SENTENCE_ALIGNMENT, IMAGES)
+PAGES: tuple[Page, ...] = (
+    HOME, PLAYGROUND, SEQ2SEQ, SENTENCE_ALIGNMENT, IMAGES, FEEDFORWARD, HAN, SELF_ATTENTION
+)  # roughly the order of the literature
 
 _QKV_BUILDER = "models.playground:qkv_record"
 _QKV_PAPER = "The general view: Vaswani et al. (2017) §3.2; Luong et al. (2015) §3.1"
@@ -150,6 +152,26 @@ MECHANISMS: tuple[Mechanism, ...] = (
         input_field="query",
     ),
     Mechanism(
+        id="feedforward",
+        name="Feed-forward attention (paper form)",
+        paper="Raffel & Ellis (2015), Feed-Forward Networks with Attention Can Solve Some Long-Term Memory Problems",
+        formula=r"e_t = \tanh(W_{hc} h_t + b_{hc}),\quad \alpha = \operatorname{softmax}(e),\quad c = \textstyle\sum_t \alpha_t h_t",
+        page=FEEDFORWARD.file,
+        summary="Each step scores itself, with no query: a tanh-bounded score, so α stays nearly flat on long sequences.",
+        builder="models.feedforward:addition_record",
+        input_field="seed",
+    ),
+    Mechanism(
+        id="feedforward-unbounded",
+        name="Feed-forward attention (unbounded score)",
+        paper="Raffel & Ellis (2015), with the tanh removed from the score",
+        formula=r"e_t = w^\top h_t + b,\quad \alpha = \operatorname{softmax}(e),\quad c = \textstyle\sum_t \alpha_t h_t",
+        page=FEEDFORWARD.file,
+        summary="The same network with a linear score: α can put nearly all its mass on the two marked steps.",
+        builder="models.feedforward:addition_record",
+        input_field="seed",
+    ),
+    Mechanism(
         id="transformer",
         name="Scaled dot-product multi-head self-attention",
         paper="Vaswani et al. (2017), Attention Is All You Need",
@@ -159,18 +181,6 @@ MECHANISMS: tuple[Mechanism, ...] = (
         summary="Every token of a pretrained transformer (all-MiniLM-L6-v2) attends to every token: 6 layers × 12 heads.",
         builder="models.self_attention:transformer_record",
         batch_builder="models.self_attention:transformer_records",
-        input_field="text",
-    ),
-    Mechanism(
-        id="han",
-        name="Hierarchical attention with context vectors",
-        paper="Yang et al. (2016), Hierarchical Attention Networks for Document Classification",
-        formula=r"u_{it} = \tanh(W_w h_{it} + b_w),\quad \alpha_{it} = \frac{\exp(u_{it}^\top u_w)}{\sum_t \exp(u_{it}^\top u_w)},"
-        r"\quad s_i = \textstyle\sum_t \alpha_{it} h_{it};\quad \alpha_i = \operatorname{softmax}_i(u_i^\top u_s),\quad v = \textstyle\sum_i \alpha_i h_i",
-        page=HAN.file,
-        summary="Word attention inside each sentence, then sentence attention over the document, each against a learned context vector.",
-        builder="models.han:han_record",
-        batch_builder="models.han:han_records",
         input_field="text",
     ),
 )
@@ -227,24 +237,16 @@ MECHANISMS = MECHANISMS + (
         "A window of ±D around a predicted centre p_t: it learns where to look, then looks closely.",
     ),
     Mechanism(
-        id="feedforward",
-        name="Feed-forward attention (paper form)",
-        paper="Raffel & Ellis (2015), Feed-Forward Networks with Attention Can Solve Some Long-Term Memory Problems",
-        formula=r"e_t = \tanh(W_{hc} h_t + b_{hc}),\quad \alpha = \operatorname{softmax}(e),\quad c = \textstyle\sum_t \alpha_t h_t",
-        page=FEEDFORWARD.file,
-        summary="Each step scores itself, with no query: a tanh-bounded score, so α stays nearly flat on long sequences.",
-        builder="models.feedforward:addition_record",
-        input_field="seed",
-    ),
-    Mechanism(
-        id="feedforward-unbounded",
-        name="Feed-forward attention (unbounded score)",
-        paper="Raffel & Ellis (2015), with the tanh removed from the score",
-        formula=r"e_t = w^\top h_t + b,\quad \alpha = \operatorname{softmax}(e),\quad c = \textstyle\sum_t \alpha_t h_t",
-        page=FEEDFORWARD.file,
-        summary="The same network with a linear score: α can put nearly all its mass on the two marked steps.",
-        builder="models.feedforward:addition_record",
-        input_field="seed",
+        id="han",
+        name="Hierarchical attention with context vectors",
+        paper="Yang et al. (2016), Hierarchical Attention Networks for Document Classification",
+        formula=r"u_{it} = \tanh(W_w h_{it} + b_w),\quad \alpha_{it} = \frac{\exp(u_{it}^\top u_w)}{\sum_t \exp(u_{it}^\top u_w)},"
+        r"\quad s_i = \textstyle\sum_t \alpha_{it} h_{it};\quad \alpha_i = \operatorname{softmax}_i(u_i^\top u_s),\quad v = \textstyle\sum_i \alpha_i h_i",
+        page=HAN.file,
+        summary="Word attention inside each sentence, then sentence attention over the document, each against a learned context vector.",
+        builder="models.han:han_record",
+        batch_builder="models.han:han_records",
+        input_field="text",
     ),
 )
 
