@@ -218,6 +218,26 @@ def sample_frequencies(samples, num_keys: int) -> np.ndarray:
     return freq.reshape(*samples.shape[:-1], num_keys)
 
 
+NORMALISATION_MODES = ("soft", "argmax", "sample")
+
+
+def apply_mode(weights, mode: str, *, seed: int = 0, num_samples: int = 100) -> tuple[np.ndarray, np.ndarray | None]:
+    """Returns (applied [n], samples [N] or None): the weights a context actually uses.
+
+    weights α [n]. "soft": α itself; "argmax": its one-hot; "sample": the frequencies of
+    N keys drawn from Categorical(α) with PRNG key `seed` (their expectation is α).
+    """
+    weights = np.asarray(weights, np.float32)
+    if mode == "soft":
+        return weights, None
+    if mode == "argmax":
+        return np.asarray(hard_argmax(weights), np.float32), None
+    if mode != "sample":
+        raise ValueError(f"unknown mode {mode!r}; choose one of {NORMALISATION_MODES}")
+    drawn = np.asarray(hard_sample(jax.random.key(int(seed)), weights, int(num_samples)), np.int32)
+    return sample_frequencies(drawn, weights.shape[-1]), drawn
+
+
 # --------------------------------------------------------------- scaled dot-product / MHA
 
 

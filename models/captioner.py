@@ -36,6 +36,7 @@ import numpy as np
 from flax import nnx
 
 from models import attention as core
+from models.checkpoint import check_tensors
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKPOINT_DIR = ROOT / "checkpoints" / "captioner"
@@ -288,14 +289,7 @@ def load_checkpoint(path: Path) -> Captioner:
     # Abstract shapes only: running the initialisers would compile them, only to overwrite them.
     model = nnx.eval_shape(lambda: Captioner(cfg, rngs=nnx.Rngs(0)))
     tensors = load_file(str(path))
-    expected = _flat_params(model)
-    missing = sorted(set(expected) - set(tensors))
-    unknown = sorted(set(tensors) - set(expected))
-    if missing or unknown:
-        raise ValueError(f"{path}: missing tensors {missing}, unknown tensors {unknown}")
-    for name, value in expected.items():
-        if tensors[name].shape != value.shape:
-            raise ValueError(f"{path}: tensor {name} has shape {tensors[name].shape}, expected {value.shape}")
+    check_tensors({k: v.shape for k, v in _flat_params(model).items()}, tensors, where=str(path))
     state = nnx.state(model, nnx.Param)
     flat = nnx.to_flat_state(state)
     for path_key, leaf in flat:

@@ -34,6 +34,7 @@ from safetensors.numpy import load_file, save_file
 
 from models import attention as core
 from models.addition_task import LENGTH_BUCKETS, bucket_length, check_length, make_sequence
+from models.checkpoint import check_tensors
 from models.record import AttentionRecord, InputError
 
 SCORES = ("tanh", "linear")
@@ -132,14 +133,7 @@ def load_checkpoint(path: Path) -> FeedForwardAttention:
     cfg = FeedForwardConfig(**read_metadata(path)["config"])
     model = FeedForwardAttention(cfg, rngs=nnx.Rngs(0))
     tensors = load_file(str(path))
-    expected = state_to_tensors(model)
-    missing = sorted(set(expected) - set(tensors))
-    unknown = sorted(set(tensors) - set(expected))
-    if missing or unknown:
-        raise ValueError(f"{path.name}: missing tensors {missing}, unknown tensors {unknown}")
-    for key, reference in expected.items():
-        if tensors[key].shape != reference.shape:
-            raise ValueError(f"{path.name}: {key} has shape {tensors[key].shape}, expected {reference.shape}")
+    check_tensors({k: v.shape for k, v in state_to_tensors(model).items()}, tensors, where=path.name)
     for name in PARAM_NAMES:
         layer = getattr(model, name)
         layer.kernel[...] = jnp.asarray(tensors[f"{name}.kernel"])

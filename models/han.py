@@ -30,6 +30,7 @@ import optax
 from flax import nnx
 
 from models import attention as core
+from models.checkpoint import check_tensors
 from models.han_data import (
     Batch,
     Document,
@@ -329,14 +330,8 @@ def load_checkpoint_bytes(data: bytes) -> tuple[HANConfig, Any, Any, dict[str, s
     # eval_shape builds the module's structure without computing a random initialisation
     graphdef, state = nnx.split(nnx.eval_shape(lambda: HAN(cfg, rngs=nnx.Rngs(0))), nnx.Param)
     flat = {".".join(str(p) for p in path): leaf for path, leaf in nnx.to_flat_state(state)}
-    missing = sorted(set(flat) - set(tensors))
-    unknown = sorted(set(tensors) - set(flat))
-    if missing or unknown:
-        raise ValueError(f"HAN checkpoint mismatch: missing {missing}, unknown {unknown}")
+    check_tensors({name: tuple(leaf.get_value().shape) for name, leaf in flat.items()}, tensors, where="HAN checkpoint")
     for name, leaf in flat.items():
-        expected = tuple(leaf.get_value().shape)
-        if tensors[name].shape != expected:
-            raise ValueError(f"HAN checkpoint tensor {name}: shape {tensors[name].shape}, expected {expected}")
         leaf.set_value(jnp.asarray(tensors[name], jnp.float32))
     return cfg, graphdef, state, metadata
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import jax
 import numpy as np
 
 from models import attention as core
@@ -101,17 +100,9 @@ def patch_attention(
     q = x[qr * gw + qc][None, :]  # [1, d]
     _, alpha = core.scaled_dot_product_attention(q, x, x, None, temperature)
     soft = np.asarray(alpha, np.float32)[0]  # [n]
-    drawn = None
-    if mode == "soft":
-        applied = soft
-    elif mode == "argmax":
-        applied = np.asarray(core.hard_argmax(soft), np.float32)
-    else:
-        samples = int(samples)
-        if not 1 <= samples <= MAX_SAMPLES:
-            raise InputError(f"samples must be between 1 and {MAX_SAMPLES}, got {samples}")
-        drawn = np.asarray(core.hard_sample(jax.random.key(int(seed)), soft, samples), np.int32)
-        applied = core.sample_frequencies(drawn, len(soft))
+    if mode == "sample" and not 1 <= int(samples) <= MAX_SAMPLES:
+        raise InputError(f"samples must be between 1 and {MAX_SAMPLES}, got {samples}")
+    applied, drawn = core.apply_mode(soft, mode, seed=seed, num_samples=samples)
     return PatchAttention(
         image=photo, features=x, soft=soft.reshape(gh, gw), weights=np.asarray(applied, np.float32).reshape(gh, gw),
         query=(qr, qc), patch=patch, samples=drawn,

@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import jax
 import numpy as np
 
 from models import attention as core
@@ -136,17 +135,9 @@ def qkv_attention(
         raise InputError(f"unknown mode {mode!r}; choose soft, argmax or sample")
     scores = qkv_scores(score, query, keys, params)
     weights = np.asarray(core.masked_softmax(scores, None, temperature), np.float32)
-    samples = None
-    if mode == "soft":
-        applied = weights
-    elif mode == "argmax":
-        applied = np.asarray(core.hard_argmax(weights), np.float32)
-    else:
-        num_samples = int(num_samples)
-        if not 1 <= num_samples <= MAX_SAMPLES:
-            raise InputError(f"samples must be between 1 and {MAX_SAMPLES}, got {num_samples}")
-        samples = np.asarray(core.hard_sample(jax.random.key(int(seed)), weights, num_samples))
-        applied = core.sample_frequencies(samples, len(weights))
+    if mode == "sample" and not 1 <= int(num_samples) <= MAX_SAMPLES:
+        raise InputError(f"samples must be between 1 and {MAX_SAMPLES}, got {num_samples}")
+    applied, samples = core.apply_mode(weights, mode, seed=seed, num_samples=num_samples)
     context = np.asarray(core.context_vector(applied[None, :], values), np.float32)[0]
     return QKVResult(scores, weights, applied, context, samples)
 

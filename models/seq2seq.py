@@ -28,6 +28,7 @@ import numpy as np
 from flax import nnx
 
 from models import attention as core
+from models.checkpoint import check_tensors
 from models.dates import MAX_INPUT_CHARS, OUTPUT_LENGTH, SOURCE_VOCAB, TARGET_VOCAB
 
 VARIANTS = ("bahdanau", "luong-dot", "luong-general", "luong-concat", "luong-location", "local-m", "local-p")
@@ -325,14 +326,7 @@ def load_flat_params(params: nnx.State, flat: dict[str, np.ndarray]) -> nnx.Stat
 
     Raises ValueError naming missing keys, unknown keys, or any shape mismatch.
     """
-    expected = flat_params(params)
-    missing = sorted(set(expected) - set(flat))
-    unknown = sorted(set(flat) - set(expected))
-    if missing or unknown:
-        raise ValueError(f"checkpoint does not match the model: missing {missing}, unknown {unknown}")
-    bad = [f"{k}: {tuple(flat[k].shape)} != {v.shape}" for k, v in expected.items() if tuple(flat[k].shape) != v.shape]
-    if bad:
-        raise ValueError("checkpoint shapes do not match the model: " + "; ".join(bad))
+    check_tensors({k: v.shape for k, v in flat_params(params).items()}, flat, where="seq2seq checkpoint")
     return jax.tree_util.tree_map_with_path(
         lambda path, _: jnp.asarray(flat[_name(path)], jnp.float32), params
     )

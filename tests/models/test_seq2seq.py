@@ -91,9 +91,9 @@ def test_strict_loading_names_missing_unknown_and_bad_shapes():
     flat = s2s.flat_params(params)
     assert "att_w" in flat and "decoder.w_x" in flat
     missing = {k: v for k, v in flat.items() if k != "att_w"}
-    with pytest.raises(ValueError, match="missing \\['att_w'\\]"):
+    with pytest.raises(ValueError, match="missing tensors \\['att_w'\\]"):
         s2s.load_flat_params(params, missing)
-    with pytest.raises(ValueError, match="unknown \\['extra'\\]"):
+    with pytest.raises(ValueError, match="unknown tensors \\['extra'\\]"):
         s2s.load_flat_params(params, {**flat, "extra": np.zeros(1)})
     with pytest.raises(ValueError, match="att_w"):
         s2s.load_flat_params(params, {**flat, "att_w": np.zeros((3, 3), np.float32)})
