@@ -25,8 +25,9 @@ def test_paraphrases_align_and_the_window_changes_the_map(page, app_url):
     wait_idle(page, timeout=LONG_WAIT)
     (trace,) = plotly_traces(page)[0]
     assert argmax_label(trace, "cat") == "cat" and argmax_label(trace, "mat") == "rug"
-    assert page.get_by_text("Best-aligned pairs").first.is_visible()
-    assert page.locator('[data-testid="stDataFrame"]').first.is_visible()  # drawn on a canvas: no text to read
+    # wait_for raises if the element never shows; the table is drawn on a canvas, so no text to read.
+    page.get_by_text("Best-aligned pairs").first.wait_for(state="visible", timeout=60_000)
+    page.locator('[data-testid="stDataFrame"]').first.wait_for(state="visible", timeout=60_000)
 
     before = plotly_traces(page)
     page.get_by_text("Local (p_t = t·S/T)").click()
