@@ -311,14 +311,15 @@ def teacher_inputs(targets: np.ndarray) -> np.ndarray:
 # ----------------------------------------------------------------------- flat parameters
 
 
-def _name(path) -> str:
+def param_name(path) -> str:
+    """Returns the dotted name of a parameter from its pytree path (e.g. "encoder_fwd.w_x")."""
     return ".".join(str(getattr(k, "key", getattr(k, "name", k))) for k in path if getattr(k, "name", None) != "value")
 
 
 def flat_params(params: nnx.State) -> dict[str, np.ndarray]:
     """Returns {dotted name: float32 array} of every parameter."""
     leaves = jax.tree_util.tree_flatten_with_path(params)[0]
-    return {_name(path): np.asarray(leaf, np.float32) for path, leaf in leaves}
+    return {param_name(path): np.asarray(leaf, np.float32) for path, leaf in leaves}
 
 
 def load_flat_params(params: nnx.State, flat: dict[str, np.ndarray]) -> nnx.State:
@@ -328,5 +329,5 @@ def load_flat_params(params: nnx.State, flat: dict[str, np.ndarray]) -> nnx.Stat
     """
     check_tensors({k: v.shape for k, v in flat_params(params).items()}, flat, where="seq2seq checkpoint")
     return jax.tree_util.tree_map_with_path(
-        lambda path, _: jnp.asarray(flat[_name(path)], jnp.float32), params
+        lambda path, _: jnp.asarray(flat[param_name(path)], jnp.float32), params
     )

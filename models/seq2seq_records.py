@@ -62,6 +62,11 @@ def snapshot_steps(variant: str) -> list[int]:
     return sorted({*map(int, info["snapshot_steps"]), int(info["final_step"])})
 
 
+def warm_start_of(variant: str) -> str | None:
+    """Returns the checkpoint folder name a variant was warm-started from, or None (random init)."""
+    return load_variant(variant)[3].get("warm_start")
+
+
 def validate_window(window: Any, default: int) -> int:
     """Returns D as an int in WINDOW_RANGE; InputError otherwise."""
     if window is None or window == "":

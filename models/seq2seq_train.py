@@ -3,6 +3,14 @@
 Teacher forcing, Adam, cross-entropy over the 10 output characters; batches are padded to
 the length bucket of their longest source. About 10 snapshots are kept for the page's
 "watch it learn" slider (spaced more densely early, where the attention forms).
+
+``--warm-start checkpoints/seq2seq/luong-general`` starts from another trained variant
+instead of random weights: every parameter the two share (embeddings, encoder, decoder,
+read-out) is copied, then for ``--fit-steps`` steps only the new variant's own attention
+head (W_a of luong-location; W_p, v_p of local-p) is fitted to reproduce the attention of
+the model it came from (cross-entropy to its α; squared distance to its mean position),
+and then the whole model trains on the output cross-entropy as usual. The teacher was
+itself trained on the output alone, so no ground-truth alignment enters training.
 """
 
 from __future__ import annotations
@@ -19,8 +27,18 @@ import numpy as np
 import optax
 
 from models import dates
-from models.seq2seq import VARIANTS, Seq2SeqConfig, apply, make_model, pad_batch, teacher_inputs
-from models.seq2seq_checkpoint import CHECKPOINT_DIR, params_for_save, save_checkpoint
+from models.seq2seq import (
+    VARIANTS,
+    Seq2SeqConfig,
+    apply,
+    flat_params,
+    load_flat_params,
+    make_model,
+    pad_batch,
+    param_name,
+    teacher_inputs,
+)
+from models.seq2seq_checkpoint import CHECKPOINT_DIR, load_checkpoint, params_for_save, save_checkpoint
 
 TRAIN_SEED = 1  # training draws come from the stream [TRAIN_SEED, init seed]; see seq2seq_quality
 VALIDATION_SEED = 7
@@ -38,6 +56,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--window", type=int, default=3, help="D of the local variants (default 3)")
     parser.add_argument("--seed", type=int, default=0, help="initialisation seed")
     parser.add_argument("--out", type=Path, default=CHECKPOINT_DIR, help="checkpoint root folder")
+    parser.add_argument(
+        "--warm-start", type=Path, metavar="FOLDER",
+        help="start from this trained checkpoint folder (shared weights copied, the head fitted to its attention)",
+    )
+    parser.add_argument("--fit-steps", type=int, default=300, help="head-fitting steps of --warm-start (default 300)")
+    parser.add_argument(
+        "--guide", type=float, default=0.0, metavar="LAMBDA",
+        help="with --warm-start: add LAMBDA × the head-fitting loss to the cross-entropy (default 0)",
+    )
+    parser.add_argument(
+        "--guide-until", type=float, default=1.0, metavar="FRACTION",
+        help="apply --guide for this fraction of the steps, then train on the cross-entropy alone (default 1)",
+    )
 
 
 def batch_arrays(examples: list[dates.DateExample], bucket: int | None = None):
@@ -47,20 +78,84 @@ def batch_arrays(examples: list[dates.DateExample], bucket: int | None = None):
     return src, lengths, teacher_inputs(targets), targets
 
 
-def make_train_step(graphdef, optimizer):
-    """Returns the jitted step (params, opt_state, batch..., window) -> (params, opt_state, loss)."""
+def make_train_step(graphdef, optimizer, variant: str | None = None, teacher=None):
+    """Returns the jitted step (params, opt_state, batch..., window[, guide]) -> (params, opt_state, loss).
 
-    def loss_fn(params, src, lengths, tgt_in, targets, window):
-        logits, _, _ = apply(graphdef, params, src, lengths, tgt_in, window, teacher_forcing=True)
-        return optax.softmax_cross_entropy_with_integer_labels(logits, targets).mean()
+    With a `teacher` (graphdef, params), the step takes one more argument, the guide weight λ,
+    and minimises cross-entropy + λ·distill_loss against the teacher's attention (λ = 0: plain
+    cross-entropy; traced, so changing it never recompiles). The returned loss is the cross-entropy.
+    """
+
+    def loss_fn(params, src, lengths, tgt_in, targets, window, guide):
+        logits, alpha, centers = apply(graphdef, params, src, lengths, tgt_in, window, teacher_forcing=True)
+        nll = optax.softmax_cross_entropy_with_integer_labels(logits, targets).mean()
+        if teacher is None:
+            return nll, nll
+        _, t_alpha, _ = apply(*teacher, src, lengths, tgt_in, window, teacher_forcing=True)
+        return nll + guide * distill_loss(variant, alpha, centers, jax.lax.stop_gradient(t_alpha)), nll
 
     @partial(jax.jit, donate_argnums=(0, 1))
-    def step(params, opt_state, src, lengths, tgt_in, targets, window):
-        loss, grads = jax.value_and_grad(loss_fn)(params, src, lengths, tgt_in, targets, window)
+    def step(params, opt_state, src, lengths, tgt_in, targets, window, guide=0.0):
+        (_, nll), grads = jax.value_and_grad(loss_fn, has_aux=True)(params, src, lengths, tgt_in, targets, window, guide)
         updates, opt_state = optimizer.update(grads, opt_state, params)
-        return optax.apply_updates(params, updates), opt_state, loss
+        return optax.apply_updates(params, updates), opt_state, nll
 
     return step
+
+
+# Parameters each variant has of its own: what --warm-start fits before training everything.
+HEAD_PARAMS = {"luong-location": ("att_w",), "local-p": ("pos_w", "pos_v")}
+
+
+def warm_start_params(params, teacher_flat: dict[str, np.ndarray]):
+    """Returns (params with every same-named, same-shaped teacher tensor copied, names not copied)."""
+    own = flat_params(params)
+    copied = {k: v for k, v in teacher_flat.items() if k in own and own[k].shape == v.shape}
+    kept = sorted(set(own) - set(copied))
+    return load_flat_params(params, own | copied), kept
+
+
+def distill_loss(variant: str, alpha, centers, teacher_alpha):
+    """Returns the head-fitting loss against a teacher's attention [B, 10, T].
+
+    local-p: squared distance of p_t to the teacher's mean position Σ_s α_s·s;
+    otherwise: cross-entropy of the student's α against the teacher's.
+    """
+    if variant == "local-p":
+        target = jnp.einsum("bts,s->bt", teacher_alpha, jnp.arange(teacher_alpha.shape[-1], dtype=jnp.float32))
+        return jnp.mean((centers - target) ** 2)
+    return -jnp.mean(jnp.sum(teacher_alpha * jnp.log(alpha + 1e-9), axis=-1))
+
+
+def fit_head(variant: str, graphdef, params, teacher, rng, steps: int, batch: int, lr: float, window):
+    """Returns (params, final loss): `steps` Adam steps on the head parameters alone."""
+    from tqdm import tqdm
+
+    t_graphdef, t_params = teacher
+    heads = HEAD_PARAMS.get(variant, ())
+    if not heads:
+        raise SystemExit(f"--warm-start has no head to fit for {variant}; it fits {', '.join(HEAD_PARAMS)}")
+    trainable = jax.tree_util.tree_map_with_path(lambda path, _: param_name(path) in heads, params)
+    optimizer = optax.adam(lr)  # zero gradients outside the head give zero Adam updates
+    opt_state = optimizer.init(params)
+
+    def loss_fn(p, src, lengths, tgt_in):
+        _, t_alpha, _ = apply(t_graphdef, t_params, src, lengths, tgt_in, window, teacher_forcing=True)
+        _, alpha, centers = apply(graphdef, p, src, lengths, tgt_in, window, teacher_forcing=True)
+        return distill_loss(variant, alpha, centers, jax.lax.stop_gradient(t_alpha))
+
+    @jax.jit
+    def step(p, opt_state, src, lengths, tgt_in):
+        loss, grads = jax.value_and_grad(loss_fn)(p, src, lengths, tgt_in)
+        grads = jax.tree_util.tree_map(lambda g, m: g if m else jnp.zeros_like(g), grads, trainable)
+        updates, opt_state = optimizer.update(grads, opt_state, p)
+        return optax.apply_updates(p, updates), opt_state, loss
+
+    loss = jnp.float32(0)
+    for _ in tqdm(range(steps), desc=f"{variant} head fit", unit="step", dynamic_ncols=True):
+        src, lengths, tgt_in, _ = batch_arrays(dates.sample(rng, batch), TRAIN_LENGTH)
+        params, opt_state, loss = step(params, opt_state, src, lengths, tgt_in)
+    return params, float(loss)
 
 
 def greedy_accuracy(graphdef, params, examples, window: float) -> float:
@@ -96,12 +191,24 @@ def train_variant(variant: str, args: argparse.Namespace) -> dict:
 
     cfg = Seq2SeqConfig(variant=variant, window=args.window)
     graphdef, params = make_model(cfg, seed=args.seed)
+    rng = np.random.default_rng([TRAIN_SEED, args.seed])
+    window = jnp.float32(cfg.window)
+    warm, teacher = {}, None
+    if getattr(args, "warm_start", None):
+        _, t_graphdef, t_params, _ = load_checkpoint(args.warm_start)
+        params, kept = warm_start_params(params, flat_params(t_params))
+        params, fit_loss = fit_head(
+            variant, graphdef, params, (t_graphdef, t_params), rng, args.fit_steps, args.batch, args.lr, window
+        )
+        teacher = (t_graphdef, t_params) if args.guide > 0 else None
+        warm = {"warm_start": args.warm_start.name, "fit_steps": args.fit_steps, "fit_loss": round(fit_loss, 5),
+                "not_copied": kept, "guide": args.guide, "guide_until": args.guide_until}
+        print(f"{variant}: warm start from {args.warm_start} (own: {', '.join(kept)}), head-fit loss {fit_loss:.4f}")
     schedule = optax.warmup_cosine_decay_schedule(0.0, args.lr, 100, args.steps, end_value=args.lr * 0.05)
     optimizer = optax.chain(optax.clip_by_global_norm(1.0), optax.adam(schedule))
     opt_state = optimizer.init(params)
-    step_fn = make_train_step(graphdef, optimizer)
-    rng = np.random.default_rng([TRAIN_SEED, args.seed])
-    window = jnp.float32(cfg.window)
+    step_fn = make_train_step(graphdef, optimizer, variant, teacher)
+    guide_steps = int(round(args.guide_until * args.steps)) if teacher is not None else 0
     keep = snapshot_steps(args.steps)
     snapshots = {0: params_for_save(params)}
     log, start, losses = [], time.perf_counter(), []
@@ -114,7 +221,8 @@ def train_variant(variant: str, args: argparse.Namespace) -> dict:
             snapshots[step - 1] = params_for_save(params)
             break
         examples = dates.sample(rng, args.batch)
-        params, opt_state, loss = step_fn(params, opt_state, *batch_arrays(examples, TRAIN_LENGTH), window)
+        guide = jnp.float32(args.guide if step <= guide_steps else 0.0)
+        params, opt_state, loss = step_fn(params, opt_state, *batch_arrays(examples, TRAIN_LENGTH), window, guide)
         losses.append(loss)
         if step % 50 == 0 or step == args.steps:
             mean = float(np.mean(jax.device_get(losses)))
@@ -130,7 +238,7 @@ def train_variant(variant: str, args: argparse.Namespace) -> dict:
     info = {
         "steps": args.steps, "batch": args.batch, "lr": args.lr, "seed": args.seed,
         "train_seed": TRAIN_SEED, "train_seconds": round(seconds, 1), "validation_exact_match": validation,
-        "log": log,
+        "log": log, **warm,
     }
     save_checkpoint(args.out / variant, cfg, final, snapshots, info | {"final_step": args.steps})
     print(f"{variant}: {seconds:.0f} s, validation exact match {validation:.4f} -> {args.out / variant}")

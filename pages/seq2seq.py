@@ -11,6 +11,7 @@ from models.seq2seq_records import (
     read_quality,
     seq2seq_record,
     snapshot_steps,
+    warm_start_of,
 )
 from ui.router import ensure_router
 from ui.widgets import export_buttons, show_input_error
@@ -99,10 +100,18 @@ for column, default, key in ((left, "bahdanau", "a"), (right, "local-m", "b")):
         export_buttons(other, cfig, key=f"s2s_compare_{key}", name=f"seq2seq-{chosen}")
 
 st.header("Watch it learn")
-st.markdown(
-    "The same input under snapshots of the selected variant taken during training: step 0 is the "
-    "untrained (random) model, whose α is meaningless; the alignment forms as the loss falls."
-)
+teacher = warm_start_of(variant)
+if teacher:
+    st.markdown(
+        f"The same input under snapshots of the selected variant taken during training. This variant "
+        f"starts from the trained **{teacher}** model: step 0 is that warm start, with its own attention head "
+        f"fitted to {teacher}'s attention (the README explains why and how); training refines it from there."
+    )
+else:
+    st.markdown(
+        "The same input under snapshots of the selected variant taken during training: step 0 is the "
+        "untrained (random) model, whose α is meaningless; the alignment forms as the loss falls."
+    )
 steps = snapshot_steps(variant)
 if st.session_state.get("s2s_step") not in steps:
     st.session_state.s2s_step = steps[-1]

@@ -139,3 +139,60 @@ def test_a_few_training_steps_lower_the_loss():
         params, opt_state, loss = step(params, opt_state, *batch, np.float32(3.0))
         losses.append(float(loss))
     assert losses[-1] < 0.8 * losses[0], losses
+
+
+def _tiny(variant):
+    return s2s.Seq2SeqConfig(**{**TINY.__dict__, "variant": variant})
+
+
+def test_warm_start_copies_shared_weights_and_fits_only_the_head():
+    from models.seq2seq_train import distill_loss, fit_head, warm_start_params
+
+    t_graphdef, t_params = s2s.make_model(_tiny("luong-general"), seed=1)
+    graphdef, params = s2s.make_model(_tiny("local-p"), seed=2)
+    teacher = s2s.flat_params(t_params)
+    params, kept = warm_start_params(params, teacher)
+    assert kept == ["pos_v", "pos_w"]
+    flat = s2s.flat_params(params)
+    for name, value in teacher.items():
+        np.testing.assert_array_equal(flat[name], value)
+
+    rng = np.random.default_rng(0)
+    fitted, _ = fit_head("local-p", graphdef, params, (t_graphdef, t_params), rng, 5, 16, 1e-2, np.float32(3.0))
+    after = s2s.flat_params(fitted)
+    assert not np.allclose(after["pos_w"], flat["pos_w"])
+    for name in teacher:
+        np.testing.assert_array_equal(after[name], flat[name])  # only the head moves
+
+    # The distance to the teacher's mean position, and cross-entropy for whole distributions.
+    teacher_alpha = np.zeros((1, 1, 4), np.float32)
+    teacher_alpha[0, 0, [1, 3]] = 0.5  # mean position 2
+    assert float(distill_loss("local-p", None, np.array([[5.0]]), teacher_alpha)) == pytest.approx(9.0)
+    uniform = np.full((1, 1, 4), 0.25, np.float32)
+    assert float(distill_loss("luong-location", uniform, None, teacher_alpha)) == pytest.approx(np.log(4), rel=1e-5)
+
+
+def test_guided_step_adds_the_distance_to_the_teacher_only_when_asked():
+    import optax
+
+    from models.seq2seq_train import batch_arrays, make_train_step
+
+    t_graphdef, t_params = s2s.make_model(_tiny("luong-general"), seed=1)
+    graphdef, params = s2s.make_model(_tiny("luong-location"), seed=2)
+    batch = batch_arrays(dates.generate(8, seed=3), dates.MAX_INPUT_CHARS)
+    optimizer = optax.sgd(0.0)  # the loss alone is compared; parameters stay put
+    guided = make_train_step(graphdef, optimizer, "luong-location", (t_graphdef, t_params))
+    plain = make_train_step(graphdef, optimizer)
+    copy = lambda p: s2s.load_flat_params(p, s2s.flat_params(p))  # noqa: E731 (steps donate their input)
+    _, _, nll_plain = plain(copy(params), optimizer.init(params), *batch, np.float32(3.0))
+    _, _, nll_guided = guided(copy(params), optimizer.init(params), *batch, np.float32(3.0), np.float32(5.0))
+    assert float(nll_guided) == pytest.approx(float(nll_plain), rel=1e-5)  # the reported loss is the NLL
+
+    grads = {}
+    for guide in (0.0, 5.0):
+        p = copy(params)
+        opt = optax.sgd(1.0)
+        step = make_train_step(graphdef, opt, "luong-location", (t_graphdef, t_params))
+        new, _, _ = step(p, opt.init(p), *batch, np.float32(3.0), np.float32(guide))
+        grads[guide] = s2s.flat_params(new)["att_w"]
+    assert not np.allclose(grads[0.0], grads[5.0])  # λ changes the update of the head

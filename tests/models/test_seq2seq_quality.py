@@ -29,14 +29,6 @@ def test_held_out_set_is_disjoint_by_seed_and_covers_every_format(examples):
     assert min(counts.values()) >= 50, counts
 
 
-# Bars the committed checkpoints do not reach yet (issue 4 stays open until they do). They run
-# and must fail: strict xfail turns red the day they pass, so the marker cannot outlive the gap.
-NOT_YET_MET = {
-    ("alignment", "luong-location"): "measured 85.5% alignment accuracy, bar 90% (README, Seq2seq)",
-    ("coverage", "local-p"): "measured 77.3% window coverage, bar 90% (README, Seq2seq)",
-}
-
-
 @pytest.fixture(scope="module")
 def quality(examples):
     cache = {}
@@ -47,11 +39,6 @@ def quality(examples):
         return cache[variant]
 
     return get
-
-
-def _mark(kind, variant):
-    reason = NOT_YET_MET.get((kind, variant))
-    return pytest.param(variant, marks=pytest.mark.xfail(strict=True, reason=reason)) if reason else variant
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -66,12 +53,12 @@ def test_exact_match(variant, examples, quality):
         assert q.exact_match >= EXACT_MATCH_BAR[variant], (q.exact_match, q.per_format)
 
 
-@pytest.mark.parametrize("variant", [_mark("alignment", v) for v in ("bahdanau", *GLOBAL_LUONG)])
+@pytest.mark.parametrize("variant", ("bahdanau", *GLOBAL_LUONG))
 def test_alignment_accuracy(variant, quality):
     assert quality(variant).alignment_accuracy >= ALIGNMENT_BAR, quality(variant).alignment_accuracy
 
 
-@pytest.mark.parametrize("variant", [_mark("coverage", "local-p")])
+@pytest.mark.parametrize("variant", ["local-p"])
 def test_local_p_window_coverage(variant, quality):
     assert quality(variant).window_coverage >= COVERAGE_BAR, quality(variant).window_coverage
 
