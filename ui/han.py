@@ -76,12 +76,16 @@ def train_your_own() -> None:
     if own is None:
         return
     if own["running"]:
-        if st.button("Stop training", key="han_train_stop"):
-            own["running"] = False
-        else:
-            _train_one_epoch(own)
-            st.rerun()
+        # The click interrupts the running epoch; the callback runs before the next script
+        # run, so that run shows the model as stopped, without the button.
+        st.button("Stop training", key="han_train_stop", on_click=_stop, args=(own,))
+        _train_one_epoch(own)
+        st.rerun()
     _show_own_model(own, data.texts[0])
+
+
+def _stop(own: dict) -> None:
+    own["running"] = False
 
 
 def _train_one_epoch(own: dict) -> None:

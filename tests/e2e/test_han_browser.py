@@ -45,3 +45,33 @@ def test_typing_a_document_updates_the_heatmap_and_stays_escaped(page, app_url):
     page.get_by_text("Where the network looked").first.evaluate("el => el.scrollIntoView({block: 'start'})")
     page.mouse.move(0, 0)
     page.screenshot(path=str(ROOT / "docs" / "han.png"))
+
+
+def test_train_your_own_stops_on_request_and_offers_the_model(page, app_url, tmp_path):
+    from models.han_train import example_csv_bytes
+
+    csv = tmp_path / "reviews.csv"
+    csv.write_bytes(example_csv_bytes())
+    page.goto(f"{app_url}/han")
+    page.get_by_text("Train your own").first.wait_for(timeout=90_000)
+    wait_idle(page, timeout=240_000)
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(csv))
+    page.get_by_text("200 rows, 2 classes").first.wait_for(timeout=60_000)
+    wait_idle(page)
+    page.get_by_role("button", name="Train", exact=True).click()
+    # The progress bar reports steps while an epoch runs; Stop interrupts the run.
+    page.get_by_text("epoch 1/5: step").first.wait_for(timeout=120_000)
+    page.get_by_role("button", name="Stop training").click()
+    stopped = page.get_by_text("Your model: stopped after")
+    stopped.first.wait_for(timeout=120_000)
+    wait_idle(page, timeout=120_000)
+    message = stopped.first.inner_text()
+    epochs_done = int(message.split("stopped after ")[1].split(" of ")[0])
+    assert 0 <= epochs_done < 5
+    assert page.get_by_role("button", name="Stop training").count() == 0
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download the trained model (safetensors)").click()
+    path = download.value.path()
+    from safetensors.numpy import load_file
+
+    assert len(load_file(str(path))) > 0  # a real safetensors file of the stopped model

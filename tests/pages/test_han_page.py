@@ -48,3 +48,39 @@ def test_han_page_bad_input_messages():
     upload.set_value(("cols.csv", b"body,stars\na,1\n", "text/csv"))
     at.run()
     assert any("needs a 'text' and a 'label' column" in e.value for e in at.error)
+
+
+def _train_your_own_alone():
+    from ui.han import train_your_own
+
+    train_your_own()
+
+
+def test_train_your_own_trains_in_the_app_and_offers_the_model():
+    # The section alone (AppTest.from_function): on the full page, AppTest loses the Train
+    # click after an upload; Chromium does not (tests/e2e/test_han_browser.py).
+    from safetensors.numpy import load
+    from streamlit.testing.v1 import AppTest
+
+    from models.han import checkpoint_bytes
+    from models.han_train import example_csv_bytes
+
+    at = AppTest.from_function(_train_your_own_alone, default_timeout=600).run()
+    at.get("file_uploader")[0].set_value(("reviews.csv", example_csv_bytes(), "text/csv"))
+    at.run()
+    assert any("200 rows, 2 classes" in c.value for c in at.caption)
+    at.slider(key="han_own_epochs").set_value(2).run()
+    at.button(key="han_train_start").click().run()
+    assert not at.exception
+    done = [s.value for s in at.success]
+    assert done and done[0].startswith("Your model: trained after 2 of 2 epochs"), done
+    losses = [float(x) for x in done[0].split("loss per epoch: ")[1].rstrip(").").split(", ")]
+    assert len(losses) == 2 and losses[1] < losses[0]
+    assert [b.key for b in at.button] == ["han_train_start"]  # no Stop button once done
+    own = at.session_state["han_own_model"]
+    assert own["epoch"] == 2 and not own["running"]
+    blob = checkpoint_bytes(own["train"].graphdef, own["train"].state, own["cfg"], {})
+    assert len(load(blob)) > 0  # what the download button serves: a real safetensors file
+    at.text_area(key="han_own_text").set_value("The soup was wonderful. We will come back.").run()
+    assert not at.exception
+    assert at.metric[0].value in ("positive", "negative")
