@@ -40,6 +40,7 @@ from models.feedforward import (
 )
 
 UNBOUNDED_LENGTHS = (50, 1_000)
+ENCODER_LAYERS = ("w_xh", "w_hc")  # the per-step layers; --encoder-lr gives them their own rate
 
 # Defaults per run: (steps, batch, learning rate). Larger T₀ gets smaller batches: a batch
 # of 16 × 11,000 steps already holds 17.6 M hidden activations.
@@ -96,8 +97,13 @@ def train(
     init: FeedForwardAttention | None = None,
     progress: bool = False,
     constant_lr: bool = False,
+    encoder_lr: float | None = None,
 ) -> TrainResult:
-    """Returns a model trained for `steps` Adam steps on fresh addition batches."""
+    """Returns a model trained for `steps` Adam steps on fresh addition batches.
+
+    `encoder_lr`: a separate (constant, after the warm-up) learning rate for the per-step
+    layers W_xh and W_hc; the output layers keep `learning_rate`. Every parameter still trains.
+    """
     cfg = cfg or (PAPER if variant == "paper" else UNBOUNDED)
     model = init if init is not None else FeedForwardAttention(cfg, rngs=nnx.Rngs(seed))
     graphdef, params = nnx.split(model)
@@ -107,7 +113,14 @@ def train(
         if constant_lr
         else optax.warmup_cosine_decay_schedule(0.0, learning_rate, warmup, steps, learning_rate / 30)
     )
-    tx = optax.chain(optax.clip_by_global_norm(1.0), optax.adam(schedule))
+    adam = optax.adam(schedule)
+    if encoder_lr is not None:
+        labels = jax.tree_util.tree_map_with_path(
+            lambda path, _: "encoder" if str(getattr(path[0], "key", path[0])) in ENCODER_LAYERS else "readout", params
+        )
+        encoder_adam = optax.adam(optax.linear_schedule(0.0, encoder_lr, warmup))
+        adam = optax.multi_transform({"encoder": encoder_adam, "readout": adam}, labels)
+    tx = optax.chain(optax.clip_by_global_norm(1.0), adam)
     opt_state = tx.init(params)
     train_step = make_train_step(graphdef, tx)
     rng = np.random.default_rng(seed + 1)
@@ -193,6 +206,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--constant-lr", action="store_true", help="no cosine decay after the warm-up")
     parser.add_argument(
+        "--encoder-lr", type=float,
+        help="own constant learning rate for the per-step layers W_xh, W_hc (default: --lr for all)",
+    )
+    parser.add_argument(
         "--fit-readout", type=int, default=0, metavar="N",
         help="before Adam, set the output layers to the least-squares readout of c on N fresh sequences",
     )
@@ -227,7 +244,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         result = train(
             args.variant, length, steps=steps, batch=batch, learning_rate=lr, seed=args.seed, init=init,
-            progress=True, constant_lr=args.constant_lr,
+            progress=True, constant_lr=args.constant_lr, encoder_lr=args.encoder_lr,
         )
     test_lengths = (
         lengths_around(np.random.default_rng(7), length, 200)
@@ -245,6 +262,7 @@ def run(args: argparse.Namespace) -> int:
         "seed": args.seed,
         "init": str(args.init) if args.init else None,
         "constant_lr": args.constant_lr,
+        "encoder_lr": args.encoder_lr,
         "fit_readout_sequences": args.fit_readout,
         "readout_mse": readout_mse,
         "train_seconds": round(result.seconds, 1),

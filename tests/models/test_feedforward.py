@@ -110,3 +110,14 @@ def test_record_rejects_bad_options():
                     {"mechanism": "qkv-dot", "length": 100}, {"length": 100, "marked": "5,5"}):
         with pytest.raises(InputError):
             addition_record(options)
+
+
+def test_encoder_lr_gives_the_per_step_layers_their_own_rate():
+    init = FeedForwardAttention(TINY, rngs=nnx.Rngs(3))
+    before = state_to_tensors(init)
+    result = train("paper", 20, steps=5, batch=8, learning_rate=1e-2, cfg=TINY, seed=0, init=init, encoder_lr=0.0)
+    after = state_to_tensors(result.model)
+    for name in ("w_xh.kernel", "w_xh.bias", "w_hc.kernel", "w_hc.bias"):
+        np.testing.assert_array_equal(after[name], before[name])
+    assert not np.allclose(after["w_cs.kernel"], before["w_cs.kernel"])
+    assert not np.allclose(after["w_sy.kernel"], before["w_sy.kernel"])
