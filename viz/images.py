@@ -129,7 +129,7 @@ def patch_attention_figure(
     image uint8 [H, W, 3]; weights float [gh, gw] (one per patch); query (row, col) of the
     query patch, outlined; samples: optional int [N] patch indices drawn (hard), drawn as
     markers sized by count. A faint marker at every patch centre makes patches clickable
-    (box/point selection returns its customdata: the patch index).
+    (a click selects one and returns its customdata: the patch index).
     """
     image = np.asarray(image)
     weights = np.asarray(weights, np.float32)
@@ -194,7 +194,8 @@ def patch_attention_figure(
         margin={"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
         xaxis={"visible": False, "range": [-0.5, width - 0.5]},
         yaxis={"visible": False, "scaleanchor": "x", "range": [height - 0.5, -0.5]},
-        dragmode="select",
+        # No drag-select: Streamlit turns click selection off when dragmode is "select" or
+        # "lasso" (a click must pick one patch; tests/e2e/test_images_browser.py clicks one).
         clickmode="event+select",
     )
     return fig

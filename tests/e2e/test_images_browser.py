@@ -38,3 +38,23 @@ def test_upload_then_samples_slider_changes_the_hard_panels(page, app_url):
     text = page.locator('[data-testid="stMarkdownContainer"]').all_inner_texts()
     assert any("Caption:" in t and "triangle" in t for t in text)
     page.screenshot(path=str(ROOT / "docs" / "images.png"), full_page=False)
+
+
+def test_clicking_a_patch_makes_it_the_query(page, app_url):
+    open_page(page, app_url, "images", "Hard vs soft attention (images)", charts=2)
+    page.get_by_role("tab", name="Self-attention on any photo").click()
+    page.get_by_text("attends to…").first.wait_for(timeout=60_000)
+    wait_idle(page)
+    chart = page.locator(".js-plotly-plot").filter(has_text="attends to…").first
+    assert "Patch r4c4" in chart.inner_text()  # the default query: the centre of the 8×8 grid
+    # The page position of patch (1, 2)'s centre marker (trace 2, point 1·8 + 2), from plotly's own axes.
+    x, y = chart.evaluate(
+        """el => { const t = el._fullData[2], i = 10, L = el._fullLayout, box = el.getBoundingClientRect();
+                   return [box.left + L.xaxis._offset + L.xaxis.l2p(t.x[i]),
+                           box.top + L.yaxis._offset + L.yaxis.l2p(t.y[i])]; }"""
+    )
+    page.mouse.click(x, y)
+    page.locator(".js-plotly-plot").filter(has_text="Patch r1c2 attends to…").first.wait_for(timeout=60_000)
+    wait_idle(page)
+    assert page.get_by_label("Query patch row").input_value() == "1"
+    assert page.get_by_label("Query patch column").input_value() == "2"
