@@ -15,6 +15,7 @@ from plotly.subplots import make_subplots
 from viz.figures import COLORSCALE, safe_label
 
 PANEL_PX = 190
+PANELS_PER_LINE = 4  # words per line of caption panels; longer captions wrap
 
 
 def _cell_centres(grid_h: int, grid_w: int, height: int, width: int):
@@ -32,8 +33,13 @@ def caption_panels(
     title: str | None = None,
     opacity: float = 0.6,
     zmax: float | None = None,
+    per_line: int = PANELS_PER_LINE,
 ) -> go.Figure:
     """Returns a grid of panels: one column per word, one row per map kind.
+
+    Words wrap after `per_line` columns (a caption of 9 words takes three lines of 4, 4 and 1
+    words, each line holding every map kind), so panels stay large enough to read.
+    Traces come in row-major order over (map kind, word): image, heatmap for each panel.
 
     image uint8 [H, W, 3]; rows: (row title, maps float [n_words, g, g]) e.g. ("α", alphas)
     and ("sample frequency", freqs); smooth[r]: interpolate row r (a smooth soft map) or draw
@@ -51,13 +57,25 @@ def caption_panels(
     marks = list(marks) if marks is not None else [None] * n_rows
     height, width = image.shape[:2]
     top = float(zmax) if zmax is not None else max(float(np.max(m)) for _, m in rows)
+    if per_line < 1:
+        raise ValueError(f"per_line must be at least 1, got {per_line}")
+    n_cols = min(n_words, per_line)
+    n_lines = -(-n_words // n_cols)
+
+    def place(r: int, c: int) -> tuple[int, int]:  # (subplot row, col), 1-based
+        return (c // n_cols) * n_rows + r + 1, c % n_cols + 1
+
+    titles = [""] * (n_lines * n_rows * n_cols)
+    for c, word in enumerate(words):
+        row, col = place(0, c)
+        titles[(row - 1) * n_cols + col - 1] = safe_label(word)
     fig = make_subplots(
-        rows=n_rows,
-        cols=n_words,
-        column_titles=[safe_label(w) for w in words],
-        row_titles=[safe_label(name) for name, _ in rows],
-        horizontal_spacing=0.008,
-        vertical_spacing=0.04,
+        rows=n_lines * n_rows,
+        cols=n_cols,
+        subplot_titles=titles,
+        row_titles=[safe_label(name) for _ in range(n_lines) for name, _ in rows],
+        horizontal_spacing=0.01,
+        vertical_spacing=0.06 / max(n_lines * n_rows, 1) + 0.02,
     )
     for r, (name, maps) in enumerate(rows):
         maps = np.asarray(maps, np.float32)
@@ -66,7 +84,8 @@ def caption_panels(
         gh, gw = maps.shape[1:]
         dy, dx, y0, x0 = _cell_centres(gh, gw, height, width)
         for c in range(n_words):
-            fig.add_trace(go.Image(z=image, hoverinfo="skip"), row=r + 1, col=c + 1)
+            row, col = place(r, c)
+            fig.add_trace(go.Image(z=image, hoverinfo="skip"), row=row, col=col)
             fig.add_trace(
                 go.Heatmap(
                     z=maps[c],
@@ -84,8 +103,8 @@ def caption_panels(
                     ),
                     customdata=np.stack(np.meshgrid(np.arange(gh), np.arange(gw), indexing="ij"), -1),
                 ),
-                row=r + 1,
-                col=c + 1,
+                row=row,
+                col=col,
             )
             if marks[r] is not None:
                 cell = int(np.asarray(marks[r])[c])
@@ -97,18 +116,17 @@ def caption_panels(
                     y0=cr * dy - 0.5,
                     y1=(cr + 1) * dy - 0.5,
                     line={"color": "#d62728", "width": 2},
-                    row=r + 1,
-                    col=c + 1,
+                    row=row,
+                    col=col,
                 )
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
-    for r in range(n_rows):
-        for c in range(n_words):
-            fig.update_yaxes(scaleanchor=f"x{'' if r * n_words + c == 0 else r * n_words + c + 1}", row=r + 1, col=c + 1)
+    for index in range(n_lines * n_rows * n_cols):
+        fig.update_yaxes(scaleanchor=f"x{'' if index == 0 else index + 1}", row=index // n_cols + 1, col=index % n_cols + 1)
     fig.update_layout(
         title={"text": html.escape(title) if title else None},
         coloraxis={"colorscale": COLORSCALE, "cmin": 0.0, "cmax": max(top, 1e-9), "colorbar": {"title": {"text": "weight"}}},
-        height=int(PANEL_PX * n_rows + (90 if title else 60)),
+        height=int(PANEL_PX * n_rows * n_lines + 30 * n_lines + (60 if title else 30)),
         width=None,
         margin={"l": 10, "r": 10, "t": 70 if title else 45, "b": 10},
     )
