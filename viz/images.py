@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from viz.figures import COLORSCALE, safe_label
+from viz.figures import COLORSCALE, image_overlay, safe_label
 
 PANEL_PX = 190
 PANELS_PER_LINE = 4  # words per line of caption panels; longer captions wrap
@@ -151,28 +151,17 @@ def patch_attention_figure(
     """
     image = np.asarray(image)
     weights = np.asarray(weights, np.float32)
+    fig = image_overlay(image, weights, opacity=opacity, smooth=False)
     height, width = image.shape[:2]
     gh, gw = weights.shape
     dy, dx = height / gh, width / gw
-    fig = go.Figure(go.Image(z=image, hoverinfo="skip"))
-    fig.add_trace(
-        go.Heatmap(
-            z=weights,
-            x0=dx / 2 - 0.5,
-            dx=dx,
-            y0=dy / 2 - 0.5,
-            dy=dy,
-            zmin=0.0,
-            zmax=max(float(weights.max(initial=0.0)), 1e-9),
-            opacity=float(np.clip(opacity, 0, 1)),
-            colorscale=COLORSCALE,
-            zsmooth=False,
-            colorbar={"title": {"text": "α"}},
-            hovertemplate="patch %{y:.0f}, %{x:.0f}<br>α = %{z:.4f}<extra></extra>",
-            name="α",
-        )
-    )
     rows, cols = np.meshgrid(np.arange(gh), np.arange(gw), indexing="ij")
+    fig.update_traces(
+        selector={"type": "heatmap"},
+        name="α",
+        customdata=np.stack([rows, cols], -1),
+        hovertemplate="patch r%{customdata[0]}c%{customdata[1]}<br>α = %{z:.4f}<extra></extra>",
+    )
     fig.add_trace(
         go.Scatter(
             x=(cols.ravel() + 0.5) * dx - 0.5,
