@@ -56,7 +56,16 @@ def export_buttons(record: AttentionRecord, fig: go.Figure, *, key: str, name: s
             )
 
 
+MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]<>#~|$])")
+
+
+def escape_markdown(text: str) -> str:
+    """Returns `text` with every character Streamlit's markdown would format (emphasis, code,
+    links, HTML, headings, tables, $…$ maths) backslash-escaped, so it shows as typed."""
+    return MARKDOWN_SPECIALS.sub(r"\\\1", text)
+
+
 def show_input_error(error: Exception) -> None:
-    """Shows a user-caused error as one line (never a traceback)."""
+    """Shows a user-caused error as one line (never a traceback); the text is shown as is."""
     message = str(error).splitlines()[0] if str(error) else type(error).__name__
-    st.error(message, icon=":material/error:")
+    st.error(escape_markdown(message), icon=":material/error:")

@@ -75,3 +75,17 @@ def test_train_your_own_stops_on_request_and_offers_the_model(page, app_url, tmp
     from safetensors.numpy import load_file
 
     assert len(load_file(str(path))) > 0  # a real safetensors file of the stopped model
+
+
+def test_user_text_in_an_error_shows_as_typed(page, app_url, tmp_path):
+    # Column names come back in the message; markdown must not turn them into maths or emphasis.
+    csv = tmp_path / "odd.csv"
+    csv.write_bytes(b"$x$,*stars*,_b_\n1,2,3\n")
+    page.goto(f"{app_url}/han")
+    page.get_by_text("Train your own").first.wait_for(timeout=90_000)
+    wait_idle(page, timeout=240_000)
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(csv))
+    alert = page.locator('[data-testid="stAlertContentError"]').filter(has_text="found columns")
+    alert.first.wait_for(timeout=60_000)
+    assert "found columns: $x$, *stars*, _b_" in alert.first.inner_text()
+    assert alert.first.locator("em, strong, .katex").count() == 0
