@@ -57,7 +57,7 @@ def load_variant_snapshots(variant: str) -> dict[int, Any]:
 
 
 def snapshot_steps(variant: str) -> list[int]:
-    """Returns the training steps that have a snapshot (0 = untrained weights)."""
+    """Returns the training steps that have a snapshot (0 = the initial weights: random, or a warm start)."""
     info = load_variant(variant)[3]
     return sorted({*map(int, info["snapshot_steps"]), int(info["final_step"])})
 

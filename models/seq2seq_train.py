@@ -197,12 +197,14 @@ def train_variant(variant: str, args: argparse.Namespace) -> dict:
     if getattr(args, "warm_start", None):
         _, t_graphdef, t_params, _ = load_checkpoint(args.warm_start)
         params, kept = warm_start_params(params, flat_params(t_params))
+        fit_start = time.perf_counter()
         params, fit_loss = fit_head(
             variant, graphdef, params, (t_graphdef, t_params), rng, args.fit_steps, args.batch, args.lr, window
         )
+        fit_seconds = round(time.perf_counter() - fit_start, 1)
         teacher = (t_graphdef, t_params) if args.guide > 0 else None
         warm = {"warm_start": args.warm_start.name, "fit_steps": args.fit_steps, "fit_loss": round(fit_loss, 5),
-                "not_copied": kept, "guide": args.guide, "guide_until": args.guide_until}
+                "fit_seconds": fit_seconds, "not_copied": kept, "guide": args.guide, "guide_until": args.guide_until}
         print(f"{variant}: warm start from {args.warm_start} (own: {', '.join(kept)}), head-fit loss {fit_loss:.4f}")
     schedule = optax.warmup_cosine_decay_schedule(0.0, args.lr, 100, args.steps, end_value=args.lr * 0.05)
     optimizer = optax.chain(optax.clip_by_global_norm(1.0), optax.adam(schedule))
@@ -245,7 +247,21 @@ def train_variant(variant: str, args: argparse.Namespace) -> dict:
     return info
 
 
+def check_arguments(args: argparse.Namespace) -> None:
+    """SystemExit with one line for flag combinations that would be ignored or fail later."""
+    warm = getattr(args, "warm_start", None)
+    if warm is None and (getattr(args, "guide", 0.0) > 0 or getattr(args, "guide_until", 1.0) != 1.0):
+        raise SystemExit("--guide and --guide-until need --warm-start (the model whose attention guides)")
+    if warm is not None and args.variant not in HEAD_PARAMS:
+        raise SystemExit(f"--warm-start fits the head of {' or '.join(HEAD_PARAMS)}, not {args.variant}")
+    if warm is not None and not (warm / "training.json").is_file():
+        raise SystemExit(f"--warm-start: no checkpoint at {warm}")
+    if not 0.0 <= getattr(args, "guide_until", 1.0) <= 1.0:
+        raise SystemExit("--guide-until is a fraction of the steps, between 0 and 1")
+
+
 def run(args: argparse.Namespace) -> int:
+    check_arguments(args)
     variants = VARIANTS if args.variant == "all" else (args.variant,)
     for variant in variants:
         train_variant(variant, args)

@@ -71,7 +71,7 @@ def train_your_own() -> None:
             return
         cfg = _own_config(data.classes)
         own = {"cfg": cfg, "train": TrainState.create(cfg, seed=0, learning_rate=1e-2), "docs": docs, "labels": data.labels[:, None],
-               "epoch": 0, "epochs": epochs, "running": True, "signature": signature, "losses": []}
+               "epoch": 0, "epochs": epochs, "steps": 0, "running": True, "signature": signature, "losses": []}
         st.session_state[OWN_STATE] = own
     if own is None:
         return
@@ -92,7 +92,10 @@ def _train_one_epoch(own: dict) -> None:
     epoch, epochs = own["epoch"], own["epochs"]
     bar = st.progress(0.0, text=f"epoch {epoch + 1}/{epochs}: compiling…")
 
+    done_before = own["steps"]
+
     def on_step(step, total, loss):
+        own["steps"] = done_before + step  # a Stop mid-epoch keeps these steps' weights
         bar.progress(step / total, text=f"epoch {epoch + 1}/{epochs}: step {step}/{total}, loss {loss:.3f}")
 
     losses = train_epochs(own["train"], own["docs"], own["labels"], epochs=1, batch_size=8, seed=epoch, on_step=on_step)
@@ -105,7 +108,8 @@ def _show_own_model(own: dict, example: str) -> None:
     train: TrainState = own["train"]
     done = "stopped" if own["epoch"] < own["epochs"] else "trained"
     losses = ", ".join(f"{x:.3f}" for x in own["losses"]) or "none yet"
-    st.success(f"Your model: {done} after {own['epoch']} of {own['epochs']} epochs (loss per epoch: {losses}).")
+    st.success(f"Your model: {done} after {own['steps']} training steps, {own['epoch']} of {own['epochs']} epochs "
+               f"complete (loss per epoch: {losses}).")
     predictor = HANPredictor(own["cfg"], train.graphdef, train.state)
     st.download_button(
         "Download the trained model (safetensors)",

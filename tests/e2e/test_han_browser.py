@@ -1,5 +1,6 @@
 """The Hierarchical attention page in Chromium: type a document, the heatmap follows; no script runs from the text."""
 
+import numpy as np
 import pytest
 
 from tests.e2e.conftest import ROOT, plotly_traces, wait_for_change, wait_for_charts, wait_idle
@@ -66,15 +67,24 @@ def test_train_your_own_stops_on_request_and_offers_the_model(page, app_url, tmp
     stopped.first.wait_for(timeout=120_000)
     wait_idle(page, timeout=120_000)
     message = stopped.first.inner_text()
-    epochs_done = int(message.split("stopped after ")[1].split(" of ")[0])
-    assert 0 <= epochs_done < 5
+    steps_done = int(message.split("stopped after ")[1].split(" training steps")[0])
+    epochs_done = int(message.split("steps, ")[1].split(" of 5 epochs")[0])
+    assert steps_done >= 1 and 0 <= epochs_done < 5
     assert page.get_by_role("button", name="Stop training").count() == 0
     with page.expect_download() as download:
         page.get_by_role("button", name="Download the trained model (safetensors)").click()
     path = download.value.path()
-    from safetensors.numpy import load_file
+    from safetensors.numpy import load, load_file
 
-    assert len(load_file(str(path))) > 0  # a real safetensors file of the stopped model
+    from models.han import TrainState, checkpoint_bytes
+    from ui.han import _own_config
+
+    cfg = _own_config(("negative", "positive"))
+    fresh = TrainState.create(cfg, seed=0, learning_rate=1e-2)
+    initial = load(checkpoint_bytes(fresh.graphdef, fresh.state, cfg))
+    trained = load_file(str(path))
+    assert trained.keys() == initial.keys()
+    assert any(not np.array_equal(trained[k], initial[k]) for k in trained)  # the stopped model kept its steps
 
 
 def test_user_text_in_an_error_shows_as_typed(page, app_url, tmp_path):

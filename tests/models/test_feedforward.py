@@ -121,3 +121,10 @@ def test_encoder_lr_gives_the_per_step_layers_their_own_rate():
         np.testing.assert_array_equal(after[name], before[name])
     assert not np.allclose(after["w_cs.kernel"], before["w_cs.kernel"])
     assert not np.allclose(after["w_sy.kernel"], before["w_sy.kernel"])
+    # A small non-zero rate moves the per-step layers, by Adam's ~rate per step, not by learning_rate.
+    small = train("paper", 20, steps=5, batch=8, learning_rate=1e-2, cfg=TINY, seed=0,
+                  init=FeedForwardAttention(TINY, rngs=nnx.Rngs(3)), encoder_lr=1e-4)
+    moved = np.abs(state_to_tensors(small.model)["w_xh.kernel"] - before["w_xh.kernel"]).max()
+    assert 0 < moved <= 5 * 1e-4 * 1.01
+    readout_moved = np.abs(state_to_tensors(small.model)["w_cs.kernel"] - before["w_cs.kernel"]).max()
+    assert readout_moved > 10 * moved

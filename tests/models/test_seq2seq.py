@@ -173,26 +173,40 @@ def test_warm_start_copies_shared_weights_and_fits_only_the_head():
 
 
 def test_guided_step_adds_the_distance_to_the_teacher_only_when_asked():
+    import jax
     import optax
 
-    from models.seq2seq_train import batch_arrays, make_train_step
+    from models.seq2seq_train import batch_arrays, distill_loss, make_train_step
 
     t_graphdef, t_params = s2s.make_model(_tiny("luong-general"), seed=1)
     graphdef, params = s2s.make_model(_tiny("luong-location"), seed=2)
-    batch = batch_arrays(dates.generate(8, seed=3), dates.MAX_INPUT_CHARS)
-    optimizer = optax.sgd(0.0)  # the loss alone is compared; parameters stay put
-    guided = make_train_step(graphdef, optimizer, "luong-location", (t_graphdef, t_params))
-    plain = make_train_step(graphdef, optimizer)
-    copy = lambda p: s2s.load_flat_params(p, s2s.flat_params(p))  # noqa: E731 (steps donate their input)
-    _, _, nll_plain = plain(copy(params), optimizer.init(params), *batch, np.float32(3.0))
-    _, _, nll_guided = guided(copy(params), optimizer.init(params), *batch, np.float32(3.0), np.float32(5.0))
-    assert float(nll_guided) == pytest.approx(float(nll_plain), rel=1e-5)  # the reported loss is the NLL
+    src, lengths, tgt_in, targets = batch_arrays(dates.generate(8, seed=3), dates.MAX_INPUT_CHARS)
+    window = np.float32(3.0)
+    flat = s2s.flat_params(params)
+    copy = lambda: s2s.load_flat_params(params, flat)  # noqa: E731 (steps donate their input)
 
-    grads = {}
+    def nll(p):
+        logits, _, _ = s2s.apply(graphdef, p, src, lengths, tgt_in, window, teacher_forcing=True)
+        return optax.softmax_cross_entropy_with_integer_labels(logits, targets).mean()
+
+    def distance(p):
+        _, alpha, centers = s2s.apply(graphdef, p, src, lengths, tgt_in, window, teacher_forcing=True)
+        _, t_alpha, _ = s2s.apply(t_graphdef, t_params, src, lengths, tgt_in, window, teacher_forcing=True)
+        return distill_loss("luong-location", alpha, centers, t_alpha)
+
+    g_nll = s2s.flat_params(jax.grad(nll)(copy()))["att_w"]
+    g_distance = s2s.flat_params(jax.grad(distance)(copy()))["att_w"]
+    assert np.abs(g_distance).max() > 0
+
+    sgd = optax.sgd(1.0)  # new = old − gradient, so the update is the gradient itself
+    guided = make_train_step(graphdef, sgd, "luong-location", (t_graphdef, t_params))
+    plain = make_train_step(graphdef, sgd)
     for guide in (0.0, 5.0):
-        p = copy(params)
-        opt = optax.sgd(1.0)
-        step = make_train_step(graphdef, opt, "luong-location", (t_graphdef, t_params))
-        new, _, _ = step(p, opt.init(p), *batch, np.float32(3.0), np.float32(guide))
-        grads[guide] = s2s.flat_params(new)["att_w"]
-    assert not np.allclose(grads[0.0], grads[5.0])  # λ changes the update of the head
+        p = copy()
+        new, _, loss = guided(p, sgd.init(p), src, lengths, tgt_in, targets, window, np.float32(guide))
+        step = flat["att_w"] - s2s.flat_params(new)["att_w"]
+        np.testing.assert_allclose(step, g_nll + guide * g_distance, rtol=1e-4, atol=1e-6)
+        assert float(loss) == pytest.approx(float(nll(copy())), rel=1e-5)  # the reported loss is the NLL
+    p = copy()
+    new, _, _ = plain(p, sgd.init(p), src, lengths, tgt_in, targets, window)
+    np.testing.assert_allclose(flat["att_w"] - s2s.flat_params(new)["att_w"], g_nll, rtol=1e-4, atol=1e-6)

@@ -48,13 +48,20 @@ def test_variant_and_window_change_the_heatmap(at):
     assert any(n.startswith("p_t") for n in names)
 
 
-def test_training_step_slider_shows_the_untrained_model(at):
+def test_training_step_slider_shows_step_0_and_says_what_it_is(at):
+    # The module's page is on local-p by now: its step 0 is the warm start from luong-general.
+    assert at.selectbox(key="s2s_variant").value == "local-p"
     final = chart_data(at, 3)
     at.select_slider(key="s2s_step").set_value(0).run()
     assert not at.exception
-    untrained = chart_data(at, 3)
-    assert untrained.shape == final.shape and not np.allclose(untrained, final)
-    assert "step 0" in _markdown(at)
+    first = chart_data(at, 3)
+    assert first.shape == final.shape and not np.allclose(first, final)
+    assert "starts from the trained **luong-general** model: step 0 is that warm start" in _markdown(at)
+    at.selectbox(key="s2s_variant").select("bahdanau").run()
+    at.select_slider(key="s2s_step").set_value(0).run()
+    assert "step 0 is the untrained (random) model" in _markdown(at)
+    assert "warm start" not in _markdown(at)
+    at.selectbox(key="s2s_variant").select("local-p").run()
 
 
 def test_random_example_overlays_the_true_alignment(at):
