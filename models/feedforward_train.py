@@ -7,8 +7,10 @@
 
 Adam on the mean squared error, fresh random sequences every step (the paper's setting).
 Each step's batch is padded to one fixed length, so a run compiles once. `--init` continues
-from a checkpoint; `--fit-readout N --steps 0` keeps an encoder and fits only the output
-layers by least squares (how the committed paper-T10000 was made; see docs/readme/feedforward.md).
+from a checkpoint; `--layer-lr` gives single layers their own rate (0 freezes them);
+`--lbfgs N` trains every layer by L-BFGS on a fixed set of sequences instead of Adam (how
+paper-T10000 was finished; README, Feed-forward attention); `--fit-readout N --steps 0`
+fits only the output layers by least squares (an earlier stand-in for paper-T10000).
 """
 
 from __future__ import annotations
@@ -40,7 +42,9 @@ from models.feedforward import (
 )
 
 UNBOUNDED_LENGTHS = (50, 1_000)
+LAYERS = ("w_xh", "w_hc", "w_cs", "w_sy")
 ENCODER_LAYERS = ("w_xh", "w_hc")  # the per-step layers; --encoder-lr gives them their own rate
+LBFGS_CHUNK = 64  # sequences per chunk of the full-batch loss (bounds memory at T = 11,000)
 
 # Defaults per run: (steps, batch, learning rate). Larger T₀ gets smaller batches: a batch
 # of 16 × 11,000 steps already holds 17.6 M hidden activations.
@@ -98,11 +102,14 @@ def train(
     progress: bool = False,
     constant_lr: bool = False,
     encoder_lr: float | None = None,
+    layer_lr: dict[str, float] | None = None,
 ) -> TrainResult:
     """Returns a model trained for `steps` Adam steps on fresh addition batches.
 
     `encoder_lr`: a separate (constant, after the warm-up) learning rate for the per-step
     layers W_xh and W_hc; the output layers keep `learning_rate`. Every parameter still trains.
+    `layer_lr`: {layer name: constant rate} for any of w_xh, w_hc, w_cs, w_sy (0 freezes a layer);
+    the layers not named keep `learning_rate` (or `encoder_lr`).
     """
     cfg = cfg or (PAPER if variant == "paper" else UNBOUNDED)
     model = init if init is not None else FeedForwardAttention(cfg, rngs=nnx.Rngs(seed))
@@ -113,13 +120,19 @@ def train(
         if constant_lr
         else optax.warmup_cosine_decay_schedule(0.0, learning_rate, warmup, steps, learning_rate / 30)
     )
+    rates = {name: encoder_lr for name in ENCODER_LAYERS} if encoder_lr is not None else {}
+    rates.update(layer_lr or {})
+    unknown = set(rates) - set(LAYERS)
+    if unknown:
+        raise ValueError(f"unknown layers {sorted(unknown)}; known: {', '.join(LAYERS)}")
     adam = optax.adam(schedule)
-    if encoder_lr is not None:
-        labels = jax.tree_util.tree_map_with_path(
-            lambda path, _: "encoder" if str(getattr(path[0], "key", path[0])) in ENCODER_LAYERS else "readout", params
+    if rates:
+        labels = jax.tree_util.tree_map_with_path(lambda path, _: str(getattr(path[0], "key", path[0])), params)
+        adam = optax.multi_transform(
+            {name: optax.adam(optax.linear_schedule(0.0, rates[name], warmup)) if name in rates else adam
+             for name in LAYERS},
+            labels,
         )
-        encoder_adam = optax.adam(optax.linear_schedule(0.0, encoder_lr, warmup))
-        adam = optax.multi_transform({"encoder": encoder_adam, "readout": adam}, labels)
     tx = optax.chain(optax.clip_by_global_norm(1.0), adam)
     opt_state = tx.init(params)
     train_step = make_train_step(graphdef, tx)
@@ -143,6 +156,62 @@ def train(
         bar.close()
     seconds = time.perf_counter() - start
     return TrainResult(nnx.merge(graphdef, params), losses, seconds)
+
+
+def train_lbfgs(
+    length: int, *, iterations: int, sequences: int, seed: int = 0, init: FeedForwardAttention,
+    progress: bool = False,
+) -> TrainResult:
+    """Returns `init` trained end to end by L-BFGS on one fixed set of `sequences` addition
+    sequences of T₀ ± 10 % (full batch: the loss is deterministic, as L-BFGS needs).
+
+    Every parameter trains. On long sequences the tanh bound makes the loss very ill-conditioned
+    (the readout must amplify a signal ~e²/T over a constant ~T/e² times larger), which Adam's
+    per-parameter steps do not overcome; L-BFGS's curvature estimate does.
+    """
+    graphdef, params = nnx.split(init)
+    rng = np.random.default_rng(seed + 1)
+    chunks = -(-sequences // LBFGS_CHUNK)
+    data = sample_batch(rng, lengths_around(rng, length, chunks * LBFGS_CHUNK), max_length_around(length))
+    xs = jnp.asarray(data.inputs).reshape(chunks, LBFGS_CHUNK, *data.inputs.shape[1:])
+    ms = jnp.asarray(data.mask).reshape(chunks, LBFGS_CHUNK, -1)
+    ys = jnp.asarray(data.targets).reshape(chunks, LBFGS_CHUNK)
+
+    def loss_fn(p):
+        def chunk(total, batch):
+            x, m, y = batch
+            prediction, _ = nnx.merge(graphdef, p)(x, m)
+            return total + jnp.sum((prediction - y) ** 2), None
+
+        total, _ = jax.lax.scan(chunk, jnp.float32(0), (xs, ms, ys))
+        return total / (chunks * LBFGS_CHUNK)
+
+    optimizer = optax.lbfgs()
+    value_and_grad = optax.value_and_grad_from_state(loss_fn)
+
+    @jax.jit
+    def step(p, state):
+        value, grad = value_and_grad(p, state=state)
+        updates, state = optimizer.update(grad, state, p, value=value, grad=grad, value_fn=loss_fn)
+        return optax.apply_updates(p, updates), state, value
+
+    state = optimizer.init(params)
+    losses = np.zeros(iterations, np.float32)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=iterations, desc=f"feedforward L-BFGS T0={length}", unit="iter")
+    start = time.perf_counter()
+    for i in range(iterations):
+        params, state, value = step(params, state)
+        losses[i] = float(value)
+        if bar is not None:
+            bar.set_postfix(mse=f"{losses[i]:.4f}")
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    return TrainResult(nnx.merge(graphdef, params), losses, time.perf_counter() - start)
 
 
 def evaluate(model: FeedForwardAttention, lengths, seed: int = 12345, batch: int = 50) -> dict[str, float]:
@@ -213,8 +282,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--fit-readout", type=int, default=0, metavar="N",
         help="before Adam, set the output layers to the least-squares readout of c on N fresh sequences",
     )
+    parser.add_argument(
+        "--layer-lr", action="append", default=[], metavar="LAYER=LR",
+        help="own constant rate for one layer (w_xh, w_hc, w_cs, w_sy; 0 freezes it); repeatable",
+    )
+    parser.add_argument(
+        "--lbfgs", type=int, default=0, metavar="ITERATIONS",
+        help="instead of Adam: this many L-BFGS iterations on a fixed set of --sequences sequences (needs --init)",
+    )
+    parser.add_argument("--sequences", type=int, default=256, help="the fixed training set of --lbfgs (default 256)")
     parser.add_argument("--init", type=Path, help="start from this checkpoint instead of random weights")
     parser.add_argument("--out", type=Path, help="checkpoint path (default checkpoints/feedforward/...)")
+
+
+def parse_layer_lr(items: list[str]) -> dict[str, float]:
+    """Returns {layer: rate} from ["w_sy=1e-2", ...]; SystemExit with one line if malformed."""
+    rates = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        try:
+            rates[name] = float(value)
+        except ValueError:
+            raise SystemExit(f"--layer-lr wants LAYER=RATE, got {item!r}") from None
+        if name not in LAYERS:
+            raise SystemExit(f"--layer-lr: unknown layer {name!r}; known: {', '.join(LAYERS)}")
+    return rates
 
 
 def run(args: argparse.Namespace) -> int:
@@ -239,12 +331,18 @@ def run(args: argparse.Namespace) -> int:
         readout_mse = fit_readout(init, contexts, targets)
         print(f"least-squares readout on {args.fit_readout} sequences: MSE {readout_mse:.4f} "
               f"({time.perf_counter() - start:.0f} s)")
-    if args.steps == 0 and init is not None:  # e.g. a least-squares readout alone
+    if args.lbfgs:
+        if init is None or length is None:
+            raise SystemExit("--lbfgs needs --variant paper, --length and --init")
+        result = train_lbfgs(length, iterations=args.lbfgs, sequences=args.sequences, seed=args.seed, init=init,
+                             progress=True)
+    elif args.steps == 0 and init is not None:  # e.g. a least-squares readout alone
         result = TrainResult(init, np.zeros(1, np.float32), 0.0)
     else:
         result = train(
             args.variant, length, steps=steps, batch=batch, learning_rate=lr, seed=args.seed, init=init,
             progress=True, constant_lr=args.constant_lr, encoder_lr=args.encoder_lr,
+            layer_lr=parse_layer_lr(args.layer_lr),
         )
     test_lengths = (
         lengths_around(np.random.default_rng(7), length, 200)
@@ -263,6 +361,9 @@ def run(args: argparse.Namespace) -> int:
         "init": str(args.init) if args.init else None,
         "constant_lr": args.constant_lr,
         "encoder_lr": args.encoder_lr,
+        "layer_lr": parse_layer_lr(args.layer_lr),
+        "lbfgs_iterations": args.lbfgs,
+        "lbfgs_sequences": args.sequences if args.lbfgs else None,
         "fit_readout_sequences": args.fit_readout,
         "readout_mse": readout_mse,
         "train_seconds": round(result.seconds, 1),

@@ -128,3 +128,33 @@ def test_encoder_lr_gives_the_per_step_layers_their_own_rate():
     assert 0 < moved <= 5 * 1e-4 * 1.01
     readout_moved = np.abs(state_to_tensors(small.model)["w_cs.kernel"] - before["w_cs.kernel"]).max()
     assert readout_moved > 10 * moved
+
+
+def test_lbfgs_trains_every_layer_and_lowers_the_full_batch_loss():
+    from models.feedforward_train import train_lbfgs
+
+    init = FeedForwardAttention(TINY, rngs=nnx.Rngs(5))
+    before = state_to_tensors(init)
+    result = train_lbfgs(20, iterations=15, sequences=64, seed=0, init=init)
+    assert result.losses.shape == (15,) and np.all(np.isfinite(result.losses))
+    assert result.losses[-1] < 0.5 * result.losses[0]
+    after = state_to_tensors(result.model)
+    for name in ("w_xh.kernel", "w_hc.kernel", "w_cs.kernel", "w_sy.kernel"):
+        assert not np.allclose(after[name], before[name]), name
+
+
+def test_layer_lr_freezes_the_named_layers_and_rejects_unknown_ones():
+    from models.feedforward_train import parse_layer_lr
+
+    init = FeedForwardAttention(TINY, rngs=nnx.Rngs(4))
+    before = state_to_tensors(init)
+    rates = parse_layer_lr(["w_xh=0", "w_hc=0", "w_cs=0"])
+    result = train("paper", 20, steps=5, batch=8, learning_rate=1e-2, cfg=TINY, seed=0, init=init, layer_lr=rates)
+    after = state_to_tensors(result.model)
+    for name in ("w_xh", "w_hc", "w_cs"):
+        np.testing.assert_array_equal(after[f"{name}.kernel"], before[f"{name}.kernel"])
+    assert not np.allclose(after["w_sy.kernel"], before["w_sy.kernel"])
+    with pytest.raises(SystemExit, match="unknown layer"):
+        parse_layer_lr(["w_zz=1"])
+    with pytest.raises(SystemExit, match="LAYER=RATE"):
+        parse_layer_lr(["w_sy=fast"])
