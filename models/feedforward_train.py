@@ -9,8 +9,7 @@ Adam on the mean squared error, fresh random sequences every step (the paper's s
 Each step's batch is padded to one fixed length, so a run compiles once. `--init` continues
 from a checkpoint; `--layer-lr` gives single layers their own rate (0 freezes them);
 `--lbfgs N` trains every layer by L-BFGS on a fixed set of sequences instead of Adam (how
-paper-T10000 was finished; README, Feed-forward attention); `--fit-readout N --steps 0`
-fits only the output layers by least squares (an earlier stand-in for paper-T10000).
+paper-T10000 was finished; README, Feed-forward attention).
 """
 
 from __future__ import annotations
@@ -36,14 +35,12 @@ from models.feedforward import (
     FeedForwardRunner,
     checkpoint_path,
     evaluate_runner,
-    leaky_relu,
     load_checkpoint,
     save_checkpoint,
 )
 
 UNBOUNDED_LENGTHS = (50, 1_000)
 LAYERS = ("w_xh", "w_hc", "w_cs", "w_sy")
-ENCODER_LAYERS = ("w_xh", "w_hc")  # the per-step layers; --encoder-lr gives them their own rate
 LBFGS_CHUNK = 64  # sequences per chunk of the full-batch loss (bounds memory at T = 11,000)
 
 # Defaults per run: (steps, batch, learning rate). Larger T₀ gets smaller batches: a batch
@@ -101,15 +98,12 @@ def train(
     init: FeedForwardAttention | None = None,
     progress: bool = False,
     constant_lr: bool = False,
-    encoder_lr: float | None = None,
     layer_lr: dict[str, float] | None = None,
 ) -> TrainResult:
     """Returns a model trained for `steps` Adam steps on fresh addition batches.
 
-    `encoder_lr`: a separate (constant, after the warm-up) learning rate for the per-step
-    layers W_xh and W_hc; the output layers keep `learning_rate`. Every parameter still trains.
-    `layer_lr`: {layer name: constant rate} for any of w_xh, w_hc, w_cs, w_sy (0 freezes a layer);
-    the layers not named keep `learning_rate` (or `encoder_lr`).
+    `layer_lr`: {layer name: constant rate (after the warm-up)} for any of w_xh, w_hc, w_cs,
+    w_sy (0 freezes a layer); the layers not named keep `learning_rate`.
     """
     cfg = cfg or (PAPER if variant == "paper" else UNBOUNDED)
     model = init if init is not None else FeedForwardAttention(cfg, rngs=nnx.Rngs(seed))
@@ -120,8 +114,7 @@ def train(
         if constant_lr
         else optax.warmup_cosine_decay_schedule(0.0, learning_rate, warmup, steps, learning_rate / 30)
     )
-    rates = {name: encoder_lr for name in ENCODER_LAYERS} if encoder_lr is not None else {}
-    rates.update(layer_lr or {})
+    rates = dict(layer_lr or {})
     unknown = set(rates) - set(LAYERS)
     if unknown:
         raise ValueError(f"unknown layers {sorted(unknown)}; known: {', '.join(LAYERS)}")
@@ -219,53 +212,6 @@ def evaluate(model: FeedForwardAttention, lengths, seed: int = 12345, batch: int
     return evaluate_runner(FeedForwardRunner(model), lengths, seed=seed, batch=batch)
 
 
-def context_vectors(model: FeedForwardAttention, lengths, seed: int, batch: int = 50) -> tuple[np.ndarray, np.ndarray]:
-    """Returns (c [N, D], targets [N]) of the model's encoder on fresh sequences of `lengths`."""
-    graphdef, state = nnx.split(model)
-
-    @jax.jit
-    def contexts(state, inputs, mask):
-        net = nnx.merge(graphdef, state)
-        h = leaky_relu(net.w_xh(inputs), net.cfg.leak)  # [B, T, D]
-        _, alpha = net(inputs, mask)
-        return jnp.einsum("bt,btd->bd", alpha, h)
-
-    rng = np.random.default_rng(seed)
-    lengths = np.asarray(lengths)
-    pad_to = int(lengths.max())
-    cs, ys = [], []
-    for start in range(0, len(lengths), batch):
-        data = sample_batch(rng, lengths[start : start + batch], pad_to)
-        cs.append(np.asarray(contexts(state, data.inputs, data.mask)))
-        ys.append(data.targets)
-    return np.concatenate(cs).astype(np.float64), np.concatenate(ys).astype(np.float64)
-
-
-def fit_readout(model: FeedForwardAttention, contexts: np.ndarray, targets: np.ndarray, margin: float = 10.0) -> float:
-    """Sets the two output layers to the least-squares linear readout of c; returns its MSE.
-
-    On long sequences the marked steps' share of c is ~e²/T, so the readout needs weights
-    ~T/e² times larger than at T₀/10: Adam takes thousands of steps to grow them, least
-    squares finds them at once. Output unit 0 carries the readout, kept in the leaky ReLU's
-    linear part by a bias offset (`margin`); the other units start silent (zero output weight).
-    """
-    features = np.c_[contexts, np.ones(len(contexts))]
-    weights, *_ = np.linalg.lstsq(features, targets, rcond=None)
-    readout = features @ weights
-    offset = margin + max(0.0, -float(readout.min()))
-    w_cs = np.zeros(model.w_cs.kernel[...].shape, np.float32)
-    b_cs = np.zeros(model.w_cs.bias[...].shape, np.float32)
-    w_cs[:, 0] = weights[:-1]
-    b_cs[0] = weights[-1] + offset
-    w_sy = np.zeros(model.w_sy.kernel[...].shape, np.float32)
-    w_sy[0, 0] = 1.0
-    model.w_cs.kernel[...] = jnp.asarray(w_cs)
-    model.w_cs.bias[...] = jnp.asarray(b_cs)
-    model.w_sy.kernel[...] = jnp.asarray(w_sy)
-    model.w_sy.bias[...] = jnp.asarray(np.array([-offset], np.float32))
-    return float(np.mean((readout - targets) ** 2))
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--variant", choices=("paper", "unbounded"), required=True)
     parser.add_argument("--length", type=int, choices=PAPER_LENGTHS, help="T₀ of a paper-form model")
@@ -274,14 +220,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lr", type=float, help="peak learning rate (default 3e-3)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--constant-lr", action="store_true", help="no cosine decay after the warm-up")
-    parser.add_argument(
-        "--encoder-lr", type=float,
-        help="own constant learning rate for the per-step layers W_xh, W_hc (default: --lr for all)",
-    )
-    parser.add_argument(
-        "--fit-readout", type=int, default=0, metavar="N",
-        help="before Adam, set the output layers to the least-squares readout of c on N fresh sequences",
-    )
     parser.add_argument(
         "--layer-lr", action="append", default=[], metavar="LAYER=LR",
         help="own constant rate for one layer (w_xh, w_hc, w_cs, w_sy; 0 freezes it); repeatable",
@@ -315,33 +253,18 @@ def run(args: argparse.Namespace) -> int:
     length = args.length if args.variant == "paper" else None
     steps, batch, lr = DEFAULTS[(args.variant, length)]
     steps, batch, lr = (steps if args.steps is None else args.steps), args.batch or batch, args.lr or lr
+    if steps < 1 and not args.lbfgs:
+        raise SystemExit("--steps must be at least 1")
     init = load_checkpoint(args.init) if args.init else None
-    readout_mse = None
-    if args.fit_readout:
-        if init is None:
-            raise SystemExit("--fit-readout needs --init (an encoder to read out)")
-        rng = np.random.default_rng(args.seed + 1_000)
-        lengths = (
-            lengths_around(rng, length, args.fit_readout)
-            if length
-            else rng.integers(UNBOUNDED_LENGTHS[0], UNBOUNDED_LENGTHS[1] + 1, args.fit_readout)
-        )
-        start = time.perf_counter()
-        contexts, targets = context_vectors(init, lengths, seed=args.seed + 2_000)
-        readout_mse = fit_readout(init, contexts, targets)
-        print(f"least-squares readout on {args.fit_readout} sequences: MSE {readout_mse:.4f} "
-              f"({time.perf_counter() - start:.0f} s)")
     if args.lbfgs:
         if init is None or length is None:
             raise SystemExit("--lbfgs needs --variant paper, --length and --init")
         result = train_lbfgs(length, iterations=args.lbfgs, sequences=args.sequences, seed=args.seed, init=init,
                              progress=True)
-    elif args.steps == 0 and init is not None:  # e.g. a least-squares readout alone
-        result = TrainResult(init, np.zeros(1, np.float32), 0.0)
     else:
         result = train(
             args.variant, length, steps=steps, batch=batch, learning_rate=lr, seed=args.seed, init=init,
-            progress=True, constant_lr=args.constant_lr, encoder_lr=args.encoder_lr,
+            progress=True, constant_lr=args.constant_lr,
             layer_lr=parse_layer_lr(args.layer_lr),
         )
     test_lengths = (
@@ -360,12 +283,9 @@ def run(args: argparse.Namespace) -> int:
         "seed": args.seed,
         "init": str(args.init) if args.init else None,
         "constant_lr": args.constant_lr,
-        "encoder_lr": args.encoder_lr,
         "layer_lr": parse_layer_lr(args.layer_lr),
         "lbfgs_iterations": args.lbfgs,
         "lbfgs_sequences": args.sequences if args.lbfgs else None,
-        "fit_readout_sequences": args.fit_readout,
-        "readout_mse": readout_mse,
         "train_seconds": round(result.seconds, 1),
         "final_loss": float(result.losses[-1]),
         **{f"val_{k}": v for k, v in scores.items()},

@@ -112,10 +112,10 @@ def test_record_rejects_bad_options():
             addition_record(options)
 
 
-def test_encoder_lr_gives_the_per_step_layers_their_own_rate():
+def test_layer_lr_gives_the_per_step_layers_their_own_rate():
     init = FeedForwardAttention(TINY, rngs=nnx.Rngs(3))
     before = state_to_tensors(init)
-    result = train("paper", 20, steps=5, batch=8, learning_rate=1e-2, cfg=TINY, seed=0, init=init, encoder_lr=0.0)
+    result = train("paper", 20, steps=5, batch=8, learning_rate=1e-2, cfg=TINY, seed=0, init=init, layer_lr={"w_xh": 0.0, "w_hc": 0.0})
     after = state_to_tensors(result.model)
     for name in ("w_xh.kernel", "w_xh.bias", "w_hc.kernel", "w_hc.bias"):
         np.testing.assert_array_equal(after[name], before[name])
@@ -123,7 +123,7 @@ def test_encoder_lr_gives_the_per_step_layers_their_own_rate():
     assert not np.allclose(after["w_sy.kernel"], before["w_sy.kernel"])
     # A small non-zero rate moves the per-step layers, by Adam's ~rate per step, not by learning_rate.
     small = train("paper", 20, steps=5, batch=8, learning_rate=1e-2, cfg=TINY, seed=0,
-                  init=FeedForwardAttention(TINY, rngs=nnx.Rngs(3)), encoder_lr=1e-4)
+                  init=FeedForwardAttention(TINY, rngs=nnx.Rngs(3)), layer_lr={"w_xh": 1e-4, "w_hc": 1e-4})
     moved = np.abs(state_to_tensors(small.model)["w_xh.kernel"] - before["w_xh.kernel"]).max()
     assert 0 < moved <= 5 * 1e-4 * 1.01
     readout_moved = np.abs(state_to_tensors(small.model)["w_cs.kernel"] - before["w_cs.kernel"]).max()
