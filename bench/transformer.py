@@ -60,7 +60,7 @@ def jax_worker(configs: list[tuple[int, int]]):
     """Returns {config: callable running one timed forward} for our jitted forward."""
     import jax
 
-    from models.self_attention import load_runner
+    from models.transformer.records import load_runner
 
     runner = load_runner()
     calls = {}
@@ -224,7 +224,7 @@ def print_table(rows: list[dict]) -> None:
 def batch_export_bench(count: int = 200) -> None:
     """Prints the time of `count` sentences one call per line against attention_batch (the CLI's batch path)."""
     sys.path.insert(0, str(ROOT))
-    from models.self_attention import load_runner
+    from models.transformer.records import load_runner
 
     runner = load_runner()
     rng = np.random.default_rng(0)

@@ -179,8 +179,8 @@ MECHANISMS: tuple[Mechanism, ...] = (
         r"\quad Q_i = X W_i^Q,\; K_i = X W_i^K,\; V_i = X W_i^V",
         page=SELF_ATTENTION.file,
         summary="Every token of a pretrained transformer (all-MiniLM-L6-v2) attends to every token: 6 layers × 12 heads.",
-        builder="models.self_attention:transformer_record",
-        batch_builder="models.self_attention:transformer_records",
+        builder="models.transformer.records:transformer_record",
+        batch_builder="models.transformer.records:transformer_records",
         input_field="text",
     ),
 )
@@ -259,7 +259,7 @@ MECHANISMS = MECHANISMS + (
         r"\quad \operatorname{score} \in \{x^\top y,\ \tfrac{x^\top y}{\sqrt{d}},\ \cos(x, y)\},\quad p_t = t\,S/T",
         page=SENTENCE_ALIGNMENT.file,
         summary="Each token of sentence 1 scored against each token of sentence 2 by pretrained contextual vectors: no trained parameters.",
-        builder="models.sentence_alignment:alignment_record",
+        builder="models.transformer.alignment:alignment_record",
         input_field="text",
     ),
 )

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from models.attention_stats import (
+from models.transformer.stats import (
     STATISTICS,
     combine_heads,
     head_statistic,

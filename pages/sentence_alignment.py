@@ -4,7 +4,7 @@ import streamlit as st
 
 from models.record import InputError
 from models.registry import SENTENCE_ALIGNMENT, mechanisms_on_page
-from models.sentence_alignment import (
+from models.transformer.alignment import (
     DEFAULT_SENTENCES,
     DEFAULT_TEMPERATURES,
     MAX_WINDOW,

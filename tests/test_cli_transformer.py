@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import cli
-from tests.models.tiny_bert import make_tiny_bert
+from tests.models.transformer.tiny_bert import make_tiny_bert
 
 ROOT = Path(__file__).resolve().parents[1]
 

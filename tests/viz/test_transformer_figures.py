@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from models.attention_stats import pair_block_shares
+from models.transformer.stats import pair_block_shares
 from models.record import AttentionRecord
 from viz import transformer as tv
 

@@ -21,10 +21,10 @@ import jax
 import numpy as np
 from flax import nnx
 
-from models.bert import BertConfig, encoder_forward
-from models.bert_loader import load_bert, read_config
+from models.transformer.model import BertConfig, encoder_forward
+from models.transformer.checkpoint import load_bert, read_config
 from models.record import AttentionRecord, InputError
-from models.tokenization import Encoding, check_text, load_tokenizer
+from models.transformer.tokenization import Encoding, check_text, load_tokenizer
 
 MECHANISM_ID = "transformer"
 AXES = ("layer", "head", "query", "key")

@@ -1,7 +1,7 @@
 """A BERT-family encoder in flax.nnx that returns every layer's attention probabilities.
 
 The module tree mirrors Hugging Face's BertModel names (embeddings, encoder.layer.N.attention...)
-so the loader in models/bert_loader.py maps tensors one to one. The maths lives in pure
+so the loader in models/transformer/checkpoint.py maps tensors one to one. The maths lives in pure
 functions (``encoder_forward``); modules own parameters only.
 
 Shapes: B = batch, T = (padded) tokens, D = hidden width, H = heads, d = D / H, F = FFN width.

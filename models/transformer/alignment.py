@@ -144,7 +144,7 @@ def best_pairs(record: AttentionRecord) -> list[AlignedPair]:
 
 @functools.lru_cache(maxsize=2)
 def _cached_runner(model_dir: str | None):
-    from models.self_attention import load_runner
+    from models.transformer.records import load_runner
 
     return load_runner(model_dir)
 
@@ -175,7 +175,7 @@ def align_sentences(
 ) -> AttentionRecord:
     """Returns the alignment record of two sentences with a runner's contextual vectors.
 
-    runner: has hidden_states(text) -> (tokens, hidden [T, D]) (models.self_attention).
+    runner: has hidden_states(text) -> (tokens, hidden [T, D]) (models.transformer.records).
     """
     if not text or not text.strip() or not text_pair or not text_pair.strip():
         raise InputError("type a sentence in both boxes")

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from models import sentence_alignment as sa
+from models.transformer import alignment as sa
 from models.record import InputError
 
 
@@ -83,7 +83,7 @@ def test_bad_score_and_window_are_input_errors():
 
 
 class FakeRunner:
-    """hidden_states like models.self_attention's runner: one-hot vectors per word."""
+    """hidden_states like models.transformer.records's runner: one-hot vectors per word."""
 
     def hidden_states(self, text, text_pair=None):
         words = text.lower().split()

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from models.attention import masked_softmax
-from models.bert import BertConfig, bias_softmax, key_bias
+from models.transformer.model import BertConfig, bias_softmax, key_bias
 
 
 def test_bias_softmax_equals_masked_softmax_with_exact_zeros_on_padding():

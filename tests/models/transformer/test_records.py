@@ -7,10 +7,10 @@ import jax
 import numpy as np
 import pytest
 
-from models import self_attention as sa
+from models.transformer import records as sa
 from models.record import InputError
 from models.registry import get_mechanism
-from tests.models.tiny_bert import WORDS, make_tiny_bert
+from tests.models.transformer.tiny_bert import WORDS, make_tiny_bert
 
 COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from models.record import InputError
-from models.self_attention import default_model_dir
-from models.tokenization import load_tokenizer
-from tests.models.tiny_bert import make_tiny_bert
+from models.transformer.records import default_model_dir
+from models.transformer.tokenization import load_tokenizer
+from tests.models.transformer.tiny_bert import make_tiny_bert
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models.self_attention import _shared_runner
+from models.transformer.records import _shared_runner
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "minilm_hf_attention.npz"
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "minilm_hf_attention.npz"
 CASES = ("english", "paragraph", "chinese", "emoji", "accented", "pair", "two_tokens")
 TOLERANCE = 1e-4
 

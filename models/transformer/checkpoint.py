@@ -1,7 +1,7 @@
 """Strict loading of a BERT-family encoder from a Hugging Face-format folder.
 
 The folder holds config.json (model_type "bert"), model.safetensors and tokenizer.json.
-Every tensor of the file is mapped onto one parameter of models.bert.BertModel and every
+Every tensor of the file is mapped onto one parameter of models.transformer.model.BertModel and every
 parameter must come from the file: unknown or missing tensors raise CheckpointError naming
 them, and every shape is checked. Linear weights are stored (out, in) by PyTorch and are
 transposed to nnx's (in, out) kernels.
@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from models.bert import ACTIVATIONS, BertConfig, BertModel
+from models.transformer.model import ACTIVATIONS, BertConfig, BertModel
 from models.record import InputError
 
 IGNORED_EXACT = frozenset({"embeddings.position_ids"})
