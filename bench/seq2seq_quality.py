@@ -18,10 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from models import dates  # noqa: E402
-from models.seq2seq import VARIANTS  # noqa: E402
-from models.seq2seq_quality import evaluate, held_out_examples, monotonic_exact_match  # noqa: E402
-from models.seq2seq_records import QUALITY_FILE, load_variant  # noqa: E402
+from models.seq2seq import task as dates  # noqa: E402
+from models.seq2seq.model import VARIANTS  # noqa: E402
+from models.seq2seq.quality import evaluate, held_out_examples, monotonic_exact_match  # noqa: E402
+from models.seq2seq.records import QUALITY_FILE, load_variant  # noqa: E402
 
 
 def _pct(x):

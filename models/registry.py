@@ -185,8 +185,8 @@ MECHANISMS: tuple[Mechanism, ...] = (
     ),
 )
 
-_SEQ2SEQ_BUILDER = "models.seq2seq_records:seq2seq_record"
-_SEQ2SEQ_BATCH = "models.seq2seq_records:seq2seq_records"
+_SEQ2SEQ_BUILDER = "models.seq2seq.records:seq2seq_record"
+_SEQ2SEQ_BATCH = "models.seq2seq.records:seq2seq_records"
 _BAHDANAU = "Bahdanau, Cho & Bengio (2015), Neural Machine Translation by Jointly Learning to Align and Translate"
 _LUONG = "Luong, Pham & Manning (2015), Effective Approaches to Attention-based Neural Machine Translation"
 _LUONG_STATE = r",\quad \tilde h_t = \tanh(W_c [c_t; h_t])"

@@ -3,7 +3,7 @@
 One subcommand per task. Each task's module defines ``add_arguments(parser)`` and
 ``run(args) -> int``, so this file stays a small dispatcher:
 
-    python -m models.train seq2seq --variant bahdanau      # models/seq2seq_train.py
+    python -m models.train seq2seq --variant bahdanau      # models/seq2seq/train.py
 
 To add a task, add one entry to TASKS: name -> (module, one-line help). Only the chosen
 task's module is imported, so one task's dependencies never slow down or break another.
@@ -16,7 +16,7 @@ import importlib
 import sys
 
 TASKS: dict[str, tuple[str, str]] = {
-    "seq2seq": ("models.seq2seq_train", "character-level date normalisation with Bahdanau/Luong attention"),
+    "seq2seq": ("models.seq2seq.train", "character-level date normalisation with Bahdanau/Luong attention"),
     "captioner": ("models.captioner_train", "Show, Attend and Tell on the scene world, soft or hard attention"),
     "feedforward": ("models.feedforward_train", "feed-forward attention (Raffel & Ellis) on the addition problem"),
     "han": ("models.han_train", "hierarchical attention network (Yang et al.) on generated reviews"),

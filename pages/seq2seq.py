@@ -4,7 +4,7 @@ import streamlit as st
 
 from models.record import InputError
 from models.registry import SEQ2SEQ, mechanisms_on_page
-from models.seq2seq_records import (
+from models.seq2seq.records import (
     DEFAULT_TEXT,
     WINDOW_RANGE,
     random_example,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from cli import main
-from models.seq2seq import VARIANTS
+from models.seq2seq.model import VARIANTS
 
 TEXT = "Wednesday 9 May 2018"
 

@@ -6,7 +6,7 @@ import datetime as dt
 import numpy as np
 import pytest
 
-from models import dates
+from models.seq2seq import task as dates
 from models.record import InputError
 
 MAY_9_2018 = dt.date(2018, 5, 9)

@@ -17,10 +17,10 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-from models import dates
+from models.seq2seq import task as dates
 from models.record import AttentionRecord, InputError
-from models.seq2seq import LOCAL_VARIANTS, VARIANTS, apply, batch_rows, bucket_length, pad_batch
-from models.seq2seq_checkpoint import CHECKPOINT_DIR, load_checkpoint, load_snapshots, read_info
+from models.seq2seq.model import LOCAL_VARIANTS, VARIANTS, apply, batch_rows, bucket_length, pad_batch
+from models.seq2seq.checkpoint import CHECKPOINT_DIR, load_checkpoint, load_snapshots, read_info
 
 WINDOW_RANGE = (1, 10)
 DEFAULT_TEXT = "Wednesday 9 May 2018"

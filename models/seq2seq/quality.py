@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import jax.numpy as jnp
 import numpy as np
 
-from models import dates
-from models.seq2seq import LOCAL_VARIANTS, apply, batch_rows, pad_batch
-from models.seq2seq_records import load_variant
+from models.seq2seq import task as dates
+from models.seq2seq.model import LOCAL_VARIANTS, apply, batch_rows, pad_batch
+from models.seq2seq.records import load_variant
 
 HELD_OUT_SEED = 20_180_509  # disjoint from the training stream (seeded [1, init seed])
 HELD_OUT_SIZE = 1000

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from models import dates
-from models import seq2seq as s2s
-from models.seq2seq_checkpoint import load_checkpoint, load_snapshots, save_checkpoint
+from models.seq2seq import task as dates
+from models.seq2seq import model as s2s
+from models.seq2seq.checkpoint import load_checkpoint, load_snapshots, save_checkpoint
 
 TINY = s2s.PRESETS["tiny"]
 TEXTS = ["Wednesday, May 9, 2018", "2018-5-9", "9.5.2018"]
@@ -126,7 +126,7 @@ def test_config_rejects_unknown_variant_and_dot_width():
 def test_a_few_training_steps_lower_the_loss():
     import optax
 
-    from models.seq2seq_train import batch_arrays, make_train_step
+    from models.seq2seq.train import batch_arrays, make_train_step
 
     cfg = s2s.Seq2SeqConfig(**{**TINY.__dict__, "variant": "luong-general"})
     graphdef, params = s2s.make_model(cfg, seed=0)
@@ -146,7 +146,7 @@ def _tiny(variant):
 
 
 def test_warm_start_copies_shared_weights_and_fits_only_the_head():
-    from models.seq2seq_train import distill_loss, fit_head, warm_start_params
+    from models.seq2seq.train import distill_loss, fit_head, warm_start_params
 
     t_graphdef, t_params = s2s.make_model(_tiny("luong-general"), seed=1)
     graphdef, params = s2s.make_model(_tiny("local-p"), seed=2)
@@ -176,7 +176,7 @@ def test_guided_step_adds_the_distance_to_the_teacher_only_when_asked():
     import jax
     import optax
 
-    from models.seq2seq_train import batch_arrays, distill_loss, make_train_step
+    from models.seq2seq.train import batch_arrays, distill_loss, make_train_step
 
     t_graphdef, t_params = s2s.make_model(_tiny("luong-general"), seed=1)
     graphdef, params = s2s.make_model(_tiny("luong-location"), seed=2)

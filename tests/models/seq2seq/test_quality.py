@@ -7,10 +7,10 @@ variants; window coverage >= 90% for local-p. bench/seq2seq_quality.py prints th
 
 import pytest
 
-from models import dates
-from models.seq2seq import GLOBAL_LUONG, VARIANTS
-from models.seq2seq_quality import HELD_OUT_SEED, evaluate, held_out_examples, monotonic_exact_match
-from models.seq2seq_train import TRAIN_SEED, VALIDATION_SEED
+from models.seq2seq import task as dates
+from models.seq2seq.model import GLOBAL_LUONG, VARIANTS
+from models.seq2seq.quality import HELD_OUT_SEED, evaluate, held_out_examples, monotonic_exact_match
+from models.seq2seq.train import TRAIN_SEED, VALIDATION_SEED
 
 EXACT_MATCH_BAR = {v: 0.99 for v in VARIANTS} | {"luong-location": 0.95}
 ALIGNMENT_BAR = 0.90

@@ -29,7 +29,7 @@ from flax import nnx
 
 from models import attention as core
 from models.checkpoint import check_tensors
-from models.dates import MAX_INPUT_CHARS, OUTPUT_LENGTH, SOURCE_VOCAB, TARGET_VOCAB
+from models.seq2seq.task import MAX_INPUT_CHARS, OUTPUT_LENGTH, SOURCE_VOCAB, TARGET_VOCAB
 
 VARIANTS = ("bahdanau", "luong-dot", "luong-general", "luong-concat", "luong-location", "local-m", "local-p")
 LOCAL_VARIANTS = ("local-m", "local-p")

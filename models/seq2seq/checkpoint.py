@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 from safetensors.numpy import load_file, save_file
 
-from models.seq2seq import Seq2SeqConfig, flat_params, load_flat_params, make_model
+from models.seq2seq.model import Seq2SeqConfig, flat_params, load_flat_params, make_model
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHECKPOINT_DIR = ROOT / "checkpoints" / "seq2seq"
 
 

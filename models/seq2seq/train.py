@@ -26,8 +26,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from models import dates
-from models.seq2seq import (
+from models.seq2seq import task as dates
+from models.seq2seq.model import (
     VARIANTS,
     Seq2SeqConfig,
     apply,
@@ -38,7 +38,7 @@ from models.seq2seq import (
     param_name,
     teacher_inputs,
 )
-from models.seq2seq_checkpoint import CHECKPOINT_DIR, load_checkpoint, params_for_save, save_checkpoint
+from models.seq2seq.checkpoint import CHECKPOINT_DIR, load_checkpoint, params_for_save, save_checkpoint
 
 TRAIN_SEED = 1  # training draws come from the stream [TRAIN_SEED, init seed]; see seq2seq_quality
 VALIDATION_SEED = 7
