@@ -16,9 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from models.captioner import checkpoint_path, read_checkpoint_meta  # noqa: E402
-from models.captioner_eval import evaluate, held_out_scenes  # noqa: E402
-from models.captioner_records import load_runner  # noqa: E402
+from models.captioner.model import checkpoint_path, read_checkpoint_meta  # noqa: E402
+from models.captioner.quality import evaluate, held_out_scenes  # noqa: E402
+from models.captioner.records import load_runner  # noqa: E402
 
 BARS = {"soft": (0.95, 0.50, None), "hard": (0.90, None, 0.70)}
 

@@ -264,7 +264,7 @@ MECHANISMS = MECHANISMS + (
     ),
 )
 
-# Issue 5: hard vs soft attention on images (models/captioner*.py, models/patch_attention.py).
+# Issue 5: hard vs soft attention on images (models/captioner/, models/captioner/patches.py).
 MECHANISMS = MECHANISMS + (
     Mechanism(
         id="soft",
@@ -273,7 +273,7 @@ MECHANISMS = MECHANISMS + (
         formula=r"e_{ti} = v^\top \tanh(W [h_{t-1}; E y_{t-1}] + U a_i),\quad \alpha_t = \operatorname{softmax}(e_t),\quad z_t = \beta_t \textstyle\sum_i \alpha_{ti} a_i",
         page=IMAGES.file,
         summary="A captioner reads the α-weighted average of an 8×8 grid of image features for every word it writes.",
-        builder="models.captioner_records:soft_record",
+        builder="models.captioner.records:soft_record",
         input_field="image",
     ),
     Mechanism(
@@ -283,7 +283,7 @@ MECHANISMS = MECHANISMS + (
         formula=r"s_t \sim \operatorname{Categorical}(\alpha_t),\quad z_t = a_{s_t};\quad \nabla \approx \nabla \log p(y \mid s) + \lambda_r (\log p(y \mid s) - b)\, \nabla \log p(s) + \lambda_e \nabla H[s]",
         page=IMAGES.file,
         summary="The captioner reads one grid cell drawn from α per word, trained with REINFORCE; many draws converge to α.",
-        builder="models.captioner_records:hard_record",
+        builder="models.captioner.records:hard_record",
         input_field="image",
     ),
     Mechanism(
@@ -293,7 +293,7 @@ MECHANISMS = MECHANISMS + (
         formula=r"\alpha_{qj} = \operatorname{softmax}_j\!\left(\frac{x_q^\top x_j}{\sqrt{d}\,\tau}\right),\quad x_j = [\text{mean colour}_j, \text{position}_j]",
         page=IMAGES.file,
         summary="One patch of any photo attends to all patches by colour and position similarity: no training, no semantics.",
-        builder="models.patch_attention:patch_record",
+        builder="models.captioner.patches:patch_record",
         input_field="image",
     ),
 )

@@ -3,12 +3,12 @@
 import numpy as np
 import streamlit as st
 
-from models.captioner_records import MAX_SAMPLES, caption_image, caption_record
+from models.captioner.records import MAX_SAMPLES, caption_image, caption_record
 from models.image_input import fit_square, read_any_image
-from models.patch_attention import PATCH_RANGE, patch_attention, patch_result_record, prepare_photo
+from models.captioner.patches import PATCH_RANGE, patch_attention, patch_result_record, prepare_photo
 from models.record import InputError
 from models.registry import IMAGES, mechanisms_on_page
-from models.scenes import (
+from models.captioner.task import (
     COLOURS,
     MAX_OBJECT,
     MIN_OBJECT,

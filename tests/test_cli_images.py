@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from models import scenes as S
-from models.captioner import WORDS
+from models.captioner import task as S
+from models.captioner.model import WORDS
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -41,7 +41,7 @@ def scene_png(folder: Path) -> Path:
     try:
         from models.captioner.task import random_scene, render_clean
     except ImportError:  # before the family packages existed
-        from models.scenes import random_scene, render_clean
+        from models.captioner.task import random_scene, render_clean
     path = folder / "scene.png"
     Image.fromarray(render_clean(random_scene(np.random.default_rng(11), 2))).save(path)
     return path

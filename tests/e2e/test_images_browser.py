@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from models import scenes as S
+from models.captioner import task as S
 from tests.e2e.conftest import ROOT, open_page, plotly_traces, wait_for_change, wait_idle
 
 pytestmark = pytest.mark.e2e

@@ -28,8 +28,8 @@ import numpy as np
 import optax
 from flax import nnx
 
-from models import scenes as S
-from models.captioner import (
+from models.captioner import task as S
+from models.captioner.model import (
     PRESETS,
     Captioner,
     CaptionerRunner,
@@ -38,7 +38,7 @@ from models.captioner import (
     save_checkpoint,
     teacher_forced,
 )
-from models.captioner_eval import VALIDATION_SEED, decode_mode, evaluate
+from models.captioner.quality import VALIDATION_SEED, decode_mode, evaluate
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -114,7 +114,7 @@ def train(args) -> Path:
     from tqdm import tqdm
 
     if args.init:
-        from models.captioner import load_checkpoint
+        from models.captioner.model import load_checkpoint
 
         model = load_checkpoint(args.init)
         model.cfg = replace(model.cfg, variant=args.variant)

@@ -9,9 +9,9 @@ import functools
 
 import pytest
 
-from models.captioner import checkpoint_path
-from models.captioner_eval import evaluate, held_out_scenes
-from models.captioner_records import load_runner
+from models.captioner.model import checkpoint_path
+from models.captioner.quality import evaluate, held_out_scenes
+from models.captioner.records import load_runner
 
 CHECKPOINT_BUDGET_BYTES = 8 * 1024 * 1024
 

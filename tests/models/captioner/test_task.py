@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from models import scenes as S
-from models.scenes import SceneObject, make_scene
+from models.captioner import task as S
+from models.captioner.task import SceneObject, make_scene
 
 
 def test_generator_is_seeded_and_follows_the_rules():

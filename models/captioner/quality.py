@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from models import scenes as S
-from models.captioner import CaptionerRunner, tokens_to_words
+from models.captioner import task as S
+from models.captioner.model import CaptionerRunner, tokens_to_words
 
 # Training draws scenes from seeds below 9,000; validation uses 9,000; the test sets below.
 TEST_SEEDS = {"clean": 10_001, "other": 10_002}

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from models.patch_attention import parse_query, patch_attention, patch_features, patch_record
+from models.captioner.patches import parse_query, patch_attention, patch_features, patch_record
 from models.record import InputError
 
 

@@ -1,4 +1,4 @@
-"""A small Show, Attend and Tell captioner (Xu et al., 2015) for the scene world (models/scenes.py).
+"""A small Show, Attend and Tell captioner (Xu et al., 2015) for the scene world (models/captioner/task.py).
 
 Encoder: four small convolutions (no pooling, no global layer) turn a 64×64 image into an
 8×8 grid of annotation vectors a_i, each with two coordinate channels appended. The receptive
@@ -20,7 +20,7 @@ word must be read from the cells attended at its own step, while the remembered 
 still give the relations. The initial state is learned (not the mean annotation as in the paper): a mean over all cells
 would let the decoder read colours without looking.
 
-Training objectives live in models/captioner_train.py; this file holds the model, pure
+Training objectives live in models/captioner/train.py; this file holds the model, pure
 jit-able functions over its split state, greedy decoding and strict checkpoint I/O.
 """
 
@@ -38,7 +38,7 @@ from flax import nnx
 from models import attention as core
 from models.checkpoint import check_tensors
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHECKPOINT_DIR = ROOT / "checkpoints" / "captioner"
 VARIANTS = ("soft", "hard")
 

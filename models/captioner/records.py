@@ -20,7 +20,7 @@ import jax
 import numpy as np
 
 from models import attention as core
-from models.captioner import STEPS, CaptionerRunner, checkpoint_path, load_checkpoint, tokens_to_words
+from models.captioner.model import STEPS, CaptionerRunner, checkpoint_path, load_checkpoint, tokens_to_words
 from models.image_input import fit_square, read_any_image
 from models.record import AttentionRecord, InputError
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from flax import nnx
 
-from models import scenes as S
-from models.captioner import (
+from models.captioner import task as S
+from models.captioner.model import (
     BOS,
     EOS,
     PRESETS,
@@ -109,7 +109,7 @@ def test_checkpoint_round_trip_and_strict_loading(tmp_path):
 
 @pytest.mark.parametrize("variant", ["soft", "hard"])
 def test_a_few_training_steps_run_and_save(tmp_path, variant):
-    from models.captioner_train import add_arguments, train
+    from models.captioner.train import add_arguments, train
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
