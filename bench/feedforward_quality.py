@@ -19,8 +19,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from models.addition_task import bucket_length, lengths_around, make_sequence, sample_batch  # noqa: E402
-from models.feedforward import PAPER_LENGTHS, evaluate_runner, load_runner  # noqa: E402
+from models.feedforward.task import bucket_length, lengths_around, make_sequence, sample_batch  # noqa: E402
+from models.feedforward.model import PAPER_LENGTHS, evaluate_runner, load_runner  # noqa: E402
 
 SEED = 99_000
 

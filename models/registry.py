@@ -158,7 +158,7 @@ MECHANISMS: tuple[Mechanism, ...] = (
         formula=r"e_t = \tanh(W_{hc} h_t + b_{hc}),\quad \alpha = \operatorname{softmax}(e),\quad c = \textstyle\sum_t \alpha_t h_t",
         page=FEEDFORWARD.file,
         summary="Each step scores itself, with no query: a tanh-bounded score, so α stays nearly flat on long sequences.",
-        builder="models.feedforward:addition_record",
+        builder="models.feedforward.model:addition_record",
         input_field="seed",
     ),
     Mechanism(
@@ -168,7 +168,7 @@ MECHANISMS: tuple[Mechanism, ...] = (
         formula=r"e_t = w^\top h_t + b,\quad \alpha = \operatorname{softmax}(e),\quad c = \textstyle\sum_t \alpha_t h_t",
         page=FEEDFORWARD.file,
         summary="The same network with a linear score: α can put nearly all its mass on the two marked steps.",
-        builder="models.feedforward:addition_record",
+        builder="models.feedforward.model:addition_record",
         input_field="seed",
     ),
     Mechanism(

@@ -4,8 +4,8 @@ import math
 
 import streamlit as st
 
-from models.addition_task import MAX_LENGTH, MIN_LENGTH
-from models.feedforward import addition_record, load_runner, nearest_paper_length
+from models.feedforward.task import MAX_LENGTH, MIN_LENGTH
+from models.feedforward.model import addition_record, load_runner, nearest_paper_length
 from models.record import InputError
 from models.registry import mechanisms_on_page
 from ui.router import ensure_router

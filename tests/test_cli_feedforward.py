@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from cli import main
-from models.addition_task import make_sequence
+from models.feedforward.task import make_sequence
 
 
 def cli(capsys, *args):

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from models.addition_task import make_sequence
+from models.feedforward.task import make_sequence
 from tests.pages.conftest import chart_data, chart_specs, open_page
 
 

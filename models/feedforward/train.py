@@ -25,8 +25,8 @@ import numpy as np
 import optax
 from flax import nnx
 
-from models.addition_task import lengths_around, max_length_around, sample_batch
-from models.feedforward import (
+from models.feedforward.task import lengths_around, max_length_around, sample_batch
+from models.feedforward.model import (
     PAPER,
     PAPER_LENGTHS,
     UNBOUNDED,

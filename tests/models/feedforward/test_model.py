@@ -5,8 +5,8 @@ import pytest
 from flax import nnx
 from safetensors.numpy import load_file, save_file
 
-from models.addition_task import make_sequence
-from models.feedforward import (
+from models.feedforward.task import make_sequence
+from models.feedforward.model import (
     TINY,
     FeedForwardAttention,
     FeedForwardConfig,
@@ -18,7 +18,7 @@ from models.feedforward import (
     save_checkpoint,
     state_to_tensors,
 )
-from models.feedforward_train import evaluate, train
+from models.feedforward.train import evaluate, train
 from models.record import InputError
 
 
@@ -131,7 +131,7 @@ def test_layer_lr_gives_the_per_step_layers_their_own_rate():
 
 
 def test_lbfgs_trains_every_layer_and_lowers_the_full_batch_loss():
-    from models.feedforward_train import train_lbfgs
+    from models.feedforward.train import train_lbfgs
 
     init = FeedForwardAttention(TINY, rngs=nnx.Rngs(5))
     before = state_to_tensors(init)
@@ -144,7 +144,7 @@ def test_lbfgs_trains_every_layer_and_lowers_the_full_batch_loss():
 
 
 def test_layer_lr_freezes_the_named_layers_and_rejects_unknown_ones():
-    from models.feedforward_train import parse_layer_lr
+    from models.feedforward.train import parse_layer_lr
 
     init = FeedForwardAttention(TINY, rngs=nnx.Rngs(4))
     before = state_to_tensors(init)

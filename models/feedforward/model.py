@@ -33,12 +33,12 @@ from flax import nnx
 from safetensors.numpy import load_file, save_file
 
 from models import attention as core
-from models.addition_task import LENGTH_BUCKETS, bucket_length, check_length, make_sequence
+from models.feedforward.task import LENGTH_BUCKETS, bucket_length, check_length, make_sequence
 from models.checkpoint import check_tensors
 from models.record import AttentionRecord, InputError
 
 SCORES = ("tanh", "linear")
-CHECKPOINT_DIR = Path(__file__).resolve().parents[1] / "checkpoints" / "feedforward"
+CHECKPOINT_DIR = Path(__file__).resolve().parents[2] / "checkpoints" / "feedforward"
 PAPER_LENGTHS = (100, 1_000, 10_000)  # T₀ of the paper-form models
 MECHANISM_OF_SCORE = {"tanh": "feedforward", "linear": "feedforward-unbounded"}
 
@@ -234,7 +234,7 @@ def evaluate_runner(runner: FeedForwardRunner, lengths, *, seed: int, batch: int
     two marked steps; mass: mean α on the two marked steps. Sequences are batched and padded
     to the bucket of each batch's longest one.
     """
-    from models.addition_task import sample_batch
+    from models.feedforward.task import sample_batch
 
     rng = np.random.default_rng(seed)
     lengths = np.asarray(lengths, np.int32)

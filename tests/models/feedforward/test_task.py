@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from models.addition_task import (
+from models.feedforward.task import (
     LENGTH_BUCKETS,
     MAX_LENGTH,
     bucket_length,
