@@ -244,8 +244,8 @@ MECHANISMS = MECHANISMS + (
         r"\quad s_i = \textstyle\sum_t \alpha_{it} h_{it};\quad \alpha_i = \operatorname{softmax}_i(u_i^\top u_s),\quad v = \textstyle\sum_i \alpha_i h_i",
         page=HAN.file,
         summary="Word attention inside each sentence, then sentence attention over the document, each against a learned context vector.",
-        builder="models.han:han_record",
-        batch_builder="models.han:han_records",
+        builder="models.han.model:han_record",
+        batch_builder="models.han.model:han_records",
         input_field="text",
     ),
 )

@@ -19,7 +19,7 @@ TASKS: dict[str, tuple[str, str]] = {
     "seq2seq": ("models.seq2seq.train", "character-level date normalisation with Bahdanau/Luong attention"),
     "captioner": ("models.captioner.train", "Show, Attend and Tell on the scene world, soft or hard attention"),
     "feedforward": ("models.feedforward.train", "feed-forward attention (Raffel & Ellis) on the addition problem"),
-    "han": ("models.han_train", "hierarchical attention network (Yang et al.) on generated reviews"),
+    "han": ("models.han.train", "hierarchical attention network (Yang et al.) on generated reviews"),
 }
 
 

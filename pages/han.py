@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from models.han import default_predictor, result_record
+from models.han.model import default_predictor, result_record
 from models.record import InputError
 from models.registry import HAN, mechanisms_on_page
 from ui.han import show_analysis, train_your_own

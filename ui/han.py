@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from models.han import HANConfig, HANPredictor, TrainState, checkpoint_bytes, result_record, train_epochs
-from models.han_data import MAX_CSV_BYTES, encode_document, parse_csv
-from models.han_train import example_csv_bytes
+from models.han.model import HANConfig, HANPredictor, TrainState, checkpoint_bytes, result_record, train_epochs
+from models.han.data import MAX_CSV_BYTES, encode_document, parse_csv
+from models.han.train import example_csv_bytes
 from models.record import AttentionRecord, InputError
 from ui.widgets import export_buttons, show_input_error
 from viz.han import han_heatmap, highlighted_html

@@ -49,7 +49,7 @@ def test_typing_a_document_updates_the_heatmap_and_stays_escaped(page, app_url):
 
 
 def test_train_your_own_stops_on_request_and_offers_the_model(page, app_url, tmp_path):
-    from models.han_train import example_csv_bytes
+    from models.han.train import example_csv_bytes
 
     csv = tmp_path / "reviews.csv"
     csv.write_bytes(example_csv_bytes())
@@ -76,7 +76,7 @@ def test_train_your_own_stops_on_request_and_offers_the_model(page, app_url, tmp
     path = download.value.path()
     from safetensors.numpy import load, load_file
 
-    from models.han import TrainState, checkpoint_bytes
+    from models.han.model import TrainState, checkpoint_bytes
     from ui.han import _own_config
 
     cfg = _own_config(("negative", "positive"))

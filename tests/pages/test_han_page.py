@@ -62,8 +62,8 @@ def test_train_your_own_trains_in_the_app_and_offers_the_model():
     from safetensors.numpy import load
     from streamlit.testing.v1 import AppTest
 
-    from models.han import checkpoint_bytes
-    from models.han_train import example_csv_bytes
+    from models.han.model import checkpoint_bytes
+    from models.han.train import example_csv_bytes
 
     at = AppTest.from_function(_train_your_own_alone, default_timeout=600).run()
     at.get("file_uploader")[0].set_value(("reviews.csv", example_csv_bytes(), "text/csv"))

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from flax import nnx
 
-from models.han import (
+from models.han.model import (
     HAN,
     TINY,
     HANConfig,
@@ -16,7 +16,7 @@ from models.han import (
     result_record,
     train_epochs,
 )
-from models.han_data import (
+from models.han.data import (
     MAX_WORDS,
     encode_document,
     make_batch,

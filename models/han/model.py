@@ -31,7 +31,7 @@ from flax import nnx
 
 from models import attention as core
 from models.checkpoint import check_tensors
-from models.han_data import (
+from models.han.data import (
     Batch,
     Document,
     batch_shape,
@@ -42,7 +42,7 @@ from models.han_data import (
 )
 from models.record import AttentionRecord, InputError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHECKPOINT = ROOT / "checkpoints" / "han" / "han.safetensors"
 EMBED_DIM = 384
 
@@ -439,7 +439,7 @@ class HANPredictor:
 @functools.lru_cache(maxsize=1)
 def vocabulary_words() -> tuple[list[str], np.ndarray]:
     """Returns MiniLM's whole-word tokens of 3+ letters and their ids (int32 [V])."""
-    from models.han_data import load_tokenizer
+    from models.han.data import load_tokenizer
 
     vocab = load_tokenizer().get_vocab()
     pairs = sorted((i, w) for w, i in vocab.items() if w.isalpha() and w.isascii() and len(w) >= 3)

@@ -8,9 +8,9 @@ top-attended sentence is the opinion sentence.
 
 import pytest
 
-from models.han import CHECKPOINT, HANPredictor, load_checkpoint
-from models.han_train import HELD_OUT_SEED, load_plain_reviews, plain_quality, review_quality
-from models.reviews import generate_reviews
+from models.han.model import CHECKPOINT, HANPredictor, load_checkpoint
+from models.han.train import HELD_OUT_SEED, load_plain_reviews, plain_quality, review_quality
+from models.han.task import generate_reviews
 
 HELD_OUT = 400
 PLAIN_BAR = 0.95  # measured 19/20 on the committed checkpoint (README); one miss allowed

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from models.han import (
+from models.han.model import (
     CHECKPOINT,
     REVIEWS,
     HANConfig,
@@ -26,12 +26,12 @@ from models.han import (
     save_checkpoint,
     train_epochs,
 )
-from models.han_data import encode_document
-from models.reviews import SENTIMENTS, TOPICS, Review, generate_reviews
+from models.han.data import encode_document
+from models.han.task import SENTIMENTS, TOPICS, Review, generate_reviews
 
 TRAIN_SEED = 0
 HELD_OUT_SEED = 12345  # the quality test's documents; never trained on
-PLAIN_REVIEWS = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "han_plain_reviews.json"
+PLAIN_REVIEWS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "han_plain_reviews.json"
 
 
 def review_labels(reviews: Sequence[Review]) -> np.ndarray:

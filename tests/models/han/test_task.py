@@ -2,8 +2,8 @@
 
 import random
 
-from models.han_data import split_sentences, split_words
-from models.reviews import SENTIMENTS, TOPICS, filler_sentence, generate_reviews, opinion_sentence
+from models.han.data import split_sentences, split_words
+from models.han.task import SENTIMENTS, TOPICS, filler_sentence, generate_reviews, opinion_sentence
 
 REVIEWS = generate_reviews(400, seed=3)
 
@@ -64,7 +64,7 @@ def test_marked_words_are_the_aspect_and_the_judgement():
 
 
 def test_fillers_name_no_aspect():
-    from models import reviews
+    from models.han import task as reviews
 
     aspects = {w for nouns in reviews._ASPECTS.values() for phrase, _ in nouns for w in phrase.split()}
     rng = random.Random(1)

@@ -8,7 +8,7 @@ labels and, inside them, which words do (the aspect words and the opinion words,
 "not" in negated sentences).
 
 Words are the whitespace-separated tokens of a sentence, punctuation attached
-("delicious." is one word), exactly as models.han_data.split_words splits them.
+("delicious." is one word), exactly as models.han.data.split_words splits them.
 Many templates and synonyms, negations ("was not fresh") and fillers at any position
 mean a classifier has to find the opinion, not a position or a fixed phrase.
 """
