@@ -77,7 +77,7 @@ PAGES: tuple[Page, ...] = (
     HOME, PLAYGROUND, SEQ2SEQ, SENTENCE_ALIGNMENT, IMAGES, FEEDFORWARD, HAN, SELF_ATTENTION
 )  # roughly the order of the literature
 
-_QKV_BUILDER = "models.playground:qkv_record"
+_QKV_BUILDER = "models.playground.records:qkv_record"
 _QKV_PAPER = "The general view: Vaswani et al. (2017) §3.2; Luong et al. (2015) §3.1"
 
 MECHANISMS: tuple[Mechanism, ...] = (

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from models.playground import qkv_record
+from models.playground.records import qkv_record
 from models.registry import PAGES, mechanisms_on_page
 from ui.router import ensure_router
 from ui.widgets import export_buttons

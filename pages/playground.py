@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from models.playground import HAND_SET_PARAMS, MAX_SAMPLES, default_table, qkv_record, table_to_kv
+from models.playground.records import HAND_SET_PARAMS, MAX_SAMPLES, default_table, qkv_record, table_to_kv
 from models.record import InputError
 from models.registry import PLAYGROUND, mechanisms_on_page
 from ui.router import ensure_router

@@ -12,7 +12,7 @@ import pytest
 import cli
 from tests.models.transformer.tiny_bert import make_tiny_bert
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from PIL import Image
 from models.captioner import task as S
 from models.captioner.model import WORDS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_cli(*args):

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from models import playground as pg
+from models.playground import records as pg
 from models.record import AttentionRecord, InputError
 from models.registry import MECHANISMS, PAGES, get_mechanism, mechanism_ids
 

@@ -11,7 +11,7 @@ import pytest
 
 from models.registry import mechanism_ids
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(*args, cwd=ROOT):
