@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from models.captioner.model import checkpoint_path, read_checkpoint_meta  # noqa: E402
+from models.captioner.checkpoint import checkpoint_path, read_info  # noqa: E402
 from models.captioner.quality import evaluate, held_out_scenes  # noqa: E402
 from models.captioner.records import load_runner  # noqa: E402
 
@@ -45,7 +45,7 @@ def main(argv=None) -> int:
                       f"  <!-- {time.perf_counter() - started:.1f} s -->")
     print()
     for variant in ("soft", "hard"):
-        meta = read_checkpoint_meta(checkpoint_path(variant))
+        meta = read_info(checkpoint_path(variant))
         size = checkpoint_path(variant).stat().st_size
         print(f"{variant}: {meta.get('steps')} steps × batch {meta.get('batch')}, trained {meta.get('train_seconds')} s"
               f"{' (from ' + str(meta['init']) + ')' if meta.get('init') else ''}, checkpoint {size / 1e6:.2f} MB")

@@ -19,8 +19,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from models.feedforward.task import bucket_length, lengths_around, make_sequence, sample_batch  # noqa: E402
-from models.feedforward.model import PAPER_LENGTHS, evaluate_runner, load_runner  # noqa: E402
+from models.feedforward.model import PAPER_LENGTHS  # noqa: E402
+from models.feedforward.quality import evaluate_runner  # noqa: E402
+from models.feedforward.records import load_runner  # noqa: E402
+from models.feedforward.task import LENGTH_BUCKETS, lengths_around, make_sequence, sample_batch  # noqa: E402
+from models.padding import bucket  # noqa: E402
 
 SEED = 99_000
 
@@ -35,7 +38,7 @@ def one_sequence_ms(runner, length: int, repeats: int = 7) -> float:
 
 def batch_ms_per_sequence(runner, length: int, batch: int = 50) -> float:
     """Returns milliseconds per sequence of a batched forward pass."""
-    data = sample_batch(np.random.default_rng(0), np.full(batch, length), bucket_length(length))
+    data = sample_batch(np.random.default_rng(0), np.full(batch, length), bucket(length, LENGTH_BUCKETS))
     runner(data.inputs, data.lengths)
     start = time.perf_counter()
     for _ in range(3):

@@ -14,9 +14,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from models.han.model import CHECKPOINT, HANPredictor  # noqa: E402
+from models.han.checkpoint import CHECKPOINT  # noqa: E402
 from models.han.data import encode_document  # noqa: E402
-from models.han.train import HELD_OUT_SEED, load_plain_reviews, plain_quality, review_quality, top_words  # noqa: E402
+from models.han.quality import HELD_OUT_SEED, load_plain_reviews, plain_quality, review_quality, top_words  # noqa: E402
+from models.han.records import HANPredictor  # noqa: E402
 from models.han.task import generate_reviews  # noqa: E402
 
 

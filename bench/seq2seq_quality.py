@@ -20,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from models.seq2seq import task as dates  # noqa: E402
 from models.seq2seq.model import VARIANTS  # noqa: E402
-from models.seq2seq.quality import evaluate, held_out_examples, monotonic_exact_match  # noqa: E402
-from models.seq2seq.records import QUALITY_FILE, load_variant  # noqa: E402
+from models.seq2seq.quality import QUALITY_FILE, evaluate, held_out_examples, monotonic_exact_match  # noqa: E402
+from models.seq2seq.records import load_variant  # noqa: E402
 
 
 def _pct(x):

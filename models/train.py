@@ -1,12 +1,12 @@
-"""Training entry point: ``python -m models.train <task> [options]``.
+"""Training entry point: ``python -m models.train <family> [options]``.
 
-One subcommand per task. Each task's module defines ``add_arguments(parser)`` and
-``run(args) -> int``, so this file stays a small dispatcher:
+One subcommand per family, read from models/registry.py's TRAINERS (family -> module, help).
+Each family's train.py defines ``add_arguments(parser)`` and ``run(args) -> int``:
 
     python -m models.train seq2seq --variant bahdanau      # models/seq2seq/train.py
 
-To add a task, add one entry to TASKS: name -> (module, one-line help). Only the chosen
-task's module is imported, so one task's dependencies never slow down or break another.
+Only the chosen family's module is imported, so one family's dependencies never slow down
+or break another. Runs write to runs/<family>/ unless --overwrite-committed is given.
 """
 
 from __future__ import annotations
@@ -15,12 +15,7 @@ import argparse
 import importlib
 import sys
 
-TASKS: dict[str, tuple[str, str]] = {
-    "seq2seq": ("models.seq2seq.train", "character-level date normalisation with Bahdanau/Luong attention"),
-    "captioner": ("models.captioner.train", "Show, Attend and Tell on the scene world, soft or hard attention"),
-    "feedforward": ("models.feedforward.train", "feed-forward attention (Raffel & Ellis) on the addition problem"),
-    "han": ("models.han.train", "hierarchical attention network (Yang et al.) on generated reviews"),
-}
+from models.registry import TRAINERS as TASKS
 
 
 def build_parser(task: str | None = None) -> argparse.ArgumentParser:

@@ -26,9 +26,7 @@ jit-able functions over its split state, greedy decoding and strict checkpoint I
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
@@ -36,10 +34,7 @@ import numpy as np
 from flax import nnx
 
 from models import attention as core
-from models.checkpoint import check_tensors
 
-ROOT = Path(__file__).resolve().parents[2]
-CHECKPOINT_DIR = ROOT / "checkpoints" / "captioner"
 VARIANTS = ("soft", "hard")
 
 PAD, BOS, EOS = 0, 1, 2
@@ -80,6 +75,12 @@ PRESETS = {
 }
 
 
+def cell_coordinates(grid: int) -> np.ndarray:
+    """Returns float32 [grid², 2]: each cell's (row, col) in [−1, 1], row-major (a constant, not a parameter)."""
+    rows, cols = np.meshgrid(np.linspace(-1, 1, grid), np.linspace(-1, 1, grid), indexing="ij")
+    return np.stack([rows, cols], -1).reshape(grid * grid, 2).astype(np.float32)
+
+
 class Encoder(nnx.Module):
     """Image [B, 64, 64, 3] uint8/float -> annotations [B, 64 cells, D] (row-major cells)."""
 
@@ -89,9 +90,6 @@ class Encoder(nnx.Module):
         self.conv2 = nnx.Conv(c1, c2, (3, 3), strides=2, rngs=rngs)  # 32 -> 16, RF 7
         self.conv3 = nnx.Conv(c2, c3, (3, 3), strides=1, rngs=rngs)  # 16 -> 16, RF 15
         self.conv4 = nnx.Conv(c3, c4, (3, 3), strides=2, rngs=rngs)  # 16 -> 8,  RF 23
-        g = cfg.grid
-        rows, cols = np.meshgrid(np.linspace(-1, 1, g), np.linspace(-1, 1, g), indexing="ij")
-        self.coords = nnx.Variable(jnp.asarray(np.stack([rows, cols], -1).reshape(g * g, 2), jnp.float32))
 
     def __call__(self, images):
         x = jnp.asarray(images, jnp.float32) / 127.5 - 1.0
@@ -100,7 +98,7 @@ class Encoder(nnx.Module):
         x = jax.nn.relu(self.conv3(x))
         x = jax.nn.relu(self.conv4(x))  # [B, g, g, C]
         b, g, _, c = x.shape
-        coords = jnp.broadcast_to(self.coords[...], (b, g * g, 2))
+        coords = jnp.broadcast_to(cell_coordinates(g), (b, g * g, 2))
         return jnp.concatenate([x.reshape(b, g * g, c), coords], axis=-1)  # [B, L, D]
 
 
@@ -240,69 +238,6 @@ def encode_captions(captions: list[str]) -> tuple[np.ndarray, np.ndarray, np.nda
         targets[i, : len(ids)] = ids
         mask[i, : len(ids)] = 1.0
     return inputs, targets, mask
-
-
-# ------------------------------------------------------------------- checkpoints
-
-
-def _flat_params(model: Captioner) -> dict[str, np.ndarray]:
-    state = nnx.state(model, nnx.Param)
-    flat = {}
-    for path, leaf in nnx.to_flat_state(state):
-        value = leaf.get_value()
-        flat[".".join(str(p) for p in path)] = value if isinstance(value, jax.ShapeDtypeStruct) else np.asarray(value, np.float32)
-    return flat
-
-
-def save_checkpoint(model: Captioner, path: Path, extra_meta: dict | None = None) -> None:
-    """Writes the parameters (safetensors, float32) with the config in the metadata."""
-    from safetensors.numpy import save_file
-
-    cfg = asdict(model.cfg)
-    meta = {"config": json.dumps(cfg), **{k: json.dumps(v) for k, v in (extra_meta or {}).items()}}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    save_file(_flat_params(model), str(path), metadata=meta)
-
-
-def read_checkpoint_meta(path: Path) -> dict:
-    """Returns the checkpoint's metadata, JSON-decoded."""
-    from safetensors import safe_open
-
-    with safe_open(str(path), framework="numpy") as f:
-        return {k: json.loads(v) for k, v in (f.metadata() or {}).items()}
-
-
-def load_checkpoint(path: Path) -> Captioner:
-    """Returns the captioner stored at `path`; strict: every tensor mapped, shapes checked.
-
-    Raises ValueError naming missing or unknown tensors, or a shape mismatch.
-    """
-    from safetensors.numpy import load_file
-
-    meta = read_checkpoint_meta(path)
-    if "config" not in meta:
-        raise ValueError(f"{path}: no config in the checkpoint metadata")
-    raw = dict(meta["config"])
-    raw["channels"] = tuple(raw["channels"])
-    raw.setdefault("lstm_reads", "all")  # checkpoints written before the option existed
-    cfg = CaptionerConfig(**raw)
-    # Abstract shapes only: running the initialisers would compile them, only to overwrite them.
-    model = nnx.eval_shape(lambda: Captioner(cfg, rngs=nnx.Rngs(0)))
-    tensors = load_file(str(path))
-    check_tensors({k: v.shape for k, v in _flat_params(model).items()}, tensors, where=str(path))
-    state = nnx.state(model, nnx.Param)
-    flat = nnx.to_flat_state(state)
-    for path_key, leaf in flat:
-        leaf.set_value(jnp.asarray(tensors[".".join(str(x) for x in path_key)]))
-    nnx.update(model, nnx.from_flat_state(flat))
-    g = cfg.grid
-    rows, cols = np.meshgrid(np.linspace(-1, 1, g), np.linspace(-1, 1, g), indexing="ij")
-    model.encoder.coords.set_value(jnp.asarray(np.stack([rows, cols], -1).reshape(g * g, 2), jnp.float32))
-    return model
-
-
-def checkpoint_path(variant: str) -> Path:
-    return CHECKPOINT_DIR / f"{variant}.safetensors"
 
 
 # ------------------------------------------------------------------ inference API

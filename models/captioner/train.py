@@ -29,16 +29,10 @@ import optax
 from flax import nnx
 
 from models.captioner import task as S
-from models.captioner.model import (
-    PRESETS,
-    Captioner,
-    CaptionerRunner,
-    checkpoint_path,
-    encode_captions,
-    save_checkpoint,
-    teacher_forced,
-)
+from models.captioner.checkpoint import checkpoint_path, load_checkpoint, save_checkpoint
+from models.captioner.model import PRESETS, Captioner, CaptionerRunner, encode_captions, teacher_forced
 from models.captioner.quality import VALIDATION_SEED, decode_mode, evaluate
+from models.training import NO_PROGRESS, StopRequest, TqdmProgress, make_train_step, output_file
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,15 +49,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="training seed (< 9000)")
     parser.add_argument("--eval-every", type=int, default=250, help="validate and save every N steps (0: only at the end, no validation)")
     parser.add_argument("--init", type=Path, default=None, help="start from this checkpoint")
-    parser.add_argument("--out", type=Path, default=None, help="default: checkpoints/captioner/<variant>.safetensors")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="checkpoint file (default runs/captioner/<variant>.safetensors)")
+    parser.add_argument("--overwrite-committed", action="store_true",
+                        help="write checkpoints/captioner/<variant>.safetensors, replacing the committed model")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def make_loss(graphdef, cfg, args):
     hard = cfg.variant == "hard"
 
-    def loss_fn(params, rest, images, inputs, targets, mask, key, baseline):
-        model = nnx.merge(graphdef, params, rest)
+    def loss_fn(params, images, inputs, targets, mask, key, baseline):
+        model = nnx.merge(graphdef, params)
         logits, alphas, locs, used_soft = teacher_forced(model, images, inputs, key, args.soft_share)
         logp = jax.nn.log_softmax(logits)  # [B, T, V]
         token_logp = jnp.take_along_axis(logp, targets[..., None], axis=-1)[..., 0] * mask  # [B, T]
@@ -107,83 +104,76 @@ def _batches(seed: int, batch: int, other_fraction: float, out: queue.Queue, sto
                 continue
 
 
-def train(args) -> Path:
-    """Trains one variant; returns the checkpoint path."""
+def train(args, stop: StopRequest | None = None) -> Path:
+    """Trains one variant; returns the checkpoint path (saved at every validation and at the end)."""
     from dataclasses import replace
 
-    from tqdm import tqdm
-
+    stop = stop or StopRequest()
     if args.init:
-        from models.captioner.model import load_checkpoint
-
         model = load_checkpoint(args.init)
         model.cfg = replace(model.cfg, variant=args.variant)
     else:
         cfg = replace(PRESETS[args.preset], variant=args.variant)
         model = Captioner(cfg, rngs=nnx.Rngs(args.seed))
     cfg = model.cfg
-    graphdef, params, rest = nnx.split(model, nnx.Param, ...)
+    graphdef, params = nnx.split(model)
     schedule = optax.warmup_cosine_decay_schedule(0.0, args.lr, min(200, args.steps // 10 + 1), args.steps, args.lr * 0.05)
     tx = optax.chain(optax.clip_by_global_norm(1.0), optax.adam(schedule))
     opt_state = tx.init(params)
-    loss_fn = make_loss(graphdef, cfg, args)
+    train_step = make_train_step(make_loss(graphdef, cfg, args), tx, has_aux=True)
+    out = output_file(args.out, checkpoint_path(cfg.variant), overwrite_committed=getattr(args, "overwrite_committed", False))
 
-    @jax.jit
-    def train_step(params, opt_state, images, inputs, targets, mask, key, baseline):
-        (loss, (stats, seq_logp)), grads = jax.value_and_grad(loss_fn, has_aux=True)(
-            params, rest, images, inputs, targets, mask, key, baseline
-        )
-        updates, opt_state = tx.update(grads, opt_state, params)
-        return optax.apply_updates(params, updates), opt_state, loss, stats, seq_logp
-
-    out = args.out or checkpoint_path(cfg.variant)
-
-    def save(trained, step, seconds):
-        # Saved at every validation too, so an interrupted run still leaves its latest weights.
+    def save(step, seconds):
         save_checkpoint(
-            trained,
-            out,
+            nnx.merge(graphdef, params), out,
             {"steps": step, "batch": args.batch, "train_seconds": round(seconds, 1), "seed": args.seed,
              "ds_lambda": args.ds_lambda, "reinforce": args.reinforce, "entropy": args.entropy,
-             "soft_share": args.soft_share, "lr": args.lr, "init": str(args.init) if args.init else None},
+             "soft_share": args.soft_share, "lr": args.lr, "init": str(args.init) if args.init else None,
+             "log": log},
         )
 
     data: queue.Queue = queue.Queue(maxsize=4)
-    stop = threading.Event()
-    worker = threading.Thread(target=_batches, args=(args.seed, args.batch, args.other_fraction, data, stop), daemon=True)
+    done = threading.Event()
+    worker = threading.Thread(target=_batches, args=(args.seed, args.batch, args.other_fraction, data, done), daemon=True)
     worker.start()
     if args.eval_every:
         val_images, val_scenes = S.scene_batch(np.random.default_rng(VALIDATION_SEED), 500, 0.5)
     key = jax.random.key(args.seed)
     baseline = jnp.float32(-10.0)
-    started = time.time()
-    bar = tqdm(range(1, args.steps + 1), desc=f"captioner {cfg.variant}", disable=args.quiet, mininterval=2.0)
+    started, log, pending, step = time.time(), [], [], 0
+    block = max(1, args.steps // 100)  # the loss log keeps at most ~100 means
+    progress = NO_PROGRESS if args.quiet else TqdmProgress(f"captioner {cfg.variant}", args.steps, every=50)
     try:
-        for step in bar:
+        while step < args.steps and not stop.requested:
+            step += 1
             images, inputs, targets, mask = data.get()
             key, sub = jax.random.split(key)
-            params, opt_state, loss, stats, seq_logp = train_step(
+            params, opt_state, loss, (stats, seq_logp) = train_step(
                 params, opt_state, images, inputs, targets, mask, sub, baseline
             )
             baseline = 0.9 * baseline + 0.1 * seq_logp
-            if step % 50 == 0:
-                bar.set_postfix({k: f"{float(v):.3f}" for k, v in stats.items()})
+            pending.append(loss)
+            if step % block == 0 or step == args.steps:
+                log.append([step, round(float(np.mean(jax.device_get(pending))), 5)])
+                pending = []
+                progress.update(step, args.steps, **{k: float(v) for k, v in stats.items()})
             if args.eval_every and (step % args.eval_every == 0 or step == args.steps):
-                runner = CaptionerRunner(nnx.merge(graphdef, params, rest))
-                q = evaluate(runner, val_images, val_scenes, mode=decode_mode(cfg.variant))
-                bar.write(
-                    f"step {step}: validation caption accuracy {q.caption_accuracy:.3f}, "
-                    f"shape mass {q.shape_mass:.3f}, hit rate {q.hit_rate:.3f} ({time.time() - started:.0f} s)"
-                )
-                save(nnx.merge(graphdef, params, rest), step, time.time() - started)
+                q = evaluate(CaptionerRunner(nnx.merge(graphdef, params)), val_images, val_scenes,
+                             mode=decode_mode(cfg.variant))
+                print(f"step {step}: validation caption accuracy {q.caption_accuracy:.3f}, shape mass "
+                      f"{q.shape_mass:.3f}, hit rate {q.hit_rate:.3f} ({time.time() - started:.0f} s)")
+                save(step, time.time() - started)  # an interrupted run keeps its latest weights
     finally:
-        stop.set()
+        done.set()
+        progress.close()
     elapsed = time.time() - started
-    save(nnx.merge(graphdef, params, rest), args.steps, elapsed)
-    print(f"saved {out} after {elapsed:.0f} s")
+    save(step, elapsed)
+    print(f"saved {out} after {elapsed:.0f} s ({step} steps)")
     return out
 
 
 def run(args) -> int:
-    train(args)
+    stop = StopRequest()
+    with stop.on_signals():
+        train(args, stop)
     return 0

@@ -48,14 +48,6 @@ class AdditionBatch:
     targets: np.ndarray
 
 
-def bucket_length(length: int) -> int:
-    """Returns the smallest entry of LENGTH_BUCKETS that holds `length`."""
-    for bucket in LENGTH_BUCKETS:
-        if length <= bucket:
-            return bucket
-    raise ValueError(f"length {length} exceeds the largest bucket {LENGTH_BUCKETS[-1]}")
-
-
 def check_length(length) -> int:
     """Returns `length` as an int; raises InputError unless MIN_LENGTH <= length <= MAX_LENGTH."""
     try:

@@ -25,19 +25,12 @@ import numpy as np
 import optax
 from flax import nnx
 
+from models.checkpoint import dotted_name
+from models.feedforward.checkpoint import checkpoint_path, load_checkpoint, save_checkpoint
+from models.feedforward.model import PAPER, PAPER_LENGTHS, UNBOUNDED, FeedForwardAttention, FeedForwardConfig
+from models.feedforward.quality import evaluate
 from models.feedforward.task import lengths_around, max_length_around, sample_batch
-from models.feedforward.model import (
-    PAPER,
-    PAPER_LENGTHS,
-    UNBOUNDED,
-    FeedForwardAttention,
-    FeedForwardConfig,
-    FeedForwardRunner,
-    checkpoint_path,
-    evaluate_runner,
-    load_checkpoint,
-    save_checkpoint,
-)
+from models.training import NO_PROGRESS, Progress, StopRequest, TqdmProgress, make_train_step, output_file
 
 UNBOUNDED_LENGTHS = (50, 1_000)
 LAYERS = ("w_xh", "w_hc", "w_cs", "w_sy")
@@ -62,20 +55,14 @@ class TrainResult:
     seconds: float
 
 
-def make_train_step(graphdef, tx):
-    """Returns a jitted (params, opt_state, inputs, mask, targets) -> (params, opt_state, loss)."""
+def mse_loss(graphdef):
+    """Returns loss(params, inputs, mask, targets): the mean squared error of the predicted sums."""
 
-    @jax.jit
-    def train_step(params, opt_state, inputs, mask, targets):
-        def loss_fn(p):
-            prediction, _ = nnx.merge(graphdef, p)(inputs, mask)
-            return jnp.mean((prediction - targets) ** 2)
+    def loss_fn(params, inputs, mask, targets):
+        prediction, _ = nnx.merge(graphdef, params)(inputs, mask)
+        return jnp.mean((prediction - targets) ** 2)
 
-        loss, grads = jax.value_and_grad(loss_fn)(params)
-        updates, opt_state = tx.update(grads, opt_state, params)
-        return optax.apply_updates(params, updates), opt_state, loss
-
-    return train_step
+    return loss_fn
 
 
 def batch_lengths(rng: np.random.Generator, variant: str, length: int | None, batch: int) -> tuple[np.ndarray, int]:
@@ -96,9 +83,10 @@ def train(
     seed: int = 0,
     cfg: FeedForwardConfig | None = None,
     init: FeedForwardAttention | None = None,
-    progress: bool = False,
+    progress: Progress = NO_PROGRESS,
     constant_lr: bool = False,
     layer_lr: dict[str, float] | None = None,
+    stop: StopRequest | None = None,
 ) -> TrainResult:
     """Returns a model trained for `steps` Adam steps on fresh addition batches.
 
@@ -120,7 +108,7 @@ def train(
         raise ValueError(f"unknown layers {sorted(unknown)}; known: {', '.join(LAYERS)}")
     adam = optax.adam(schedule)
     if rates:
-        labels = jax.tree_util.tree_map_with_path(lambda path, _: str(getattr(path[0], "key", path[0])), params)
+        labels = jax.tree_util.tree_map_with_path(lambda path, _: dotted_name(path).split(".")[0], params)
         adam = optax.multi_transform(
             {name: optax.adam(optax.linear_schedule(0.0, rates[name], warmup)) if name in rates else adam
              for name in LAYERS},
@@ -128,32 +116,28 @@ def train(
         )
     tx = optax.chain(optax.clip_by_global_norm(1.0), adam)
     opt_state = tx.init(params)
-    train_step = make_train_step(graphdef, tx)
+    train_step = make_train_step(mse_loss(graphdef), tx)
     rng = np.random.default_rng(seed + 1)
-    losses = np.zeros(steps, np.float32)
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=steps, desc=f"feedforward {variant}" + (f" T0={length}" if length else ""), unit="step")
+    losses = []
+    stop = stop or StopRequest()
     start = time.perf_counter()
     for i in range(steps):
+        if stop.requested:
+            break
         lengths, pad_to = batch_lengths(rng, variant, length, batch)
         data = sample_batch(rng, lengths, pad_to)
-        params, opt_state, loss = train_step(params, opt_state, data.inputs, data.mask, data.targets)
-        losses[i] = float(loss)
-        if bar is not None and (i % 50 == 49 or i == steps - 1):
-            bar.set_postfix(mse=f"{losses[max(0, i - 49) : i + 1].mean():.4f}")
-            bar.update(i + 1 - bar.n)
-    if bar is not None:
-        bar.close()
+        params, opt_state, loss, _ = train_step(params, opt_state, data.inputs, data.mask, data.targets)
+        losses.append(float(loss))
+        if i % 50 == 49 or i == steps - 1:
+            progress.update(i + 1, steps, mse=float(np.mean(losses[-50:])))
+    progress.close()
     seconds = time.perf_counter() - start
-    return TrainResult(nnx.merge(graphdef, params), losses, seconds)
+    return TrainResult(nnx.merge(graphdef, params), np.asarray(losses, np.float32), seconds)
 
 
 def train_lbfgs(
     length: int, *, iterations: int, sequences: int, seed: int = 0, init: FeedForwardAttention,
-    progress: bool = False,
+    progress: Progress = NO_PROGRESS, stop: StopRequest | None = None,
 ) -> TrainResult:
     """Returns `init` trained end to end by L-BFGS on one fixed set of `sequences` addition
     sequences of T₀ ± 10 % (full batch: the loss is deterministic, as L-BFGS needs).
@@ -189,27 +173,17 @@ def train_lbfgs(
         return optax.apply_updates(p, updates), state, value
 
     state = optimizer.init(params)
-    losses = np.zeros(iterations, np.float32)
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=iterations, desc=f"feedforward L-BFGS T0={length}", unit="iter")
+    losses = []
+    stop = stop or StopRequest()
     start = time.perf_counter()
     for i in range(iterations):
+        if stop.requested:
+            break
         params, state, value = step(params, state)
-        losses[i] = float(value)
-        if bar is not None:
-            bar.set_postfix(mse=f"{losses[i]:.4f}")
-            bar.update(1)
-    if bar is not None:
-        bar.close()
-    return TrainResult(nnx.merge(graphdef, params), losses, time.perf_counter() - start)
-
-
-def evaluate(model: FeedForwardAttention, lengths, seed: int = 12345, batch: int = 50) -> dict[str, float]:
-    """Returns MSE, top-2 rate and mean α mass on the marked steps over fresh sequences."""
-    return evaluate_runner(FeedForwardRunner(model), lengths, seed=seed, batch=batch)
+        losses.append(float(value))
+        progress.update(i + 1, iterations, mse=losses[-1])
+    progress.close()
+    return TrainResult(nnx.merge(graphdef, params), np.asarray(losses, np.float32), time.perf_counter() - start)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -230,7 +204,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--sequences", type=int, default=256, help="the fixed training set of --lbfgs (default 256)")
     parser.add_argument("--init", type=Path, help="start from this checkpoint instead of random weights")
-    parser.add_argument("--out", type=Path, help="checkpoint path (default checkpoints/feedforward/...)")
+    parser.add_argument("--out", type=Path, help="checkpoint path (default runs/feedforward/<name>.safetensors)")
+    parser.add_argument("--overwrite-committed", action="store_true",
+                        help="write checkpoints/feedforward/<name>.safetensors, replacing the committed model")
 
 
 def parse_layer_lr(items: list[str]) -> dict[str, float]:
@@ -256,28 +232,31 @@ def run(args: argparse.Namespace) -> int:
     if steps < 1 and not args.lbfgs:
         raise SystemExit("--steps must be at least 1")
     init = load_checkpoint(args.init) if args.init else None
-    if args.lbfgs:
-        if init is None or length is None:
-            raise SystemExit("--lbfgs needs --variant paper, --length and --init")
-        result = train_lbfgs(length, iterations=args.lbfgs, sequences=args.sequences, seed=args.seed, init=init,
-                             progress=True)
-    else:
-        result = train(
-            args.variant, length, steps=steps, batch=batch, learning_rate=lr, seed=args.seed, init=init,
-            progress=True, constant_lr=args.constant_lr,
-            layer_lr=parse_layer_lr(args.layer_lr),
-        )
+    out = output_file(args.out, checkpoint_path(args.variant, length), overwrite_committed=args.overwrite_committed)
+    name = f"feedforward {args.variant}" + (f" T0={length}" if length else "")
+    stop = StopRequest()
+    with stop.on_signals():
+        if args.lbfgs:
+            if init is None or length is None:
+                raise SystemExit("--lbfgs needs --variant paper, --length and --init")
+            result = train_lbfgs(length, iterations=args.lbfgs, sequences=args.sequences, seed=args.seed, init=init,
+                                 progress=TqdmProgress(f"{name} L-BFGS", args.lbfgs, unit="iter"), stop=stop)
+        else:
+            result = train(
+                args.variant, length, steps=steps, batch=batch, learning_rate=lr, seed=args.seed, init=init,
+                progress=TqdmProgress(name, steps), constant_lr=args.constant_lr,
+                layer_lr=parse_layer_lr(args.layer_lr), stop=stop,
+            )
     test_lengths = (
         lengths_around(np.random.default_rng(7), length, 200)
         if length
         else np.random.default_rng(7).integers(UNBOUNDED_LENGTHS[0], UNBOUNDED_LENGTHS[1] + 1, 200)
     )
     scores = evaluate(result.model, test_lengths)
-    out = args.out or checkpoint_path(args.variant, length)
     meta = {
         "variant": args.variant,
         "length": length,
-        "steps": steps,
+        "steps": len(result.losses) if not args.lbfgs else steps,
         "batch": batch,
         "learning_rate": lr,
         "seed": args.seed,
@@ -287,7 +266,7 @@ def run(args: argparse.Namespace) -> int:
         "lbfgs_iterations": args.lbfgs,
         "lbfgs_sequences": args.sequences if args.lbfgs else None,
         "train_seconds": round(result.seconds, 1),
-        "final_loss": float(result.losses[-1]),
+        "final_loss": float(result.losses[-1]) if len(result.losses) else None,
         **{f"val_{k}": v for k, v in scores.items()},
     }
     save_checkpoint(result.model, out, meta)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from models.padding import bucket
 from models.record import InputError
 
 MAX_SENTENCES = 30
@@ -142,14 +143,6 @@ def encode_document(text: str) -> Document:
         tuple(piece_words[i] for i in keep),
         tuple(notices),
     )
-
-
-def bucket(n: int, buckets: Sequence[int]) -> int:
-    """Returns the smallest bucket >= n (the last bucket if none is)."""
-    for b in buckets:
-        if n <= b:
-            return b
-    return buckets[-1]
 
 
 @dataclass(frozen=True)

@@ -1,37 +1,199 @@
-"""Training and quality measures of the HAN on generated reviews: ``python -m models.train han``.
+"""Training of hierarchical attention networks: the step, epochs over documents, and the entry
+point ``python -m models.train han`` (generated reviews).
 
 The built-in model has two heads over one shared attention: sentiment (negative/positive)
 and topic (food/service/price/ambience). Only the opinion sentences of a review carry
-either label, so both heads push attention towards them.
+either label, so both heads push attention towards them. In-app training ("train your
+own") uses the same step and epochs through OwnTraining.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import csv
+import functools
+import io
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+import jax.numpy as jnp
 import numpy as np
+import optax
+from flax import nnx
 
-from models.han.model import (
-    CHECKPOINT,
-    REVIEWS,
-    HANConfig,
-    HANPredictor,
-    HANResult,
-    TrainState,
-    save_checkpoint,
-    train_epochs,
-)
-from models.han.data import encode_document
+from models.han.checkpoint import CHECKPOINT, save_checkpoint
+from models.han.data import Batch, Document, batch_shape, encode_document, load_word_embeddings, make_batch
+from models.han.model import HAN, REVIEWS, HANConfig, embed
 from models.han.task import SENTIMENTS, TOPICS, Review, generate_reviews
+from models.training import NO_PROGRESS, Progress, StopRequest, TqdmProgress, make_train_step, output_file
 
 TRAIN_SEED = 0
-HELD_OUT_SEED = 12345  # the quality test's documents; never trained on
-PLAIN_REVIEWS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "han_plain_reviews.json"
+
+
+def head_losses(model: HAN, table, batch: dict) -> jnp.ndarray:
+    """Returns the mean cross-entropy summed over heads.  batch: ids, masks, labels [B, K], row_mask [B]."""
+    logits, *_ = model(embed(table, batch["ids"]), batch["piece_mask"], batch["sentence_mask"])
+    total = 0.0
+    for k, head_logits in enumerate(logits):
+        ce = optax.softmax_cross_entropy_with_integer_labels(head_logits, batch["labels"][:, k])
+        total = total + jnp.sum(ce * batch["row_mask"]) / jnp.maximum(jnp.sum(batch["row_mask"]), 1.0)
+    return total
+
+
+@functools.lru_cache(maxsize=8)
+def compiled_train_step(graphdef, optimizer: optax.GradientTransformation) -> Callable:
+    """Returns jit((state, opt_state, table, batch) -> (state, opt_state, loss, None)), one per model shape."""
+    return make_train_step(lambda state, table, batch: head_losses(nnx.merge(graphdef, state), table, batch), optimizer)
+
+
+def batch_arrays(batch: Batch, labels: np.ndarray, rows: int) -> dict:
+    """Returns the dict a train step takes.  labels [n, K] int for the first n rows."""
+    full = np.zeros((batch.ids.shape[0], labels.shape[1]), np.int32)
+    full[: len(labels)] = labels
+    row_mask = np.zeros(batch.ids.shape[0], np.float32)
+    row_mask[:rows] = 1.0
+    return {
+        "ids": batch.ids,
+        "piece_mask": batch.piece_mask,
+        "sentence_mask": batch.sentence_mask,
+        "labels": full,
+        "row_mask": row_mask,
+    }
+
+
+@dataclass
+class TrainState:
+    """A HAN under training: the split module, the optimiser and its state."""
+
+    graphdef: Any
+    state: Any
+    optimizer: optax.GradientTransformation
+    opt_state: Any
+
+    @classmethod
+    def create(cls, cfg: HANConfig, seed: int = 0, learning_rate: float = 3e-3) -> TrainState:
+        model = HAN(cfg, rngs=nnx.Rngs(seed))
+        graphdef, state = nnx.split(model, nnx.Param)
+        optimizer = optax.chain(optax.clip_by_global_norm(1.0), optax.adam(learning_rate))
+        return cls(graphdef, state, optimizer, optimizer.init(state))
+
+    def model(self) -> HAN:
+        return nnx.merge(self.graphdef, self.state)
+
+
+def train_epochs(
+    train: TrainState,
+    docs: Sequence[Document],
+    labels: np.ndarray,
+    *,
+    epochs: int,
+    batch_size: int = 32,
+    seed: int = 0,
+    table: np.ndarray | None = None,
+    progress: Progress = NO_PROGRESS,
+    max_steps: int | None = None,
+    stop: StopRequest | None = None,
+) -> list[float]:
+    """Trains in place; returns the mean loss of each epoch.  labels [n, K] int.
+
+    progress gets (step, total, loss=...) after every step; a stop request ends training
+    after the current step, keeping every step done. All batches are padded to one shape
+    (the buckets that fit the longest document), so a run compiles once.
+    """
+    table = jnp.asarray(load_word_embeddings() if table is None else table)
+    step_fn = compiled_train_step(train.graphdef, train.optimizer)
+    stop = stop or StopRequest()
+    rng = np.random.default_rng(seed)
+    n = len(docs)
+    shape = batch_shape(docs)
+    per_epoch = (n + batch_size - 1) // batch_size
+    total = per_epoch * epochs if max_steps is None else min(max_steps, per_epoch * epochs)
+    losses, step = [], 0
+    for _ in range(epochs):
+        order = rng.permutation(n)
+        epoch_losses = []
+        for start in range(0, n, batch_size):
+            if step >= total or stop.requested:
+                break
+            idx = order[start : start + batch_size]
+            arrays = batch_arrays(make_batch([docs[j] for j in idx], batch_size, shape), labels[idx], len(idx))
+            train.state, train.opt_state, loss, _ = step_fn(train.state, train.opt_state, table, arrays)
+            step += 1
+            epoch_losses.append(float(loss))
+            progress.update(step, total, loss=epoch_losses[-1])
+        if epoch_losses:
+            losses.append(float(np.mean(epoch_losses)))
+    return losses
+
+
+@dataclass
+class OwnTraining:
+    """One user's in-app training run ("train your own"): the data, the model under training,
+    and how far it got. Made by the page from an uploaded CSV; trained epoch by epoch.
+
+    data_name says which upload the model was trained on; steps counts every step kept (a
+    stop mid-epoch keeps the steps done).
+    """
+
+    cfg: HANConfig
+    train: TrainState
+    docs: list[Document]
+    labels: np.ndarray  # int [n, 1]
+    epochs: int
+    data_name: str
+    epoch: int = 0
+    steps: int = 0
+    losses: list[float] = field(default_factory=list)
+    stop: StopRequest = field(default_factory=StopRequest)
+
+    @property
+    def running(self) -> bool:
+        return self.epoch < self.epochs and not self.stop.requested
+
+    @property
+    def finished(self) -> bool:
+        return self.epoch >= self.epochs
+
+
+OWN_MAX_EPOCHS = 10
+OWN_BATCH = 8
+
+
+def own_config(classes: tuple[str, ...]) -> HANConfig:
+    """Returns the config of an in-app model: small, so a few hundred rows train in tens of seconds."""
+    return HANConfig(heads=(("label", tuple(classes)),), word_hidden=24, word_attention=32,
+                     sentence_hidden=24, sentence_attention=32)
+
+
+def start_own(texts: Sequence[str], labels: np.ndarray, classes: tuple[str, ...], *, epochs: int,
+              data_name: str) -> OwnTraining:
+    """Returns a fresh OwnTraining on labelled texts (labels int [n] into classes); InputError if a text is unusable."""
+    docs = [encode_document(t) for t in texts]
+    cfg = own_config(classes)
+    return OwnTraining(cfg, TrainState.create(cfg, seed=0, learning_rate=1e-2), docs,
+                       np.asarray(labels, np.int32)[:, None], epochs, data_name)
+
+
+def train_own_epoch(own: OwnTraining, progress: Progress = NO_PROGRESS) -> None:
+    """Trains `own` one more epoch in place (or until its stop request); every step done is kept."""
+    done_before = own.steps
+
+    class Counting:
+        def update(self, step: int, total: int, **metrics: float) -> None:
+            own.steps = done_before + step
+            progress.update(step, total, **metrics)
+
+        def close(self) -> None:
+            progress.close()
+
+    losses = train_epochs(own.train, own.docs, own.labels, epochs=1, batch_size=OWN_BATCH, seed=own.epoch,
+                          progress=Counting(), stop=own.stop)
+    own.losses.extend(losses)
+    if not own.stop.requested:
+        own.epoch += 1
 
 
 def review_labels(reviews: Sequence[Review]) -> np.ndarray:
@@ -39,90 +201,8 @@ def review_labels(reviews: Sequence[Review]) -> np.ndarray:
     return np.asarray([[SENTIMENTS.index(r.sentiment), TOPICS.index(r.topic)] for r in reviews], np.int32)
 
 
-def _strip(word: str) -> str:
-    return "".join(ch for ch in word.lower() if ch.isalnum())
-
-
-@dataclass(frozen=True)
-class Quality:
-    """Quality of a HAN on labelled documents (shares in [0, 1])."""
-
-    documents: int
-    sentiment_accuracy: float
-    topic_accuracy: float
-    top_sentence_label_bearing: float
-    top3_words_label_bearing: float
-
-    def rows(self) -> list[tuple[str, float]]:
-        return [
-            ("sentiment accuracy", self.sentiment_accuracy),
-            ("topic accuracy", self.topic_accuracy),
-            ("top-attended sentence is label-bearing", self.top_sentence_label_bearing),
-            ("top-3 words of that sentence include a label word", self.top3_words_label_bearing),
-        ]
-
-
-def review_quality(predictor: HANPredictor, reviews: Sequence[Review]) -> Quality:
-    """Returns the Quality on generated reviews (ground truth from the generator)."""
-    results = predictor.run_batch([encode_document(r.text) for r in reviews])
-    sent_ok = topic_ok = top_ok = words_ok = 0
-    for review, result in zip(reviews, results):
-        assert len(result.doc.sentences) == len(review.sentences), "sentence split differs from the generator's"
-        sent_ok += result.predictions[0] == review.sentiment
-        topic_ok += result.predictions[1] == review.topic
-        top = int(np.argmax(result.sentence_alpha))
-        top_ok += top in review.label_sentences
-        top3 = np.argsort(-result.word_alpha[top])[:3]
-        words_ok += bool(set(top3.tolist()) & set(review.label_words[top]))
-    n = len(reviews)
-    return Quality(n, sent_ok / n, topic_ok / n, top_ok / n, words_ok / n)
-
-
-@dataclass(frozen=True)
-class PlainQuality:
-    """Quality on hand-written reviews: accuracies and the top sentence being the opinion."""
-
-    documents: int
-    sentiment_accuracy: float
-    topic_accuracy: float
-    top_sentence_is_opinion: float
-    misses: tuple[str, ...]
-
-
-def load_plain_reviews(path: Path = PLAIN_REVIEWS) -> list[dict]:
-    """Returns the hand-written reviews: text, sentiment, topic, opinion (sentence indices)."""
-    return json.loads(Path(path).read_text(encoding="utf-8"))["reviews"]
-
-
-def plain_quality(predictor: HANPredictor, reviews: Sequence[dict]) -> PlainQuality:
-    """Returns the PlainQuality of the predictor on hand-written reviews."""
-    results = predictor.run_batch([encode_document(r["text"]) for r in reviews])
-    sent_ok = topic_ok = top_ok = 0
-    misses = []
-    for review, result in zip(reviews, results):
-        sent_ok += result.predictions[0] == review["sentiment"]
-        topic_ok += result.predictions[1] == review["topic"]
-        top = int(np.argmax(result.sentence_alpha))
-        if top in review["opinion"]:
-            top_ok += 1
-        else:
-            misses.append(result.doc.sentences[top])
-    n = len(reviews)
-    return PlainQuality(n, sent_ok / n, topic_ok / n, top_ok / n, tuple(misses))
-
-
-def top_words(result: HANResult, k: int = 3) -> list[str]:
-    """Returns the k highest-weighted words of the top-attended sentence."""
-    top = int(np.argmax(result.sentence_alpha))
-    order = np.argsort(-result.word_alpha[top])[:k]
-    return [result.doc.words[top][j] for j in order]
-
-
 def example_csv_bytes(count: int = 200, seed: int = 7) -> bytes:
     """Returns a CSV (text,label) of generated reviews labelled by sentiment: a template for uploads."""
-    import csv
-    import io
-
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(["text", "label"])
@@ -133,28 +213,16 @@ def example_csv_bytes(count: int = 200, seed: int = 7) -> bytes:
 
 def train_reviews(
     cfg: HANConfig = REVIEWS, *, documents: int = 4000, epochs: int = 4, batch_size: int = 32,
-    learning_rate: float = 3e-3, seed: int = TRAIN_SEED, progress: bool = False, max_steps: int | None = None,
+    learning_rate: float = 3e-3, seed: int = TRAIN_SEED, progress: Progress = NO_PROGRESS,
+    max_steps: int | None = None, stop: StopRequest | None = None,
 ) -> tuple[TrainState, list[float]]:
     """Returns a HAN trained on generated reviews, and its loss per epoch."""
     reviews = generate_reviews(documents, seed)
     docs = [encode_document(r.text) for r in reviews]
     train = TrainState.create(cfg, seed=seed, learning_rate=learning_rate)
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=(len(docs) + batch_size - 1) // batch_size * epochs, desc="han", unit="step")
-
-    def on_step(step, total, loss):
-        if bar is not None:
-            bar.total = total
-            bar.update(1)
-            bar.set_postfix(loss=f"{loss:.3f}")
-
     losses = train_epochs(train, docs, review_labels(reviews), epochs=epochs, batch_size=batch_size,
-                          seed=seed, on_step=on_step, max_steps=max_steps)
-    if bar is not None:
-        bar.close()
+                          seed=seed, progress=progress, max_steps=max_steps, stop=stop)
+    progress.close()
     return train, losses
 
 
@@ -165,23 +233,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--seed", type=int, default=TRAIN_SEED)
     parser.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (smoke tests)")
-    parser.add_argument("--out", type=Path, default=CHECKPOINT, help="checkpoint file (.safetensors)")
+    parser.add_argument("--out", type=Path, default=None, help="checkpoint file (default runs/han/han.safetensors)")
+    parser.add_argument("--overwrite-committed", action="store_true",
+                        help="write checkpoints/han/han.safetensors, replacing the committed model")
 
 
 def run(args: argparse.Namespace) -> int:
+    from models.han.quality import HELD_OUT_SEED, PLAIN_REVIEWS, load_plain_reviews, plain_quality, review_quality
+    from models.han.records import HANPredictor
+
+    out = output_file(args.out, CHECKPOINT, overwrite_committed=args.overwrite_committed)
     start = time.perf_counter()
-    train, losses = train_reviews(
-        REVIEWS, documents=args.documents, epochs=args.epochs, batch_size=args.batch,
-        learning_rate=args.lr, seed=args.seed, progress=True, max_steps=args.max_steps,
-    )
+    stop = StopRequest()
+    steps = -(-args.documents // args.batch) * args.epochs
+    with stop.on_signals():
+        train, losses = train_reviews(
+            REVIEWS, documents=args.documents, epochs=args.epochs, batch_size=args.batch, learning_rate=args.lr,
+            seed=args.seed, progress=TqdmProgress("han", min(steps, args.max_steps or steps)),
+            max_steps=args.max_steps, stop=stop,
+        )
     seconds = time.perf_counter() - start
-    meta = {
+    info = {
         "trained_on": f"{args.documents} generated reviews, seed {args.seed}, {args.epochs} epochs, batch {args.batch}",
-        "training_seconds": f"{seconds:.0f}",
-        "epoch_losses": json.dumps([round(x, 4) for x in losses]),
+        "training_seconds": round(seconds),
+        "epoch_losses": [round(x, 4) for x in losses],
     }
-    save_checkpoint(args.out, train.graphdef, train.state, REVIEWS, meta)
-    print(f"epoch losses {[round(x, 4) for x in losses]}; trained in {seconds:.0f} s; wrote {args.out}")
+    save_checkpoint(out, train.state, REVIEWS, info)
+    print(f"epoch losses {[round(x, 4) for x in losses]}; trained in {seconds:.0f} s; wrote {out}")
     predictor = HANPredictor(REVIEWS, train.graphdef, train.state)
     quality = review_quality(predictor, generate_reviews(500, HELD_OUT_SEED))
     for name, value in quality.rows():

@@ -1,77 +1,50 @@
-"""Checkpoints of the date models: safetensors weights, float16 snapshots, a JSON of config and log.
+"""Checkpoints of the date models, in the shared format of models/checkpoint.py.
 
-Layout of checkpoints/seq2seq/<variant>/:
-    weights.safetensors    the final parameters, float32
-    snapshots.safetensors  earlier parameters, float16, keys "step_<N>/<param name>"
-    training.json          {"config", "snapshot_steps", "log": [[step, loss, seconds], ...], ...}
-Loading is strict: every parameter present, no unknown keys, every shape checked.
+checkpoints/seq2seq/<variant>.safetensors holds the final parameters (float32), about ten
+earlier snapshots for the page's "watch it learn" slider (float16), and in its metadata the
+config and the training facts (steps, seconds, loss log, validation exact match, warm start).
+Loading is strict: every parameter present, no unknown tensor, every shape checked.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-from safetensors.numpy import load_file, save_file
 
-from models.seq2seq.model import Seq2SeqConfig, flat_params, load_flat_params, make_model
+from models import checkpoint
+from models.seq2seq.model import Seq2SeqConfig, abstract_model
 
-ROOT = Path(__file__).resolve().parents[2]
-CHECKPOINT_DIR = ROOT / "checkpoints" / "seq2seq"
+FAMILY = "seq2seq"
+CHECKPOINT_DIR = checkpoint.CHECKPOINT_ROOT / FAMILY
 
 
-def variant_dir(variant: str, root: Path | None = None) -> Path:
-    """Returns the folder of one variant's checkpoint."""
-    return (root or CHECKPOINT_DIR) / variant
+def checkpoint_path(variant: str, root: Path | None = None) -> Path:
+    """Returns the checkpoint file of one variant (root: default checkpoints/seq2seq)."""
+    return (root or CHECKPOINT_DIR) / f"{variant}.safetensors"
 
 
 def save_checkpoint(
-    folder: Path, cfg: Seq2SeqConfig, final: dict[str, np.ndarray], snapshots: dict[int, dict[str, np.ndarray]],
-    info: dict,
-) -> None:
-    """Writes weights (float32), snapshots (float16) and training.json into `folder`."""
-    folder.mkdir(parents=True, exist_ok=True)
-    save_file({k: np.ascontiguousarray(v, np.float32) for k, v in final.items()}, str(folder / "weights.safetensors"))
-    packed = {
-        f"step_{step}/{name}": np.ascontiguousarray(value, np.float16)
-        for step, flat in snapshots.items()
-        for name, value in flat.items()
-    }
-    save_file(packed, str(folder / "snapshots.safetensors"))
-    meta = {"config": cfg.__dict__ | {}, "snapshot_steps": sorted(snapshots), **info}
-    (folder / "training.json").write_text(json.dumps(meta, indent=1))
+    path: Path, cfg: Seq2SeqConfig, final: dict[str, np.ndarray], snapshots: dict[int, dict[str, np.ndarray]],
+    info: dict[str, Any],
+) -> Path:
+    """Writes the final weights (float32), the snapshots (float16) and the training facts, atomically."""
+    return checkpoint.save(path, FAMILY, checkpoint.config_dict(cfg), final, info=info, snapshots=snapshots)
 
 
-def read_info(folder: Path) -> dict:
-    """Returns the parsed training.json of a checkpoint folder."""
-    path = folder / "training.json"
-    if not path.is_file():
-        raise FileNotFoundError(f"no checkpoint at {folder}: train it with python -m models.train seq2seq")
-    return json.loads(path.read_text())
+def load_checkpoint(path: Path):
+    """Returns (cfg, graphdef, params, info) of the final weights; info["snapshot_steps"] lists the snapshots."""
+    ckpt = checkpoint.load(path, FAMILY)
+    cfg = checkpoint.config_from_dict(Seq2SeqConfig, ckpt.config)
+    graphdef, template = abstract_model(cfg)
+    params = checkpoint.filled_state(template, ckpt.tensors, where=Path(path).name)
+    _, _, steps = checkpoint.read_info(path, FAMILY)
+    return cfg, graphdef, params, {**ckpt.info, "snapshot_steps": steps}
 
 
-def load_checkpoint(folder: Path):
-    """Returns (cfg, graphdef, params, snapshot_steps) of the final weights; strict."""
-    info = read_info(folder)
-    cfg = Seq2SeqConfig.from_dict(info["config"])
-    graphdef, params = make_model(cfg)
-    params = load_flat_params(params, load_file(str(folder / "weights.safetensors")))
-    return cfg, graphdef, params, [int(s) for s in info["snapshot_steps"]]
-
-
-def load_snapshots(folder: Path, template) -> dict[int, object]:
+def load_snapshots(path: Path, template) -> dict[int, Any]:
     """Returns {step: params} of every snapshot (float16 on disk, float32 here); strict."""
-    packed = load_file(str(folder / "snapshots.safetensors"))
-    by_step: dict[int, dict[str, np.ndarray]] = {}
-    for key, value in packed.items():
-        prefix, _, name = key.partition("/")
-        if not prefix.startswith("step_") or not name:
-            raise ValueError(f"unexpected key {key!r} in {folder / 'snapshots.safetensors'}")
-        by_step.setdefault(int(prefix.removeprefix("step_")), {})[name] = value.astype(np.float32)
-    return {step: load_flat_params(template, flat) for step, flat in sorted(by_step.items())}
-
-
-def params_for_save(params) -> dict[str, np.ndarray]:
-    """Returns the flat float32 parameters of a params State."""
-    return flat_params(params)
+    ckpt = checkpoint.load(path, FAMILY, snapshots=True)
+    return {step: checkpoint.filled_state(template, flat, where=f"{Path(path).name} step {step}")
+            for step, flat in ckpt.snapshots.items()}

@@ -18,7 +18,6 @@ pure function of (params, inputs) that the training loop and inference jit.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from functools import partial
 
@@ -28,7 +27,7 @@ import numpy as np
 from flax import nnx
 
 from models import attention as core
-from models.checkpoint import check_tensors
+from models import padding
 from models.seq2seq.task import MAX_INPUT_CHARS, OUTPUT_LENGTH, SOURCE_VOCAB, TARGET_VOCAB
 
 VARIANTS = ("bahdanau", "luong-dot", "luong-general", "luong-concat", "luong-location", "local-m", "local-p")
@@ -62,14 +61,6 @@ class Seq2SeqConfig:
             raise ValueError(f"unknown variant {self.variant!r}; known: {', '.join(VARIANTS)}")
         if self.variant == "luong-dot" and self.decoder_hidden != 2 * self.encoder_hidden:
             raise ValueError("luong-dot needs decoder_hidden == 2 * encoder_hidden")
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Seq2SeqConfig:
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = set(data) - names
-        if unknown:
-            raise ValueError(f"unknown config keys {sorted(unknown)}")
-        return cls(**data)
 
 
 PRESETS = {
@@ -263,19 +254,16 @@ def make_model(cfg: Seq2SeqConfig, seed: int = 0) -> tuple[nnx.GraphDef, nnx.Sta
     return nnx.split(Seq2Seq(cfg, rngs=nnx.Rngs(seed)))
 
 
+def abstract_model(cfg: Seq2SeqConfig) -> tuple[nnx.GraphDef, nnx.State]:
+    """Returns (graphdef, abstract params): shapes only, no initialiser runs (for loading)."""
+    return nnx.split(nnx.eval_shape(lambda: Seq2Seq(cfg, rngs=nnx.Rngs(0))))
+
+
 @partial(jax.jit, static_argnames=("graphdef", "teacher_forcing"))
 def apply(graphdef, params, src_ids, src_len, tgt_in, window, teacher_forcing: bool = False):
     """Returns (logits [B, 10, V], α [B, 10, T], centres [B, 10]) — see Seq2Seq.__call__."""
     model = nnx.merge(graphdef, params)
     return model(src_ids, src_len, tgt_in, window, teacher_forcing=teacher_forcing)
-
-
-def bucket_length(length: int) -> int:
-    """Returns the smallest length bucket >= length."""
-    for bucket in LENGTH_BUCKETS:
-        if length <= bucket:
-            return bucket
-    raise ValueError(f"source of {length} characters exceeds the cap {LENGTH_BUCKETS[-1]}")
 
 
 def pad_batch(
@@ -286,7 +274,7 @@ def pad_batch(
     rows >= len(sources): extra rows are padding (length 1, id 0) to keep the batch shape fixed.
     """
     lengths = np.asarray([len(s) for s in sources], np.int32)
-    width = bucket or bucket_length(int(lengths.max()))
+    width = bucket or padding.bucket(int(lengths.max()), LENGTH_BUCKETS)
     rows = rows or len(sources)
     ids = np.zeros((rows, width), np.int32)
     for i, s in enumerate(sources):
@@ -296,38 +284,12 @@ def pad_batch(
 
 def batch_rows(n: int) -> int:
     """Returns the batch-size bucket for n inputs (a multiple of the largest bucket beyond it)."""
-    for rows in BATCH_BUCKETS:
-        if n <= rows:
-            return rows
-    return -(-n // BATCH_BUCKETS[-1]) * BATCH_BUCKETS[-1]
+    if n > BATCH_BUCKETS[-1]:
+        return -(-n // BATCH_BUCKETS[-1]) * BATCH_BUCKETS[-1]
+    return padding.bucket(n, BATCH_BUCKETS)
 
 
 def teacher_inputs(targets: np.ndarray) -> np.ndarray:
     """Returns int32 [B, 10]: <s> followed by the target ids shifted right."""
     targets = np.asarray(targets, np.int32)
     return np.concatenate([np.full((targets.shape[0], 1), BOS_ID, np.int32), targets[:, :-1]], axis=1)
-
-
-# ----------------------------------------------------------------------- flat parameters
-
-
-def param_name(path) -> str:
-    """Returns the dotted name of a parameter from its pytree path (e.g. "encoder_fwd.w_x")."""
-    return ".".join(str(getattr(k, "key", getattr(k, "name", k))) for k in path if getattr(k, "name", None) != "value")
-
-
-def flat_params(params: nnx.State) -> dict[str, np.ndarray]:
-    """Returns {dotted name: float32 array} of every parameter."""
-    leaves = jax.tree_util.tree_flatten_with_path(params)[0]
-    return {param_name(path): np.asarray(leaf, np.float32) for path, leaf in leaves}
-
-
-def load_flat_params(params: nnx.State, flat: dict[str, np.ndarray]) -> nnx.State:
-    """Returns `params` with every value replaced from `flat`; strict.
-
-    Raises ValueError naming missing keys, unknown keys, or any shape mismatch.
-    """
-    check_tensors({k: v.shape for k, v in flat_params(params).items()}, flat, where="seq2seq checkpoint")
-    return jax.tree_util.tree_map_with_path(
-        lambda path, _: jnp.asarray(flat[param_name(path)], jnp.float32), params
-    )

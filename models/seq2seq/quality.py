@@ -10,18 +10,21 @@ All inputs are padded to the input cap, so each variant compiles once.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import jax.numpy as jnp
 import numpy as np
 
 from models.seq2seq import task as dates
+from models.seq2seq.checkpoint import CHECKPOINT_DIR
 from models.seq2seq.model import LOCAL_VARIANTS, apply, batch_rows, pad_batch
 from models.seq2seq.records import load_variant
 
 HELD_OUT_SEED = 20_180_509  # disjoint from the training stream (seeded [1, init seed])
 HELD_OUT_SIZE = 1000
 DIGITS = np.array([i for i in range(dates.OUTPUT_LENGTH) if i not in (4, 7)])
+QUALITY_FILE = CHECKPOINT_DIR / "quality.json"  # written by bench/seq2seq_quality.py --write
 
 
 @dataclass(frozen=True)
@@ -84,3 +87,29 @@ def monotonic_exact_match(quality: VariantQuality, examples: list[dates.DateExam
     counts = {f: formats.count(f) for f in dates.MONOTONIC_FORMATS}
     total = sum(counts.values())
     return sum(quality.per_format[f] * counts[f] for f in dates.MONOTONIC_FORMATS) / total
+
+
+def read_quality() -> dict | None:
+    """Returns the measured quality table written by bench/seq2seq_quality.py, or None."""
+    if not QUALITY_FILE.is_file():
+        return None
+    return json.loads(QUALITY_FILE.read_text())
+
+
+def per_format_rows(variant: str) -> list[dict[str, str]]:
+    """Returns the measured per-format table of one variant, one row per format (for the page):
+    format (its example), exact match, share of digits whose true span lies in the window,
+    monotonic. Empty when no measurement was written."""
+    quality = read_quality()
+    if not quality or variant not in quality.get("variants", {}):
+        return []
+    measured = quality["variants"][variant]
+    examples = quality.get("format_examples", {})
+    coverage = measured.get("per_format_coverage") or {}
+    monotonic = set(quality.get("monotonic_formats", []))
+    return [
+        {"format": examples.get(f, f), "exact match": f"{v:.1%}",
+         "true span inside the window": f"{coverage[f]:.1%}" if f in coverage else "—",
+         "monotonic": "yes" if f in monotonic else "no"}
+        for f, v in measured["per_format"].items()
+    ]

@@ -16,9 +16,7 @@ itself trained on the output alone, so no ground-truth alignment enters training
 from __future__ import annotations
 
 import argparse
-import signal
 import time
-from functools import partial
 from pathlib import Path
 
 import jax
@@ -26,19 +24,12 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from models.checkpoint import dotted_name, filled_state, flat_params
 from models.seq2seq import task as dates
-from models.seq2seq.model import (
-    VARIANTS,
-    Seq2SeqConfig,
-    apply,
-    flat_params,
-    load_flat_params,
-    make_model,
-    pad_batch,
-    param_name,
-    teacher_inputs,
-)
-from models.seq2seq.checkpoint import CHECKPOINT_DIR, load_checkpoint, params_for_save, save_checkpoint
+from models.seq2seq.checkpoint import CHECKPOINT_DIR, checkpoint_path, load_checkpoint, save_checkpoint
+from models.seq2seq.model import VARIANTS, Seq2SeqConfig, apply, make_model, pad_batch, teacher_inputs
+from models.training import StopRequest, TqdmProgress, output_folder
+from models.training import make_train_step as shared_train_step
 
 TRAIN_SEED = 1  # training draws come from the stream [TRAIN_SEED, init seed]; see seq2seq_quality
 VALIDATION_SEED = 7
@@ -55,10 +46,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lr", type=float, default=3e-3, help="peak Adam learning rate (default 3e-3)")
     parser.add_argument("--window", type=int, default=3, help="D of the local variants (default 3)")
     parser.add_argument("--seed", type=int, default=0, help="initialisation seed")
-    parser.add_argument("--out", type=Path, default=CHECKPOINT_DIR, help="checkpoint root folder")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="checkpoint folder (default: a new folder train-out/seq2seq; never the committed checkpoints "
+                        "unless --overwrite-committed)")
+    parser.add_argument("--overwrite-committed", action="store_true",
+                        help="write into checkpoints/seq2seq, replacing the committed model")
     parser.add_argument(
-        "--warm-start", type=Path, metavar="FOLDER",
-        help="start from this trained checkpoint folder (shared weights copied, the head fitted to its attention)",
+        "--warm-start", type=Path, metavar="FILE",
+        help="start from this trained checkpoint (shared weights copied, the head fitted to its attention)",
     )
     parser.add_argument("--fit-steps", type=int, default=300, help="head-fitting steps of --warm-start (default 300)")
     parser.add_argument(
@@ -81,9 +76,9 @@ def batch_arrays(examples: list[dates.DateExample], bucket: int | None = None):
 def make_train_step(graphdef, optimizer, variant: str | None = None, teacher=None):
     """Returns the jitted step (params, opt_state, batch..., window[, guide]) -> (params, opt_state, loss).
 
-    With a `teacher` (graphdef, params), the step takes one more argument, the guide weight λ,
-    and minimises cross-entropy + λ·distill_loss against the teacher's attention (λ = 0: plain
-    cross-entropy; traced, so changing it never recompiles). The returned loss is the cross-entropy.
+    With a `teacher` (graphdef, params), the loss is cross-entropy + λ·distill_loss against the
+    teacher's attention, λ = guide (0: plain cross-entropy; traced, so changing it never
+    recompiles). The returned loss is the cross-entropy.
     """
 
     def loss_fn(params, src, lengths, tgt_in, targets, window, guide):
@@ -94,11 +89,11 @@ def make_train_step(graphdef, optimizer, variant: str | None = None, teacher=Non
         _, t_alpha, _ = apply(*teacher, src, lengths, tgt_in, window, teacher_forcing=True)
         return nll + guide * distill_loss(variant, alpha, centers, jax.lax.stop_gradient(t_alpha)), nll
 
-    @partial(jax.jit, donate_argnums=(0, 1))
+    shared = shared_train_step(loss_fn, optimizer, has_aux=True)
+
     def step(params, opt_state, src, lengths, tgt_in, targets, window, guide=0.0):
-        (_, nll), grads = jax.value_and_grad(loss_fn, has_aux=True)(params, src, lengths, tgt_in, targets, window, guide)
-        updates, opt_state = optimizer.update(grads, opt_state, params)
-        return optax.apply_updates(params, updates), opt_state, nll
+        params, opt_state, _, nll = shared(params, opt_state, src, lengths, tgt_in, targets, window, jnp.float32(guide))
+        return params, opt_state, nll
 
     return step
 
@@ -112,7 +107,7 @@ def warm_start_params(params, teacher_flat: dict[str, np.ndarray]):
     own = flat_params(params)
     copied = {k: v for k, v in teacher_flat.items() if k in own and own[k].shape == v.shape}
     kept = sorted(set(own) - set(copied))
-    return load_flat_params(params, own | copied), kept
+    return filled_state(params, own | copied, where="warm start"), kept
 
 
 def distill_loss(variant: str, alpha, centers, teacher_alpha):
@@ -129,32 +124,28 @@ def distill_loss(variant: str, alpha, centers, teacher_alpha):
 
 def fit_head(variant: str, graphdef, params, teacher, rng, steps: int, batch: int, lr: float, window):
     """Returns (params, final loss): `steps` Adam steps on the head parameters alone."""
-    from tqdm import tqdm
-
     t_graphdef, t_params = teacher
     heads = HEAD_PARAMS.get(variant, ())
     if not heads:
         raise SystemExit(f"--warm-start has no head to fit for {variant}; it fits {', '.join(HEAD_PARAMS)}")
-    trainable = jax.tree_util.tree_map_with_path(lambda path, _: param_name(path) in heads, params)
-    optimizer = optax.adam(lr)  # zero gradients outside the head give zero Adam updates
-    opt_state = optimizer.init(params)
+    # Everything but the head is frozen: its updates are set to zero.
+    labels = jax.tree_util.tree_map_with_path(lambda path, _: "head" if dotted_name(path) in heads else "frozen", params)
+    optimizer = optax.multi_transform({"head": optax.adam(lr), "frozen": optax.set_to_zero()}, labels)
 
     def loss_fn(p, src, lengths, tgt_in):
         _, t_alpha, _ = apply(t_graphdef, t_params, src, lengths, tgt_in, window, teacher_forcing=True)
         _, alpha, centers = apply(graphdef, p, src, lengths, tgt_in, window, teacher_forcing=True)
         return distill_loss(variant, alpha, centers, jax.lax.stop_gradient(t_alpha))
 
-    @jax.jit
-    def step(p, opt_state, src, lengths, tgt_in):
-        loss, grads = jax.value_and_grad(loss_fn)(p, src, lengths, tgt_in)
-        grads = jax.tree_util.tree_map(lambda g, m: g if m else jnp.zeros_like(g), grads, trainable)
-        updates, opt_state = optimizer.update(grads, opt_state, p)
-        return optax.apply_updates(p, updates), opt_state, loss
-
+    step = shared_train_step(loss_fn, optimizer)
+    opt_state = optimizer.init(params)
+    progress = TqdmProgress(f"{variant} head fit", steps)
     loss = jnp.float32(0)
-    for _ in tqdm(range(steps), desc=f"{variant} head fit", unit="step", dynamic_ncols=True):
+    for i in range(1, steps + 1):
         src, lengths, tgt_in, _ = batch_arrays(dates.sample(rng, batch), TRAIN_LENGTH)
-        params, opt_state, loss = step(params, opt_state, src, lengths, tgt_in)
+        params, opt_state, loss, _ = step(params, opt_state, src, lengths, tgt_in)
+        progress.update(i, steps)
+    progress.close()
     return params, float(loss)
 
 
@@ -165,30 +156,14 @@ def greedy_accuracy(graphdef, params, examples, window: float) -> float:
     return float(np.mean(np.all(np.asarray(jnp.argmax(logits, -1)) == targets, axis=1)))
 
 
-class _StopRequest:
-    """Turns the first Ctrl-C (or SIGUSR1) into a request to stop after the current step."""
-
-    def __init__(self):
-        self.requested = False
-        self._previous = {sig: signal.signal(sig, self._handle) for sig in (signal.SIGINT, signal.SIGUSR1)}
-
-    def _handle(self, signum, frame):
-        self.requested = True
-
-    def restore(self):
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
-
-
 def snapshot_steps(total: int) -> list[int]:
     """Returns the steps at which parameters are snapshotted (0 = untrained, total = final)."""
     return sorted({int(round(f * total)) for f in SNAPSHOT_FRACTIONS})
 
 
-def train_variant(variant: str, args: argparse.Namespace) -> dict:
-    """Trains one variant, writes its checkpoint and returns its summary."""
-    from tqdm import tqdm
-
+def train_variant(variant: str, args: argparse.Namespace, stop: StopRequest | None = None) -> dict:
+    """Trains one variant, writes its checkpoint (atomically) and returns its summary."""
+    stop = stop or StopRequest()
     cfg = Seq2SeqConfig(variant=variant, window=args.window)
     graphdef, params = make_model(cfg, seed=args.seed)
     rng = np.random.default_rng([TRAIN_SEED, args.seed])
@@ -203,7 +178,7 @@ def train_variant(variant: str, args: argparse.Namespace) -> dict:
         )
         fit_seconds = round(time.perf_counter() - fit_start, 1)
         teacher = (t_graphdef, t_params) if args.guide > 0 else None
-        warm = {"warm_start": args.warm_start.name, "fit_steps": args.fit_steps, "fit_loss": round(fit_loss, 5),
+        warm = {"warm_start": args.warm_start.stem, "fit_steps": args.fit_steps, "fit_loss": round(fit_loss, 5),
                 "fit_seconds": fit_seconds, "not_copied": kept, "guide": args.guide, "guide_until": args.guide_until}
         print(f"{variant}: warm start from {args.warm_start} (own: {', '.join(kept)}), head-fit loss {fit_loss:.4f}")
     schedule = optax.warmup_cosine_decay_schedule(0.0, args.lr, 100, args.steps, end_value=args.lr * 0.05)
@@ -212,38 +187,37 @@ def train_variant(variant: str, args: argparse.Namespace) -> dict:
     step_fn = make_train_step(graphdef, optimizer, variant, teacher)
     guide_steps = int(round(args.guide_until * args.steps)) if teacher is not None else 0
     keep = snapshot_steps(args.steps)
-    snapshots = {0: params_for_save(params)}
-    log, start, losses = [], time.perf_counter(), []
-    bar = tqdm(range(1, args.steps + 1), desc=variant, unit="step", dynamic_ncols=True)
-    stop = _StopRequest()
-    for step in bar:
-        if stop.requested:  # Ctrl-C or SIGUSR1: finish with what has been learnt so far
-            print(f"{variant}: stopping early at step {step - 1}")
-            args = argparse.Namespace(**{**vars(args), "steps": step - 1})
-            snapshots[step - 1] = params_for_save(params)
+    snapshots = {0: flat_params(params)}
+    log, start, losses, done = [], time.perf_counter(), [], 0
+    progress = TqdmProgress(variant, args.steps)
+    for step in range(1, args.steps + 1):
+        if stop.requested:  # Ctrl-C, SIGUSR1: finish with what has been learnt so far
+            print(f"{variant}: stopping early at step {done}")
             break
         examples = dates.sample(rng, args.batch)
-        guide = jnp.float32(args.guide if step <= guide_steps else 0.0)
+        guide = args.guide if step <= guide_steps else 0.0
         params, opt_state, loss = step_fn(params, opt_state, *batch_arrays(examples, TRAIN_LENGTH), window, guide)
         losses.append(loss)
+        done = step
         if step % 50 == 0 or step == args.steps:
             mean = float(np.mean(jax.device_get(losses)))
             losses = []
             log.append([step, round(mean, 5), round(time.perf_counter() - start, 2)])
-            bar.set_postfix(loss=f"{mean:.4f}")
+            progress.update(step, args.steps, loss=mean)
         if step in keep:
-            snapshots[step] = params_for_save(params)
-    stop.restore()
+            snapshots[step] = flat_params(params)
+    progress.close()
     seconds = time.perf_counter() - start
     validation = greedy_accuracy(graphdef, params, dates.generate(500, VALIDATION_SEED), cfg.window)
-    final = snapshots.pop(args.steps)
+    snapshots.pop(done, None)
     info = {
-        "steps": args.steps, "batch": args.batch, "lr": args.lr, "seed": args.seed,
+        "steps": done, "batch": args.batch, "lr": args.lr, "seed": args.seed,
         "train_seed": TRAIN_SEED, "train_seconds": round(seconds, 1), "validation_exact_match": validation,
-        "log": log, **warm,
+        "log": log, **warm, "final_step": done,
     }
-    save_checkpoint(args.out / variant, cfg, final, snapshots, info | {"final_step": args.steps})
-    print(f"{variant}: {seconds:.0f} s, validation exact match {validation:.4f} -> {args.out / variant}")
+    out = checkpoint_path(variant, args.out)
+    save_checkpoint(out, cfg, flat_params(params), snapshots, info)
+    print(f"{variant}: {seconds:.0f} s, validation exact match {validation:.4f} -> {out}")
     return info
 
 
@@ -254,7 +228,7 @@ def check_arguments(args: argparse.Namespace) -> None:
         raise SystemExit("--guide and --guide-until need --warm-start (the model whose attention guides)")
     if warm is not None and args.variant not in HEAD_PARAMS:
         raise SystemExit(f"--warm-start fits the head of {' or '.join(HEAD_PARAMS)}, not {args.variant}")
-    if warm is not None and not (warm / "training.json").is_file():
+    if warm is not None and not warm.is_file():
         raise SystemExit(f"--warm-start: no checkpoint at {warm}")
     if not 0.0 <= getattr(args, "guide_until", 1.0) <= 1.0:
         raise SystemExit("--guide-until is a fraction of the steps, between 0 and 1")
@@ -263,6 +237,11 @@ def check_arguments(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     check_arguments(args)
     variants = VARIANTS if args.variant == "all" else (args.variant,)
-    for variant in variants:
-        train_variant(variant, args)
+    args.out = output_folder(args.out, CHECKPOINT_DIR, [f"{v}.safetensors" for v in variants],
+                             overwrite_committed=args.overwrite_committed)
+    stop = StopRequest()
+    with stop.on_signals():
+        for variant in variants:
+            if not stop.requested:
+                train_variant(variant, args, stop)
     return 0

@@ -76,12 +76,12 @@ def test_train_your_own_stops_on_request_and_offers_the_model(page, app_url, tmp
     path = download.value.path()
     from safetensors.numpy import load, load_file
 
-    from models.han.model import TrainState, checkpoint_bytes
-    from ui.han import _own_config
+    from models.han.checkpoint import checkpoint_bytes
+    from models.han.train import TrainState, own_config
 
-    cfg = _own_config(("negative", "positive"))
+    cfg = own_config(("negative", "positive"))
     fresh = TrainState.create(cfg, seed=0, learning_rate=1e-2)
-    initial = load(checkpoint_bytes(fresh.graphdef, fresh.state, cfg))
+    initial = load(checkpoint_bytes(fresh.state, cfg))
     trained = load_file(str(path))
     assert trained.keys() == initial.keys()
     assert any(not np.array_equal(trained[k], initial[k]) for k in trained)  # the stopped model kept its steps

@@ -8,6 +8,7 @@ import pytest
 from flax import nnx
 
 from models.captioner import task as S
+from models.captioner.checkpoint import load_checkpoint, save_checkpoint
 from models.captioner.model import (
     BOS,
     EOS,
@@ -16,8 +17,6 @@ from models.captioner.model import (
     Captioner,
     CaptionerRunner,
     encode_captions,
-    load_checkpoint,
-    save_checkpoint,
     teacher_forced,
     tokens_to_words,
 )

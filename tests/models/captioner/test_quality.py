@@ -9,7 +9,7 @@ import functools
 
 import pytest
 
-from models.captioner.model import checkpoint_path
+from models.captioner.checkpoint import checkpoint_path
 from models.captioner.quality import evaluate, held_out_scenes
 from models.captioner.records import load_runner
 

@@ -3,23 +3,18 @@
 import numpy as np
 import pytest
 from flax import nnx
+from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
 
+from models.checkpoint import flat_params as state_to_tensors
+from models.feedforward.checkpoint import load_checkpoint, save_checkpoint
+from models.feedforward.model import TINY, FeedForwardAttention, FeedForwardConfig, FeedForwardRunner
+from models.feedforward.quality import evaluate
+from models.feedforward.records import nearest_paper_length, tanh_bound
 from models.feedforward.task import make_sequence
-from models.feedforward.model import (
-    TINY,
-    FeedForwardAttention,
-    FeedForwardConfig,
-    FeedForwardRunner,
-    addition_record,
-    load_checkpoint,
-    nearest_paper_length,
-    parse_marked,
-    save_checkpoint,
-    state_to_tensors,
-)
-from models.feedforward.train import evaluate, train
+from models.feedforward.train import train
 from models.record import InputError
+from models.registry import get_mechanism
 
 
 def numpy_forward(tensors, inputs, score, leak=0.01):
@@ -73,7 +68,8 @@ def test_checkpoint_round_trip_and_strict_loading(tmp_path):
         np.testing.assert_array_equal(state_to_tensors(loaded)[key], value)
 
     tensors = load_file(str(path))
-    metadata = {"config": '{"score": "tanh", "input_dim": 2, "hidden": 8, "output_hidden": 8, "leak": 0.01}'}
+    with safe_open(str(path), framework="numpy") as f:
+        metadata = f.metadata()
     extra = dict(tensors, **{"w_extra.kernel": np.zeros(3, np.float32)})
     save_file(extra, str(tmp_path / "extra.safetensors"), metadata=metadata)
     with pytest.raises(ValueError, match="unknown tensors.*w_extra.kernel"):
@@ -96,20 +92,26 @@ def test_a_few_training_steps_reduce_the_loss():
     assert set(scores) == {"mse", "top2", "mass"} and 0 <= scores["top2"] <= 1 and 0 < scores["mass"] <= 1
 
 
-def test_nearest_paper_length_and_marked_parsing():
+def test_nearest_paper_length_marked_parsing_and_the_tanh_bound():
     assert [nearest_paper_length(t) for t in (2, 300, 317, 999, 3_000, 3_200, 10_000)] == [
         100, 100, 1_000, 1_000, 1_000, 10_000, 10_000,
     ]
-    assert parse_marked("3, 42") == (3, 42) and parse_marked("") is None and parse_marked(None) is None
+    marked = get_mechanism("feedforward").option("marked")
+    assert marked.read("3, 42") == (3, 42) and marked.read("") is None and marked.read(None) is None
     with pytest.raises(InputError):
-        parse_marked("three,4")
+        marked.read("three,4")
+    # The best case of e ∈ [−1, 1]: two steps at e = +1 and T − 2 at −1; α of one marked step.
+    for length in (3, 100, 10_000):
+        e = np.array([1.0, 1.0] + [-1.0] * (length - 2))
+        assert tanh_bound(length) == pytest.approx(float(np.exp(e[0]) / np.exp(e).sum()), rel=1e-12)
+    assert tanh_bound(2) == 0.5
 
 
 def test_record_rejects_bad_options():
     for options in ({"length": 1}, {"length": 20_000}, {"length": 100, "seed": -1}, {"length": 100, "seed": "x"},
-                    {"mechanism": "qkv-dot", "length": 100}, {"length": 100, "marked": "5,5"}):
+                    {"length": 100, "marked": "5,5"}, {"length": 100, "temperature": 2}):
         with pytest.raises(InputError):
-            addition_record(options)
+            get_mechanism("feedforward").build(options)
 
 
 def test_layer_lr_gives_the_per_step_layers_their_own_rate():

@@ -6,8 +6,11 @@ Counts: 300 sequences at T₀ = 100 and 1,000, 150 at T = 10,000, per model (bat
 import numpy as np
 import pytest
 
+from models.feedforward.checkpoint import checkpoint_path
+from models.feedforward.model import PAPER_LENGTHS
+from models.feedforward.quality import evaluate_runner
+from models.feedforward.records import load_runner
 from models.feedforward.task import lengths_around
-from models.feedforward.model import PAPER_LENGTHS, checkpoint_path, evaluate_runner, load_runner
 
 SEQUENCES = {100: 300, 1_000: 300, 10_000: 150}
 SEED = 2026  # training draws from other seeds; these sequences are fresh

@@ -6,7 +6,6 @@ import pytest
 from models.feedforward.task import (
     LENGTH_BUCKETS,
     MAX_LENGTH,
-    bucket_length,
     check_length,
     lengths_around,
     make_sequence,
@@ -14,6 +13,7 @@ from models.feedforward.task import (
     paper_marked_positions,
     sample_batch,
 )
+from models.padding import bucket
 from models.record import InputError
 
 
@@ -83,6 +83,6 @@ def test_batch_is_padded_masked_and_consistent():
 
 
 def test_buckets_hold_every_length():
-    assert bucket_length(2) == LENGTH_BUCKETS[0]
-    assert bucket_length(1_000) == 1_024 and bucket_length(1_025) == 2_048
-    assert bucket_length(MAX_LENGTH) >= MAX_LENGTH and bucket_length(11_000) >= 11_000
+    assert bucket(2, LENGTH_BUCKETS) == LENGTH_BUCKETS[0]
+    assert bucket(1_000, LENGTH_BUCKETS) == 1_024 and bucket(1_025, LENGTH_BUCKETS) == 2_048
+    assert bucket(MAX_LENGTH, LENGTH_BUCKETS) >= MAX_LENGTH and bucket(11_000, LENGTH_BUCKETS) >= 11_000

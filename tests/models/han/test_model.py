@@ -1,21 +1,13 @@
 """HAN model tests on tiny configs: shapes, masks, numpy oracles, strict checkpoints, text handling."""
 
+import json
+
 import numpy as np
 import pytest
 from flax import nnx
 
-from models.han.model import (
-    HAN,
-    TINY,
-    HANConfig,
-    HANPredictor,
-    TrainState,
-    checkpoint_bytes,
-    compiled_forward,
-    load_checkpoint_bytes,
-    result_record,
-    train_epochs,
-)
+from models.checkpoint import CheckpointError, config_dict
+from models.han.checkpoint import checkpoint_bytes, load_checkpoint_bytes
 from models.han.data import (
     MAX_WORDS,
     encode_document,
@@ -24,6 +16,9 @@ from models.han.data import (
     split_sentences,
     word_weights,
 )
+from models.han.model import HAN, TINY, HANConfig, compiled_forward
+from models.han.records import HANPredictor, result_record
+from models.han.train import TrainState, train_epochs
 from models.record import InputError
 
 RNG = np.random.default_rng(0)
@@ -122,9 +117,9 @@ def test_record_layout_pads_shorter_sentences_with_zeros():
 
 
 def test_checkpoint_round_trip_and_strict_loading():
-    data = checkpoint_bytes(GRAPHDEF, STATE, TINY)
-    cfg, _, loaded, meta = load_checkpoint_bytes(data)
-    assert cfg == TINY and meta["format"] == "attention-lab-han-v1"
+    data = checkpoint_bytes(STATE, TINY, {"trained_on": "test"})
+    cfg, _, loaded, info = load_checkpoint_bytes(data)
+    assert cfg == TINY and info == {"trained_on": "test"}
     a, b = dict(nnx.to_flat_state(STATE)), dict(nnx.to_flat_state(loaded))
     for path in a:
         np.testing.assert_array_equal(np.asarray(a[path][...]), np.asarray(b[path][...]))
@@ -132,7 +127,7 @@ def test_checkpoint_round_trip_and_strict_loading():
     from safetensors.numpy import load, save
 
     tensors = load(data)
-    metadata = {"format": "attention-lab-han-v1", "config": TINY.to_json()}
+    metadata = {"format": "attention-lab", "version": "1", "family": "han", "config": json.dumps(config_dict(TINY))}
     missing = dict(tensors)
     missing.pop("word_attention.context")
     with pytest.raises(ValueError, match="missing.*word_attention.context"):
@@ -143,8 +138,12 @@ def test_checkpoint_round_trip_and_strict_loading():
     bad["word_attention.context"] = np.zeros(5, np.float32)
     with pytest.raises(ValueError, match="shape"):
         load_checkpoint_bytes(save(bad, metadata=metadata))
-    with pytest.raises(ValueError, match="not a HAN checkpoint"):
+    with pytest.raises(CheckpointError, match="not an Attention Lab checkpoint"):
         load_checkpoint_bytes(save(tensors))
+    with pytest.raises(CheckpointError, match="holds a 'seq2seq' model"):
+        load_checkpoint_bytes(save(tensors, metadata={**metadata, "family": "seq2seq"}))
+    with pytest.raises(CheckpointError, match="not a checkpoint file"):
+        load_checkpoint_bytes(b"\x00" * 40)
 
 
 def test_training_runs_a_few_steps_and_lowers_the_loss():
@@ -154,10 +153,42 @@ def test_training_runs_a_few_steps_and_lowers_the_loss():
     labels = np.array([[1], [0]] * 8, np.int32)
     train = TrainState.create(cfg, seed=0, learning_rate=5e-2)
     steps = []
-    losses = train_epochs(train, docs, labels, epochs=6, batch_size=16, table=TABLE,
-                          on_step=lambda s, total, loss: steps.append((s, total)))
+
+    class Recorder:
+        def update(self, step, total, **metrics):
+            steps.append((step, total))
+
+        def close(self):
+            pass
+
+    losses = train_epochs(train, docs, labels, epochs=6, batch_size=16, table=TABLE, progress=Recorder())
     assert steps[-1] == (6, 6)
     assert losses[-1] < losses[0]
+
+
+def test_a_stop_request_ends_training_after_the_current_step_and_keeps_it():
+    from models.training import StopRequest
+
+    cfg = HANConfig(heads=(("label", ("neg", "pos")),), word_hidden=4, word_attention=4,
+                    sentence_hidden=4, sentence_attention=4, embed_dim=8)
+    docs = [encode_document(t) for t in ["Great food. We sat down.", "Awful food. We sat down."] * 8]
+    labels = np.array([[1], [0]] * 8, np.int32)
+    train = TrainState.create(cfg, seed=0, learning_rate=5e-2)
+    before = {k: np.asarray(v) for k, v in nnx.to_flat_state(train.state)}
+    stop = StopRequest()
+
+    class StopAfterTwo:
+        def update(self, step, total, **metrics):
+            if step == 2:
+                stop.request()
+
+        def close(self):
+            pass
+
+    losses = train_epochs(train, docs, labels, epochs=6, batch_size=4, table=TABLE, progress=StopAfterTwo(), stop=stop)
+    assert len(losses) == 1  # the first epoch, cut after its second step
+    after = {k: np.asarray(v) for k, v in nnx.to_flat_state(train.state)}
+    assert any(not np.array_equal(before[k], after[k]) for k in before)
 
 
 def test_text_handling_and_bad_documents():

@@ -8,8 +8,9 @@ top-attended sentence is the opinion sentence.
 
 import pytest
 
-from models.han.model import CHECKPOINT, HANPredictor, load_checkpoint
-from models.han.train import HELD_OUT_SEED, load_plain_reviews, plain_quality, review_quality
+from models.han.checkpoint import CHECKPOINT, load_checkpoint
+from models.han.quality import HELD_OUT_SEED, load_plain_reviews, plain_quality, review_quality
+from models.han.records import HANPredictor
 from models.han.task import generate_reviews
 
 HELD_OUT = 400

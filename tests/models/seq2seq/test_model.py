@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
-from models.seq2seq import task as dates
+from models.checkpoint import CheckpointError, filled_state, flat_params
 from models.seq2seq import model as s2s
+from models.seq2seq import task as dates
 from models.seq2seq.checkpoint import load_checkpoint, load_snapshots, save_checkpoint
 
 TINY = s2s.PRESETS["tiny"]
@@ -88,32 +89,37 @@ def test_gru_step_matches_numpy():
 
 def test_strict_loading_names_missing_unknown_and_bad_shapes():
     graphdef, params = s2s.make_model(s2s.Seq2SeqConfig(**{**TINY.__dict__, "variant": "luong-general"}))
-    flat = s2s.flat_params(params)
+    flat = flat_params(params)
     assert "att_w" in flat and "decoder.w_x" in flat
     missing = {k: v for k, v in flat.items() if k != "att_w"}
     with pytest.raises(ValueError, match="missing tensors \\['att_w'\\]"):
-        s2s.load_flat_params(params, missing)
+        filled_state(params, missing, where='t')
     with pytest.raises(ValueError, match="unknown tensors \\['extra'\\]"):
-        s2s.load_flat_params(params, {**flat, "extra": np.zeros(1)})
+        filled_state(params, {**flat, "extra": np.zeros(1)}, where="t")
     with pytest.raises(ValueError, match="att_w"):
-        s2s.load_flat_params(params, {**flat, "att_w": np.zeros((3, 3), np.float32)})
-    reloaded = s2s.flat_params(s2s.load_flat_params(params, flat))
+        filled_state(params, {**flat, "att_w": np.zeros((3, 3), np.float32)}, where="t")
+    reloaded = flat_params(filled_state(params, flat, where="test"))
     assert all(np.array_equal(reloaded[k], flat[k]) for k in flat)
 
 
 def test_checkpoint_round_trip_with_float16_snapshots(tmp_path):
     cfg = s2s.Seq2SeqConfig(**{**TINY.__dict__, "variant": "local-p"})
     _, params = s2s.make_model(cfg, seed=3)
-    flat = s2s.flat_params(params)
-    save_checkpoint(tmp_path, cfg, flat, {0: flat}, {"final_step": 5, "log": []})
-    cfg2, _, params2, steps = load_checkpoint(tmp_path)
-    assert cfg2 == cfg and steps == [0]
-    assert all(np.array_equal(v, s2s.flat_params(params2)[k]) for k, v in flat.items())
-    snaps = load_snapshots(tmp_path, params2)
-    np.testing.assert_allclose(s2s.flat_params(snaps[0])["att_w"], flat["att_w"], atol=2e-3)
-    with pytest.raises(ValueError, match="missing"):
+    flat = flat_params(params)
+    path = tmp_path / "local-p.safetensors"
+    save_checkpoint(path, cfg, flat, {0: flat}, {"final_step": 5, "log": []})
+    cfg2, _, params2, info = load_checkpoint(path)
+    assert cfg2 == cfg and info["snapshot_steps"] == [0] and info["final_step"] == 5
+    assert all(np.array_equal(v, flat_params(params2)[k]) for k, v in flat.items())
+    snaps = load_snapshots(path, params2)
+    np.testing.assert_allclose(flat_params(snaps[0])["att_w"], flat["att_w"], atol=2e-3)
+    with pytest.raises(CheckpointError, match="missing"):
         other = s2s.Seq2SeqConfig(**{**TINY.__dict__, "variant": "bahdanau"})
-        s2s.load_flat_params(s2s.make_model(other)[1], flat)
+        filled_state(s2s.make_model(other)[1], flat, where="t")
+    with pytest.raises(CheckpointError, match="holds a 'seq2seq' model, not a 'han' one"):
+        from models import checkpoint
+
+        checkpoint.load(path, "han")
 
 
 def test_config_rejects_unknown_variant_and_dot_width():
@@ -150,16 +156,16 @@ def test_warm_start_copies_shared_weights_and_fits_only_the_head():
 
     t_graphdef, t_params = s2s.make_model(_tiny("luong-general"), seed=1)
     graphdef, params = s2s.make_model(_tiny("local-p"), seed=2)
-    teacher = s2s.flat_params(t_params)
+    teacher = flat_params(t_params)
     params, kept = warm_start_params(params, teacher)
     assert kept == ["pos_v", "pos_w"]
-    flat = s2s.flat_params(params)
+    flat = flat_params(params)
     for name, value in teacher.items():
         np.testing.assert_array_equal(flat[name], value)
 
     rng = np.random.default_rng(0)
     fitted, _ = fit_head("local-p", graphdef, params, (t_graphdef, t_params), rng, 5, 16, 1e-2, np.float32(3.0))
-    after = s2s.flat_params(fitted)
+    after = flat_params(fitted)
     assert not np.allclose(after["pos_w"], flat["pos_w"])
     for name in teacher:
         np.testing.assert_array_equal(after[name], flat[name])  # only the head moves
@@ -182,8 +188,8 @@ def test_guided_step_adds_the_distance_to_the_teacher_only_when_asked():
     graphdef, params = s2s.make_model(_tiny("luong-location"), seed=2)
     src, lengths, tgt_in, targets = batch_arrays(dates.generate(8, seed=3), dates.MAX_INPUT_CHARS)
     window = np.float32(3.0)
-    flat = s2s.flat_params(params)
-    copy = lambda: s2s.load_flat_params(params, flat)  # noqa: E731 (steps donate their input)
+    flat = flat_params(params)
+    copy = lambda: filled_state(params, flat, where="test")  # noqa: E731 (steps donate their input)
 
     def nll(p):
         logits, _, _ = s2s.apply(graphdef, p, src, lengths, tgt_in, window, teacher_forcing=True)
@@ -194,8 +200,8 @@ def test_guided_step_adds_the_distance_to_the_teacher_only_when_asked():
         _, t_alpha, _ = s2s.apply(t_graphdef, t_params, src, lengths, tgt_in, window, teacher_forcing=True)
         return distill_loss("luong-location", alpha, centers, t_alpha)
 
-    g_nll = s2s.flat_params(jax.grad(nll)(copy()))["att_w"]
-    g_distance = s2s.flat_params(jax.grad(distance)(copy()))["att_w"]
+    g_nll = flat_params(jax.grad(nll)(copy()))["att_w"]
+    g_distance = flat_params(jax.grad(distance)(copy()))["att_w"]
     assert np.abs(g_distance).max() > 0
 
     sgd = optax.sgd(1.0)  # new = old − gradient, so the update is the gradient itself
@@ -204,9 +210,9 @@ def test_guided_step_adds_the_distance_to_the_teacher_only_when_asked():
     for guide in (0.0, 5.0):
         p = copy()
         new, _, loss = guided(p, sgd.init(p), src, lengths, tgt_in, targets, window, np.float32(guide))
-        step = flat["att_w"] - s2s.flat_params(new)["att_w"]
+        step = flat["att_w"] - flat_params(new)["att_w"]
         np.testing.assert_allclose(step, g_nll + guide * g_distance, rtol=1e-4, atol=1e-6)
         assert float(loss) == pytest.approx(float(nll(copy())), rel=1e-5)  # the reported loss is the NLL
     p = copy()
     new, _, _ = plain(p, sgd.init(p), src, lengths, tgt_in, targets, window)
-    np.testing.assert_allclose(flat["att_w"] - s2s.flat_params(new)["att_w"], g_nll, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(flat["att_w"] - flat_params(new)["att_w"], g_nll, rtol=1e-4, atol=1e-6)
