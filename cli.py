@@ -1,9 +1,14 @@
-"""Attention Lab without a browser: list mechanisms, export attention records.
+"""Attention Lab without a browser: list mechanisms and their options, export attention records.
 
-    python cli.py list
+    python cli.py list                       # every mechanism id
+    python cli.py options ID                 # the flags one mechanism takes, with ranges and defaults
     python cli.py export --mechanism ID [--text T | --image P | options] --format FMT --out PATH
     python cli.py export --mechanism ID --input-file FILE --format FMT --out DIR
 
+The option flags come from the registry (models/registry.py): a mechanism accepts exactly the
+options it declares, each checked the way the pages check them. Batch exports read the input
+file with a size bound, build records in chunks and write each chunk before the next, every
+file atomically. An existing --out is refused unless --force is given.
 Bad input exits with status 2 and one line on stderr.
 """
 
@@ -15,12 +20,15 @@ import sys
 from pathlib import Path
 
 # XLA allocates fresh temporaries on every call; with glibc's default malloc settings that
-# means page faults on every call (see README, "Speed"). The tunables must be in place
+# means page faults on every call (docs/PERFORMANCE.md). The tunables must be in place
 # before the process starts, so the CLI re-executes itself once with them set.
 GLIBC_TUNABLES = "glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967295:glibc.malloc.arena_max=1"
 
 FORMATS = ("npz", "json", "csv", "npy", "png", "svg", "pdf", "html")
 EXIT_BAD_INPUT = 2
+MAX_INPUT_FILE_BYTES = 5 * 1024 * 1024
+MAX_INPUT_LINES = 10_000
+CHUNK = 32  # inputs per batch: records of one chunk are written before the next is built
 
 
 class UsageError(Exception):
@@ -33,89 +41,148 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from models.registry import all_options
+
     parser = _Parser(prog="cli.py", description="Export attention records from Attention Lab's mechanisms.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     commands.add_parser("list", help="print the registered mechanism ids, one per line")
+    describe = commands.add_parser("options", help="print the options one mechanism takes")
+    describe.add_argument("id", help="a registered id (see: cli.py list)")
     export = commands.add_parser("export", help="export one record, or one per line of --input-file")
     export.add_argument("--mechanism", required=True, help="a registered id (see: cli.py list)")
     export.add_argument("--format", required=True, choices=FORMATS)
     export.add_argument("--out", required=True, help="output file; with --input-file, an output folder")
-    source = export.add_mutually_exclusive_group()
-    source.add_argument("--text", help="input text")
-    source.add_argument("--image", help="input image path")
-    source.add_argument("--input-file", help="one input per line (text, image path or query)")
-    export.add_argument("--text-pair", help="second sentence, for sentence pairs")
-    export.add_argument("--model-dir", help="a local Hugging Face-format BERT folder")
-    export.add_argument("--query", help="playground query, e.g. '1.5,0.5'")
-    export.add_argument("--keys", help="playground keys, e.g. '2,0.1; 0.1,2'")
-    export.add_argument("--values", help="playground values, one row per key")
-    export.add_argument("--labels", help="playground key labels, comma-separated")
-    export.add_argument("--temperature", type=float, help="softmax temperature")
-    export.add_argument("--mode", choices=("soft", "argmax", "sample"), help="soft or hard attention")
-    export.add_argument("--samples", type=int, help="number of hard-attention samples")
-    export.add_argument("--seed", type=int, help="random seed")
-    export.add_argument("--length", type=int, help="sequence length T")
-    export.add_argument("--window", type=int, help="local attention half-width D")
-    export.add_argument("--score", choices=("dot", "scaled-dot", "cosine"), help="parameter-free score (sentence-alignment)")
-    export.add_argument("--patch", type=int, help="patch size in px (patch-self-attention)")
+    export.add_argument("--input-file", help="one input per line (the mechanism's input option: text, image path, ...)")
+    export.add_argument("--force", action="store_true", help="replace an existing --out")
+    export.add_argument("--compress", action="store_true", help="npz: compress (about 30%% smaller, several times slower)")
+    for option in all_options().values():
+        export.add_argument(option.flag, dest=option.name, default=argparse.SUPPRESS, metavar=option.name.upper(),
+                            help=option.help)
     return parser
 
 
-def _options(args: argparse.Namespace) -> dict:
-    skip = {"command", "format", "out", "input_file"}
-    return {k: v for k, v in vars(args).items() if k not in skip and v is not None}
+def _given_options(args: argparse.Namespace) -> dict:
+    from models.registry import all_options
+
+    return {name: getattr(args, name) for name in all_options() if hasattr(args, name)}
+
+
+def _check_declared(mechanism, given: dict) -> None:
+    declared = {o.name for o in mechanism.options}
+    extra = [name for name in given if name not in declared]
+    if extra:
+        flags = ", ".join("--" + n.replace("_", "-") for n in extra)
+        takes = ", ".join(o.flag for o in mechanism.options)
+        raise UsageError(f"{mechanism.id} does not take {flags}; it takes {takes}")
 
 
 def _read_lines(path: str) -> list[str]:
     file = Path(path)
     if not file.is_file():
         raise UsageError(f"input file not found: {path}")
+    with file.open("rb") as f:
+        data = f.read(MAX_INPUT_FILE_BYTES + 1)
+    if len(data) > MAX_INPUT_FILE_BYTES:
+        raise UsageError(f"input file is over {MAX_INPUT_FILE_BYTES // 2**20} MB: {path}; split it")
     try:
-        text = file.read_text(encoding="utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise UsageError(f"input file is not UTF-8 text: {path}") from None
-    lines = [line.rstrip("\r\n") for line in text.splitlines()]
-    lines = [line for line in lines if line.strip()]
+    lines = [line for line in (raw.rstrip("\r\n") for raw in text.splitlines()) if line.strip()]
     if not lines:
         raise UsageError(f"input file has no non-empty lines: {path}")
+    if len(lines) > MAX_INPUT_LINES:
+        raise UsageError(f"input file has {len(lines):,} lines, over the limit of {MAX_INPUT_LINES:,}; split it")
     return lines
 
 
 def _write(path: Path, data: bytes) -> None:
+    from models.checkpoint import write_atomic
+
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+        write_atomic(path, data)
     except OSError as error:
         raise UsageError(f"cannot write {path}: {error.strerror or error}") from None
 
 
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def _export(record, fmt: str, compress: bool) -> bytes:
+    from viz.export import export_bytes  # plotly and kaleido load only for figure formats
+
+    return export_bytes(record, fmt, compress=compress)
+
+
 def run_export(args: argparse.Namespace) -> None:
     from models.registry import get_mechanism
-    from viz.export import export_bytes
 
     try:
         mechanism = get_mechanism(args.mechanism)
     except KeyError as error:
         raise UsageError(str(error.args[0])) from None
-    options = _options(args)
-    if args.input_file:
-        lines = _read_lines(args.input_file)
-        out_dir = Path(args.out)
-        if out_dir.exists() and not out_dir.is_dir():
-            raise UsageError(f"--out must be a folder with --input-file: {out_dir} is a file")
-        batch = [{**options, mechanism.input_field: line} for line in lines]
-        records = mechanism.build_many(batch)
-        width = max(4, len(str(len(records))))
-        for number, record in enumerate(records, start=1):
-            _write(out_dir / f"{number:0{width}d}.{args.format}", export_bytes(record, args.format))
-        print(f"wrote {len(records)} files to {out_dir}")
-        return
-    record = mechanism.build(options)
+    given = _given_options(args)
+    _check_declared(mechanism, given)
+    if not args.input_file:
+        mechanism.read(given)  # a bad value is reported before any file is looked at
     out = Path(args.out)
+    if args.input_file:
+        if mechanism.input in given:
+            raise UsageError(f"give --input-file or --{mechanism.input.replace('_', '-')}, not both")
+        run_batch(mechanism, given, args, out)
+        return
     if out.is_dir():
         raise UsageError(f"--out is a folder; give a file name such as {out / ('attention.' + args.format)}")
-    _write(out, export_bytes(record, args.format))
+    if out.exists() and not args.force:
+        raise UsageError(f"{out} exists; pass --force to replace it")
+    image = given.get("image")
+    if image and _same_file(out, Path(str(image))):
+        raise UsageError("--out would overwrite the input image")
+    _write(out, _export(mechanism.build(given), args.format, args.compress))
     print(f"wrote {out}")
+
+
+def run_batch(mechanism, given: dict, args: argparse.Namespace, out_dir: Path) -> None:
+    """Builds and writes the records of --input-file in chunks of CHUNK lines."""
+    lines = _read_lines(args.input_file)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"--out must be a folder with --input-file: {out_dir} is a file")
+    if out_dir.exists() and any(out_dir.iterdir()) and not args.force:
+        raise UsageError(f"{out_dir} exists and is not empty; pass --force to write into it")
+    if _same_file(out_dir, Path(args.input_file).parent) and not args.force:
+        raise UsageError("--out is the input file's folder; choose another folder (or pass --force)")
+    width = max(4, len(str(len(lines))))
+    input_file = Path(args.input_file)
+    for start in range(0, len(lines), CHUNK):
+        chunk = lines[start : start + CHUNK]
+        records = mechanism.build_many([{**given, mechanism.input: line} for line in chunk])
+        for number, record in enumerate(records, start=start + 1):
+            path = out_dir / f"{number:0{width}d}.{args.format}"
+            if _same_file(path, input_file):
+                raise UsageError(f"{path} is the input file; choose another --out")
+            _write(path, _export(record, args.format, args.compress))
+        del records  # a chunk's records are gone before the next chunk is built
+    print(f"wrote {len(lines)} files to {out_dir}")
+
+
+def describe(mechanism_id: str) -> str:
+    """Returns the options of one mechanism, one line each."""
+    from models.registry import get_mechanism
+
+    try:
+        mechanism = get_mechanism(mechanism_id)
+    except KeyError as error:
+        raise UsageError(str(error.args[0])) from None
+    lines = [f"{mechanism.id}: {mechanism.name} ({mechanism.paper})"]
+    for option in mechanism.options:
+        default = "" if option.default is None else f", default {option.default}"
+        lines.append(f"  {option.flag:14} {option.describe()}{default}: {option.help}")
+    lines.append(f"  --input-file   one {mechanism.input} per line")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -129,12 +196,15 @@ def main(argv: list[str] | None = None) -> int:
 
             print("\n".join(mechanism_ids()))
             return 0
+        if args.command == "options":
+            print(describe(args.id))
+            return 0
         run_export(args)
         return 0
     except (UsageError, InputError) as error:
         print(f"error: {str(error).splitlines()[0] if str(error) else 'bad input'}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except Exception as error:  # noqa: BLE001 - anything else is still reported on one line
+    except Exception as error:  # noqa: BLE001 - export failures are reported on one line
         from viz.export import ExportUnavailable
 
         if isinstance(error, ExportUnavailable):

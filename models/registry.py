@@ -1,19 +1,29 @@
-"""The mechanism registry: one entry per mechanism, read by the home page, the pages and the CLI.
+"""The mechanism registry: the one seam between the families and everything that shows them.
 
-Adding a mechanism is one ``Mechanism`` entry here plus its code. Builders are named as
-"module:function" strings and imported only when used, so listing the catalogue stays cheap.
+Every mechanism is one ``Mechanism`` entry in MECHANISMS: its id, name, paper, LaTeX formula,
+page, the family package that computes it, the variant of that family, the options it takes
+(models/options.py: name, kind, range, default, help) and its builder. The home page lists
+the entries; the pages take widget ranges and defaults from the options and call ``build``;
+the CLI makes its flags from the options. Builders are "module:function" strings imported
+only when used, so listing the catalogue stays cheap.
 
-A builder takes a dict of options (the CLI's flags, e.g. {"text": ..., "seed": ...}) and
-returns one AttentionRecord; it raises models.record.InputError for bad user input.
+A builder is ``builder(mechanism, options) -> AttentionRecord``: options hold a typed value
+for every declared option (already checked by ``Mechanism.read``), and the family reads its
+variant from ``mechanism.variant``. A batch builder takes a list of option dicts. Bad input
+raises models.record.InputError with one line.
+
+Training entry points are registered in TRAINERS: ``python -m models.train FAMILY ...``.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
+from models import options as o
 from models.record import AttentionRecord
 
 
@@ -35,7 +45,10 @@ class Page:
 class Mechanism:
     """One attention mechanism of the catalogue.
 
-    input_field: the option one line of a CLI --input-file fills ("text", "image", "query").
+    family: the package under models/ that computes it; variant: which of the family's
+    models it is (None if the family has one). input: the option one line of a CLI
+    --input-file fills. example: options of a typical input (the registry test builds every
+    mechanism with it; the README's CLI lines use it).
     """
 
     id: str
@@ -44,19 +57,44 @@ class Mechanism:
     formula: str  # LaTeX, rendered with st.latex
     page: str  # a Page.file
     summary: str
-    builder: str  # "module:function", (options) -> AttentionRecord
-    input_field: str = "text"
-    batch_builder: str | None = None  # "module:function", (list of options) -> list of records
+    family: str
+    builder: str  # "module:function", (mechanism, options) -> AttentionRecord
+    variant: str | None = None
+    options: tuple[o.Option, ...] = ()
+    input: str = "text"
+    batch_builder: str | None = None  # "module:function", (mechanism, [options]) -> [records]
+    example: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
-    def build(self, options: Mapping[str, Any]) -> AttentionRecord:
-        """Returns the record for one input."""
-        return _resolve(self.builder)(dict(options))
+    def __post_init__(self):
+        names = [x.name for x in self.options]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{self.id}: an option is declared twice")
+        if self.input not in names:
+            raise ValueError(f"{self.id}: input {self.input!r} is not a declared option")
+        object.__setattr__(self, "example", dict(self.example))
 
-    def build_many(self, options_list: list[Mapping[str, Any]]) -> list[AttentionRecord]:
+    def option(self, name: str) -> o.Option:
+        """Returns the declared option `name`; KeyError if the mechanism has none."""
+        for declared in self.options:
+            if declared.name == name:
+                return declared
+        raise KeyError(f"{self.id} has no option {name!r}")
+
+    def read(self, raw: Mapping[str, Any]) -> dict[str, Any]:
+        """Returns a typed value for every declared option; InputError for unknown or bad values."""
+        return o.read_all(self.options, dict(raw), owner=self.id)
+
+    def build(self, raw: Mapping[str, Any]) -> AttentionRecord:
+        """Returns the record for one input (raw option values are checked first)."""
+        return _resolve(self.builder)(self, self.read(raw))
+
+    def build_many(self, raw_list: list[Mapping[str, Any]]) -> list[AttentionRecord]:
         """Returns one record per input, batched where the mechanism supports it."""
+        checked = [self.read(raw) for raw in raw_list]
         if self.batch_builder:
-            return _resolve(self.batch_builder)([dict(o) for o in options_list])
-        return [self.build(o) for o in options_list]
+            return _resolve(self.batch_builder)(self, checked)
+        builder = _resolve(self.builder)
+        return [builder(self, options) for options in checked]
 
 
 def _resolve(path: str) -> Callable:
@@ -77,79 +115,164 @@ PAGES: tuple[Page, ...] = (
     HOME, PLAYGROUND, SEQ2SEQ, SENTENCE_ALIGNMENT, IMAGES, FEEDFORWARD, HAN, SELF_ATTENTION
 )  # roughly the order of the literature
 
+EXAMPLE_IMAGE = "docs/examples/scene.png"
+
+# ------------------------------------------------------------------ option sets
+
+_QKV_OPTIONS = (
+    o.Option("query", "vector", help="the query, e.g. '1.5,0.5' (default: the page's example)"),
+    o.Option("keys", "vector", help="keys, one row per key, e.g. '2,0.1; 0.1,2'"),
+    o.Option("values", "vector", help="values, one row per key"),
+    o.Option("labels", "labels", help="key labels, comma-separated"),
+    o.TEMPERATURE, o.MODE, o.SEED, o.SAMPLES,
+)
+_FEEDFORWARD_OPTIONS = (
+    o.SEED.with_(label="Seed (values and random marks)", help="seed of the addition sequence"),
+    o.Option("length", "int", default=1_000, low=2, high=10_000, step=1, label="Sequence length T",
+             help="sequence length T"),
+    o.Option("marked", "pair", help="the two marked steps, e.g. '3,42' (default: the paper's random placement)"),
+)
+_TEXT_PAIR_OPTIONS = (o.TEXT, o.TEXT_PAIR, o.MODEL_DIR)
+_SEQ2SEQ_OPTIONS = (
+    o.TEXT.with_(help="the text to normalise, e.g. 'Wednesday 9 May 2018'"),
+    o.WINDOW.with_(help="local variants: window half-width D at inference (trained with 3)"),
+    o.Option("step", "int", low=0, high=1_000_000, help="a training-step snapshot instead of the final weights"),
+)
+_CAPTION_TEMPERATURE = o.TEMPERATURE.with_(low=0.1, high=5.0, step=0.1, label="Temperature τ (hard)",
+                                           help="α = softmax(e/τ): low τ sharpens where the captioner looks")
+_IMAGE = o.IMAGE.with_(help="input image: PNG or JPEG, checked by content")
+
+# ------------------------------------------------------------------ the catalogue
+
 _QKV_BUILDER = "models.playground.records:qkv_record"
 _QKV_PAPER = "The general view: Vaswani et al. (2017) §3.2; Luong et al. (2015) §3.1"
+_BAHDANAU = "Bahdanau, Cho & Bengio (2015), Neural Machine Translation by Jointly Learning to Align and Translate"
+_LUONG = "Luong, Pham & Manning (2015), Effective Approaches to Attention-based Neural Machine Translation"
+_LUONG_STATE = r",\quad \tilde h_t = \tanh(W_c [c_t; h_t])"
+_LOCAL = r",\quad a_t(s) = \operatorname{align}(h_t, \bar h_s)\, e^{-(s - p_t)^2 / 2\sigma^2},\ \sigma = D/2"
+_DATE = {"text": "Wednesday 9 May 2018"}
+
+
+def _qkv(variant: str, name: str, paper: str, formula: str, summary: str) -> Mechanism:
+    return Mechanism(
+        id=f"qkv-{variant}", name=name, paper=paper, formula=formula, page=PLAYGROUND.file, summary=summary,
+        family="playground", variant=variant, builder=_QKV_BUILDER, options=_QKV_OPTIONS, input="query",
+    )
+
+
+def _seq2seq(variant: str, name: str, paper: str, formula: str, summary: str) -> Mechanism:
+    return Mechanism(
+        id=variant, name=name, paper=paper, formula=formula, page=SEQ2SEQ.file, summary=summary, family="seq2seq",
+        variant=variant, builder="models.seq2seq.records:seq2seq_record",
+        batch_builder="models.seq2seq.records:seq2seq_records", options=_SEQ2SEQ_OPTIONS, example=_DATE,
+    )
+
 
 MECHANISMS: tuple[Mechanism, ...] = (
+    _qkv("dot", "Dot-product score", _QKV_PAPER, r"\operatorname{score}(s, h) = s^\top h",
+         "A query scored against each key by their dot product."),
+    _qkv("scaled-dot", "Scaled dot-product score", "Vaswani et al. (2017), Attention Is All You Need",
+         r"\operatorname{score}(s, h) = \frac{s^\top h}{\sqrt{d}}",
+         "The dot product divided by √d, so scores do not grow with the width d."),
+    _qkv("general", "General (bilinear) score", _LUONG.replace("Neural Machine Translation", "NMT"),
+         r"\operatorname{score}(s, h) = s^\top W_a\, h",
+         "A bilinear form: W_a decides which query features match which key features."),
+    _qkv("concat", "Concat score", _LUONG.replace("Neural Machine Translation", "NMT"),
+         r"\operatorname{score}(s, h) = v_a^\top \tanh\!\left(W_a [s; h]\right)",
+         "A one-layer network over the concatenated query and key."),
+    _qkv("additive", "Additive score", _BAHDANAU, r"\operatorname{score}(s, h) = v^\top \tanh(W s + U h)",
+         "Bahdanau's additive score: query and key projected, added, squashed, read out."),
+    _qkv("location", "Location score", _LUONG.replace("Neural Machine Translation", "NMT"),
+         r"a = \operatorname{softmax}(W_a s)",
+         "Scores from the query alone, one per position: the keys' contents are ignored."),
+    _qkv("cosine", "Cosine score", "Graves, Wayne & Danihelka (2014), Neural Turing Machines (content addressing)",
+         r"\operatorname{score}(s, h) = \frac{s^\top h}{\lVert s\rVert\,\lVert h\rVert}",
+         "The angle between query and key, blind to their lengths."),
+    _seq2seq("bahdanau", "Bahdanau (additive)", _BAHDANAU,
+             r"e_{ij} = v_a^\top \tanh(W_a s_{i-1} + U_a h_j),\quad \alpha_{ij} = \operatorname{softmax}_j(e_{ij})",
+             "Scores each input character from the previous decoder state s_{i−1}; the context feeds the next state."),
+    _seq2seq("luong-dot", "Luong global, dot", _LUONG, r"\operatorname{score}(h_t, \bar h_s) = h_t^\top \bar h_s" + _LUONG_STATE,
+             "Global attention scored from the current state h_t by a plain dot product."),
+    _seq2seq("luong-general", "Luong global, general", _LUONG,
+             r"\operatorname{score}(h_t, \bar h_s) = h_t^\top W_a \bar h_s" + _LUONG_STATE,
+             "Global attention with a learned bilinear score."),
+    _seq2seq("luong-concat", "Luong global, concat", _LUONG,
+             r"\operatorname{score}(h_t, \bar h_s) = v_a^\top \tanh(W_a [h_t; \bar h_s])" + _LUONG_STATE,
+             "Global attention scored by a one-layer network over the state and each input state."),
+    _seq2seq("luong-location", "Luong global, location", _LUONG, r"a_t = \operatorname{softmax}(W_a h_t)" + _LUONG_STATE,
+             "Weights from the decoder state alone, one per input position: the input's content is never looked at."),
+    _seq2seq("local-m", "Luong local-m (monotonic)", _LUONG, r"p_t = t" + _LOCAL,
+             "A window of ±D around p_t = t: right when input and output run in the same order, blind otherwise."),
+    _seq2seq("local-p", "Luong local-p (predictive)", _LUONG,
+             r"p_t = S \cdot \operatorname{sigmoid}(v_p^\top \tanh(W_p h_t))" + _LOCAL,
+             "A window of ±D around a predicted centre p_t: it learns where to look, then looks closely."),
     Mechanism(
-        id="qkv-dot",
-        name="Dot-product score",
-        paper=_QKV_PAPER,
-        formula=r"\operatorname{score}(s, h) = s^\top h",
-        page=PLAYGROUND.file,
-        summary="A query scored against each key by their dot product.",
-        builder=_QKV_BUILDER,
-        input_field="query",
+        id="sentence-alignment",
+        name="Sentence-pair alignment with pretrained embeddings",
+        paper="Luong, Pham & Manning (2015) scores and local windows over the contextual vectors of all-MiniLM-L6-v2",
+        formula=r"\alpha_{ts} = \operatorname{softmax}_s\!\left(\frac{\operatorname{score}(x_t, y_s)}{\tau}\right),"
+        r"\quad \operatorname{score} \in \{x^\top y,\ \tfrac{x^\top y}{\sqrt{d}},\ \cos(x, y)\},\quad p_t = t\,S/T",
+        page=SENTENCE_ALIGNMENT.file,
+        summary="Each token of sentence 1 scored against each token of sentence 2 by pretrained contextual vectors: no trained parameters.",
+        family="transformer", variant="alignment", builder="models.transformer.alignment:alignment_record",
+        options=(
+            o.TEXT.with_(max_chars=2_000, required=False, help="sentence 1 (rows)"),
+            o.TEXT_PAIR.with_(max_chars=2_000, help="sentence 2 (columns)"),
+            o.Option("score", "choice", default="cosine", choices=("dot", "scaled-dot", "cosine"), label="Score",
+                     help="parameter-free score"),
+            o.WINDOW.with_(default=None, low=0, high=20, label="Half-width D",
+                           help="local window half-width D around p_t = t·S/T (default: global)"),
+            o.TEMPERATURE.with_(default=None, low=0.01, high=5.0, step=0.01,
+                                help="softmax temperature τ (default: 1, or 0.05 for cosine)"),
+            o.MODEL_DIR,
+        ),
+        example={"text": "The cat sat on the mat", "text_pair": "A cat was sitting on the rug"},
     ),
     Mechanism(
-        id="qkv-scaled-dot",
-        name="Scaled dot-product score",
-        paper="Vaswani et al. (2017), Attention Is All You Need",
-        formula=r"\operatorname{score}(s, h) = \frac{s^\top h}{\sqrt{d}}",
-        page=PLAYGROUND.file,
-        summary="The dot product divided by √d, so scores do not grow with the width d.",
-        builder=_QKV_BUILDER,
-        input_field="query",
+        id="soft",
+        name="Soft (deterministic) attention over an image",
+        paper="Xu et al. (2015), Show, Attend and Tell (§4.2)",
+        formula=r"e_{ti} = v^\top \tanh(W [h_{t-1}; E y_{t-1}] + U a_i),\quad \alpha_t = \operatorname{softmax}(e_t),\quad z_t = \beta_t \textstyle\sum_i \alpha_{ti} a_i",
+        page=IMAGES.file,
+        summary="A captioner reads the α-weighted average of an 8×8 grid of image features for every word it writes.",
+        family="captioner", variant="soft", builder="models.captioner.records:caption_record",
+        options=(_IMAGE, _CAPTION_TEMPERATURE.with_(label="Temperature τ")), input="image",
+        example={"image": EXAMPLE_IMAGE},
     ),
     Mechanism(
-        id="qkv-general",
-        name="General (bilinear) score",
-        paper="Luong, Pham & Manning (2015), Effective Approaches to Attention-based NMT",
-        formula=r"\operatorname{score}(s, h) = s^\top W_a\, h",
-        page=PLAYGROUND.file,
-        summary="A bilinear form: W_a decides which query features match which key features.",
-        builder=_QKV_BUILDER,
-        input_field="query",
+        id="hard",
+        name="Hard (stochastic) attention over an image",
+        paper="Xu et al. (2015), Show, Attend and Tell (§4.1)",
+        formula=r"s_t \sim \operatorname{Categorical}(\alpha_t),\quad z_t = a_{s_t};\quad \nabla \approx \nabla \log p(y \mid s) + \lambda_r (\log p(y \mid s) - b)\, \nabla \log p(s) + \lambda_e \nabla H[s]",
+        page=IMAGES.file,
+        summary="The captioner reads one grid cell drawn from α per word, trained with REINFORCE; many draws converge to α.",
+        family="captioner", variant="hard", builder="models.captioner.records:caption_record",
+        options=(
+            _IMAGE, _CAPTION_TEMPERATURE,
+            o.SAMPLES.with_(default=20, low=0, label="Samples N per word",
+                            help="extra locations drawn from α for every word (0: none)"),
+            o.SEED.with_(help="seeds the decoder's location draws and the extra samples"),
+            o.MODE.with_(default="sample", choices=("sample", "argmax"), label="Hard decoder reads",
+                         help="how the decoder picks its cell: a sample from α, or the argmax"),
+        ),
+        input="image", example={"image": EXAMPLE_IMAGE},
     ),
     Mechanism(
-        id="qkv-concat",
-        name="Concat score",
-        paper="Luong, Pham & Manning (2015), Effective Approaches to Attention-based NMT",
-        formula=r"\operatorname{score}(s, h) = v_a^\top \tanh\!\left(W_a [s; h]\right)",
-        page=PLAYGROUND.file,
-        summary="A one-layer network over the concatenated query and key.",
-        builder=_QKV_BUILDER,
-        input_field="query",
-    ),
-    Mechanism(
-        id="qkv-additive",
-        name="Additive score",
-        paper="Bahdanau, Cho & Bengio (2015), Neural Machine Translation by Jointly Learning to Align and Translate",
-        formula=r"\operatorname{score}(s, h) = v^\top \tanh(W s + U h)",
-        page=PLAYGROUND.file,
-        summary="Bahdanau's additive score: query and key projected, added, squashed, read out.",
-        builder=_QKV_BUILDER,
-        input_field="query",
-    ),
-    Mechanism(
-        id="qkv-location",
-        name="Location score",
-        paper="Luong, Pham & Manning (2015), Effective Approaches to Attention-based NMT",
-        formula=r"a = \operatorname{softmax}(W_a s)",
-        page=PLAYGROUND.file,
-        summary="Scores from the query alone, one per position: the keys' contents are ignored.",
-        builder=_QKV_BUILDER,
-        input_field="query",
-    ),
-    Mechanism(
-        id="qkv-cosine",
-        name="Cosine score",
-        paper="Graves, Wayne & Danihelka (2014), Neural Turing Machines (content addressing)",
-        formula=r"\operatorname{score}(s, h) = \frac{s^\top h}{\lVert s\rVert\,\lVert h\rVert}",
-        page=PLAYGROUND.file,
-        summary="The angle between query and key, blind to their lengths.",
-        builder=_QKV_BUILDER,
-        input_field="query",
+        id="patch-self-attention",
+        name="Self-attention over photo patches (no learned weights)",
+        paper="Vaswani et al. (2017) §3.2.1 with Q = K = V = patch features",
+        formula=r"\alpha_{qj} = \operatorname{softmax}_j\!\left(\frac{x_q^\top x_j}{\sqrt{d}\,\tau}\right),\quad x_j = [\text{mean colour}_j, \text{position}_j]",
+        page=IMAGES.file,
+        summary="One patch of any photo attends to all patches by colour and position similarity: no training, no semantics.",
+        family="captioner", builder="models.captioner.patches:patch_record",
+        options=(
+            _IMAGE,
+            o.Option("patch", "int", default=32, low=4, high=64, step=4, label="Patch size (px)", help="patch size in px"),
+            o.Option("query", "pair", default=(0, 0), help="the query patch as row,col (e.g. 2,3)"),
+            o.TEMPERATURE.with_(default=0.1, low=0.01, high=2.0, step=0.01),
+            o.MODE, o.SAMPLES, o.SEED,
+        ),
+        input="image", example={"image": EXAMPLE_IMAGE},
     ),
     Mechanism(
         id="feedforward",
@@ -158,8 +281,8 @@ MECHANISMS: tuple[Mechanism, ...] = (
         formula=r"e_t = \tanh(W_{hc} h_t + b_{hc}),\quad \alpha = \operatorname{softmax}(e),\quad c = \textstyle\sum_t \alpha_t h_t",
         page=FEEDFORWARD.file,
         summary="Each step scores itself, with no query: a tanh-bounded score, so α stays nearly flat on long sequences.",
-        builder="models.feedforward.model:addition_record",
-        input_field="seed",
+        family="feedforward", variant="paper", builder="models.feedforward.records:addition_record",
+        options=_FEEDFORWARD_OPTIONS, input="seed",
     ),
     Mechanism(
         id="feedforward-unbounded",
@@ -168,73 +291,8 @@ MECHANISMS: tuple[Mechanism, ...] = (
         formula=r"e_t = w^\top h_t + b,\quad \alpha = \operatorname{softmax}(e),\quad c = \textstyle\sum_t \alpha_t h_t",
         page=FEEDFORWARD.file,
         summary="The same network with a linear score: α can put nearly all its mass on the two marked steps.",
-        builder="models.feedforward.model:addition_record",
-        input_field="seed",
-    ),
-    Mechanism(
-        id="transformer",
-        name="Scaled dot-product multi-head self-attention",
-        paper="Vaswani et al. (2017), Attention Is All You Need",
-        formula=r"\operatorname{head}_i = \operatorname{softmax}\!\left(\frac{Q_i K_i^\top}{\sqrt{d_k}}\right) V_i,"
-        r"\quad Q_i = X W_i^Q,\; K_i = X W_i^K,\; V_i = X W_i^V",
-        page=SELF_ATTENTION.file,
-        summary="Every token of a pretrained transformer (all-MiniLM-L6-v2) attends to every token: 6 layers × 12 heads.",
-        builder="models.transformer.records:transformer_record",
-        batch_builder="models.transformer.records:transformer_records",
-        input_field="text",
-    ),
-)
-
-_SEQ2SEQ_BUILDER = "models.seq2seq.records:seq2seq_record"
-_SEQ2SEQ_BATCH = "models.seq2seq.records:seq2seq_records"
-_BAHDANAU = "Bahdanau, Cho & Bengio (2015), Neural Machine Translation by Jointly Learning to Align and Translate"
-_LUONG = "Luong, Pham & Manning (2015), Effective Approaches to Attention-based Neural Machine Translation"
-_LUONG_STATE = r",\quad \tilde h_t = \tanh(W_c [c_t; h_t])"
-_LOCAL = r",\quad a_t(s) = \operatorname{align}(h_t, \bar h_s)\, e^{-(s - p_t)^2 / 2\sigma^2},\ \sigma = D/2"
-
-
-def _seq2seq(id: str, name: str, paper: str, formula: str, summary: str) -> Mechanism:
-    return Mechanism(
-        id=id, name=name, paper=paper, formula=formula, page=SEQ2SEQ.file, summary=summary,
-        builder=_SEQ2SEQ_BUILDER, batch_builder=_SEQ2SEQ_BATCH,
-    )
-
-
-MECHANISMS = MECHANISMS + (
-    _seq2seq(
-        "bahdanau", "Bahdanau (additive)", _BAHDANAU,
-        r"e_{ij} = v_a^\top \tanh(W_a s_{i-1} + U_a h_j),\quad \alpha_{ij} = \operatorname{softmax}_j(e_{ij})",
-        "Scores each input character from the previous decoder state s_{i−1}; the context feeds the next state.",
-    ),
-    _seq2seq(
-        "luong-dot", "Luong global, dot", _LUONG,
-        r"\operatorname{score}(h_t, \bar h_s) = h_t^\top \bar h_s" + _LUONG_STATE,
-        "Global attention scored from the current state h_t by a plain dot product.",
-    ),
-    _seq2seq(
-        "luong-general", "Luong global, general", _LUONG,
-        r"\operatorname{score}(h_t, \bar h_s) = h_t^\top W_a \bar h_s" + _LUONG_STATE,
-        "Global attention with a learned bilinear score.",
-    ),
-    _seq2seq(
-        "luong-concat", "Luong global, concat", _LUONG,
-        r"\operatorname{score}(h_t, \bar h_s) = v_a^\top \tanh(W_a [h_t; \bar h_s])" + _LUONG_STATE,
-        "Global attention scored by a one-layer network over the state and each input state.",
-    ),
-    _seq2seq(
-        "luong-location", "Luong global, location", _LUONG,
-        r"a_t = \operatorname{softmax}(W_a h_t)" + _LUONG_STATE,
-        "Weights from the decoder state alone, one per input position: the input's content is never looked at.",
-    ),
-    _seq2seq(
-        "local-m", "Luong local-m (monotonic)", _LUONG,
-        r"p_t = t" + _LOCAL,
-        "A window of ±D around p_t = t: right when input and output run in the same order, blind otherwise.",
-    ),
-    _seq2seq(
-        "local-p", "Luong local-p (predictive)", _LUONG,
-        r"p_t = S \cdot \operatorname{sigmoid}(v_p^\top \tanh(W_p h_t))" + _LOCAL,
-        "A window of ±D around a predicted centre p_t: it learns where to look, then looks closely.",
+        family="feedforward", variant="unbounded", builder="models.feedforward.records:addition_record",
+        options=_FEEDFORWARD_OPTIONS, input="seed",
     ),
     Mechanism(
         id="han",
@@ -244,59 +302,31 @@ MECHANISMS = MECHANISMS + (
         r"\quad s_i = \textstyle\sum_t \alpha_{it} h_{it};\quad \alpha_i = \operatorname{softmax}_i(u_i^\top u_s),\quad v = \textstyle\sum_i \alpha_i h_i",
         page=HAN.file,
         summary="Word attention inside each sentence, then sentence attention over the document, each against a learned context vector.",
-        builder="models.han.model:han_record",
-        batch_builder="models.han.model:han_records",
-        input_field="text",
+        family="han", builder="models.han.records:han_record", batch_builder="models.han.records:han_records",
+        options=(o.TEXT.with_(max_chars=20_000, help="a document of a few sentences"),),
+        example={"text": "We went there on a Friday. The waiter was rude and slow. We took the bus home."},
+    ),
+    Mechanism(
+        id="transformer",
+        name="Scaled dot-product multi-head self-attention",
+        paper="Vaswani et al. (2017), Attention Is All You Need",
+        formula=r"\operatorname{head}_i = \operatorname{softmax}\!\left(\frac{Q_i K_i^\top}{\sqrt{d_k}}\right) V_i,"
+        r"\quad Q_i = X W_i^Q,\; K_i = X W_i^K,\; V_i = X W_i^V",
+        page=SELF_ATTENTION.file,
+        summary="Every token of a pretrained transformer (all-MiniLM-L6-v2) attends to every token: 6 layers × 12 heads.",
+        family="transformer", variant="self-attention", builder="models.transformer.records:transformer_record",
+        batch_builder="models.transformer.records:transformer_records",
+        options=(o.TEXT.with_(max_chars=20_000), o.TEXT_PAIR.with_(max_chars=20_000), o.MODEL_DIR),
+        example={"text": "The cat sat on the mat."},
     ),
 )
 
-MECHANISMS = MECHANISMS + (
-    Mechanism(
-        id="sentence-alignment",
-        name="Sentence-pair alignment with pretrained embeddings",
-        paper="Luong, Pham & Manning (2015) scores and local windows over the contextual vectors of all-MiniLM-L6-v2",
-        formula=r"\alpha_{ts} = \operatorname{softmax}_s\!\left(\frac{\operatorname{score}(x_t, y_s)}{\tau}\right),"
-        r"\quad \operatorname{score} \in \{x^\top y,\ \tfrac{x^\top y}{\sqrt{d}},\ \cos(x, y)\},\quad p_t = t\,S/T",
-        page=SENTENCE_ALIGNMENT.file,
-        summary="Each token of sentence 1 scored against each token of sentence 2 by pretrained contextual vectors: no trained parameters.",
-        builder="models.transformer.alignment:alignment_record",
-        input_field="text",
-    ),
-)
-
-# Issue 5: hard vs soft attention on images (models/captioner/, models/captioner/patches.py).
-MECHANISMS = MECHANISMS + (
-    Mechanism(
-        id="soft",
-        name="Soft (deterministic) attention over an image",
-        paper="Xu et al. (2015), Show, Attend and Tell (§4.2)",
-        formula=r"e_{ti} = v^\top \tanh(W [h_{t-1}; E y_{t-1}] + U a_i),\quad \alpha_t = \operatorname{softmax}(e_t),\quad z_t = \beta_t \textstyle\sum_i \alpha_{ti} a_i",
-        page=IMAGES.file,
-        summary="A captioner reads the α-weighted average of an 8×8 grid of image features for every word it writes.",
-        builder="models.captioner.records:soft_record",
-        input_field="image",
-    ),
-    Mechanism(
-        id="hard",
-        name="Hard (stochastic) attention over an image",
-        paper="Xu et al. (2015), Show, Attend and Tell (§4.1)",
-        formula=r"s_t \sim \operatorname{Categorical}(\alpha_t),\quad z_t = a_{s_t};\quad \nabla \approx \nabla \log p(y \mid s) + \lambda_r (\log p(y \mid s) - b)\, \nabla \log p(s) + \lambda_e \nabla H[s]",
-        page=IMAGES.file,
-        summary="The captioner reads one grid cell drawn from α per word, trained with REINFORCE; many draws converge to α.",
-        builder="models.captioner.records:hard_record",
-        input_field="image",
-    ),
-    Mechanism(
-        id="patch-self-attention",
-        name="Self-attention over photo patches (no learned weights)",
-        paper="Vaswani et al. (2017) §3.2.1 with Q = K = V = patch features",
-        formula=r"\alpha_{qj} = \operatorname{softmax}_j\!\left(\frac{x_q^\top x_j}{\sqrt{d}\,\tau}\right),\quad x_j = [\text{mean colour}_j, \text{position}_j]",
-        page=IMAGES.file,
-        summary="One patch of any photo attends to all patches by colour and position similarity: no training, no semantics.",
-        builder="models.captioner.patches:patch_record",
-        input_field="image",
-    ),
-)
+TRAINERS: Mapping[str, tuple[str, str]] = MappingProxyType({
+    "seq2seq": ("models.seq2seq.train", "character-level date normalisation with Bahdanau/Luong attention"),
+    "captioner": ("models.captioner.train", "Show, Attend and Tell on the scene world, soft or hard attention"),
+    "feedforward": ("models.feedforward.train", "feed-forward attention (Raffel & Ellis) on the addition problem"),
+    "han": ("models.han.train", "hierarchical attention network (Yang et al.) on generated reviews"),
+})
 
 _BY_ID = {m.id: m for m in MECHANISMS}
 assert len(_BY_ID) == len(MECHANISMS), "mechanism ids must be unique"
@@ -312,11 +342,27 @@ def get_mechanism(mechanism_id: str) -> Mechanism:
     try:
         return _BY_ID[mechanism_id]
     except KeyError:
-        raise KeyError(
-            f"unknown mechanism {mechanism_id!r}; known: {', '.join(mechanism_ids())}"
-        ) from None
+        raise KeyError(f"unknown mechanism {mechanism_id!r}; known: {', '.join(mechanism_ids())}") from None
 
 
 def mechanisms_on_page(page_file: str) -> list[Mechanism]:
-    """Returns the mechanisms shown on one page."""
+    """Returns the mechanisms shown on one page, in catalogue order."""
     return [m for m in MECHANISMS if m.page == page_file]
+
+
+def mechanism_of(family: str, variant: str | None = None) -> Mechanism:
+    """Returns the entry of a family's variant (the inverse of Mechanism.family/variant)."""
+    for m in MECHANISMS:
+        if m.family == family and m.variant == variant:
+            return m
+    raise KeyError(f"no mechanism for family {family!r}, variant {variant!r}")
+
+
+def all_options() -> dict[str, o.Option]:
+    """Returns {option name: its first declaration} over every mechanism (the CLI's flags)."""
+    out: dict[str, o.Option] = {}
+    for m in MECHANISMS:
+        for option in m.options:
+            out.setdefault(option.name, option)
+    return out
+

@@ -1,23 +1,15 @@
 """Feed-forward attention: one addition sequence, α over time for the paper form and the unbounded score."""
 
-import math
-
 import streamlit as st
 
-from models.feedforward.task import MAX_LENGTH, MIN_LENGTH
-from models.feedforward.model import addition_record, load_runner, nearest_paper_length
-from models.record import InputError
-from models.registry import mechanisms_on_page
+from models.feedforward.records import tanh_bound
+from models.feedforward.task import MAX_LENGTH
+from models.registry import FEEDFORWARD, mechanisms_on_page
 from ui.router import ensure_router
-from ui.widgets import export_buttons, show_input_error
+from ui.widgets import checked, option_number, option_slider, show_figure
 from viz.feedforward import alpha_over_time
 
 ensure_router()
-
-
-@st.cache_resource(show_spinner="Loading the trained models…")
-def trained_runner(variant: str, t0: int | None = None):
-    return load_runner(variant, t0)
 
 
 st.title("Feed-forward attention")
@@ -29,11 +21,12 @@ st.markdown(
     "Both networks below were trained here; the paper form with one model per length T₀."
 )
 
-mechanisms = {m.id: m for m in mechanisms_on_page("pages/feedforward.py")}
+mechanisms = mechanisms_on_page(FEEDFORWARD.file)
+paper = mechanisms[0]
 controls, formulas = st.columns([2, 3], gap="large")
 with controls:
-    length = st.slider("Sequence length T", MIN_LENGTH, MAX_LENGTH, 1_000, key="length")
-    seed = st.number_input("Seed (values and random marks)", 0, 2**31 - 1, 0, key="seed")
+    length = option_slider(paper.option("length"), key="length")
+    seed = option_number(paper.option("seed"), key="seed")
     placement = st.radio(
         "Marked steps", ["random", "chosen"], key="placement", horizontal=True,
         format_func={"random": "Random (paper: one in the first 10, one before T/2)", "chosen": "Chosen"}.get,
@@ -46,47 +39,33 @@ with controls:
         marked = (int(first), int(second))
     log_y = st.checkbox("Logarithmic α axis", value=False, key="log_y")
 with formulas:
-    for mechanism in mechanisms.values():
+    for mechanism in mechanisms:
         st.markdown(f"**{mechanism.name}**")
         st.latex(mechanism.formula)
-    st.caption(mechanisms["feedforward"].paper)
+    st.caption(paper.paper)
 
-t0 = nearest_paper_length(length)
-records = {}
-try:
-    for mechanism_id, runner in (
-        ("feedforward", trained_runner("paper", t0)),
-        ("feedforward-unbounded", trained_runner("unbounded")),
-    ):
-        records[mechanism_id] = addition_record(
-            {"mechanism": mechanism_id, "length": length, "seed": seed, "marked": marked}, runner=runner
-        )
-except InputError as error:
-    show_input_error(error)
-    st.stop()
+with st.spinner("Loading the trained models…"):
+    records = [checked(m.build, {"length": length, "seed": seed, "marked": marked}) for m in mechanisms]
 
-target = records["feedforward"].meta["target"]
+target = records[0].meta["target"]
+trained_on = {"paper": f" (the paper-form model trained nearest to T = {length:,})", "unbounded": " (trained on T = 50–1,000)"}
 columns = st.columns(2, gap="large")
-for column, (mechanism_id, record) in zip(columns, records.items()):
+for column, mechanism, record in zip(columns, mechanisms, records):
     meta = record.meta
     with column:
-        st.subheader(mechanisms[mechanism_id].name)
-        st.caption(
-            f"Model: `{meta['model']}`"
-            + (f" (the paper-form model trained nearest to T = {length:,})" if mechanism_id == "feedforward" else
-               " (trained on T = 50–1,000)")
-        )
+        st.subheader(mechanism.name)
+        st.caption(f"Model: `{meta['model']}`" + trained_on.get(mechanism.variant, ""))
         a, b, c = st.columns(3)
         a.metric("Prediction", f"{meta['prediction']:+.3f}", delta=f"{meta['prediction'] - target:+.3f} vs target",
                  delta_color="off")
         b.metric("Target (sum)", f"{target:+.3f}")
         c.metric("α on the marked steps", f"{meta['mass_on_marked']:.2%}")
         fig = alpha_over_time(record, title=f"α over {length:,} steps", log_y=log_y)
-        st.plotly_chart(fig, key=f"alpha_{mechanism_id}")
+        show_figure(fig, record, key=mechanism.id, chart_key=f"alpha_{mechanism.id}",
+                    name=f"{mechanism.id}-T{length}-seed{seed}")
         st.caption(f"Forward pass: {meta['seconds'] * 1000:.1f} ms for T = {length:,} (jitted, padded to a length bucket).")
-        export_buttons(record, fig, key=mechanism_id, name=f"{mechanism_id}-T{length}-seed{seed}")
 
-bound = math.e / (2 * math.e + (length - 2) / math.e) if length > 2 else 0.5
+bound = tanh_bound(length)
 st.subheader("Why the paper form is nearly flat")
 st.markdown(
     f"In the paper the score is squashed, e_t = tanh(·) ∈ [−1, 1]. Since α_t ∝ exp(e_t), no step can get more "

@@ -2,10 +2,9 @@
 
 import streamlit as st
 
-from models.playground.records import qkv_record
-from models.registry import PAGES, mechanisms_on_page
+from models.registry import PAGES, get_mechanism, mechanisms_on_page
 from ui.router import ensure_router
-from ui.widgets import export_buttons
+from ui.widgets import checked, option_slider, show_figure
 from viz.figures import weight_bars
 
 ensure_router()
@@ -29,11 +28,11 @@ st.caption(
     "Five keys scored against one query by dot product (the playground's default example). "
     "Lower the temperature and α concentrates on the best key; raise it and α spreads out."
 )
-temperature = st.slider("Temperature τ", 0.05, 10.0, 1.0, 0.05, key="home_temperature")
-example = qkv_record({"mechanism": "qkv-dot", "temperature": temperature})
+dot = get_mechanism("qkv-dot")
+temperature = option_slider(dot.option("temperature"), key="home_temperature")
+example = checked(dot.build, {"temperature": temperature})
 example_fig = weight_bars(example.weights[0], example.key_labels, title=f"α at τ = {temperature:g}", value_name="α")
-st.plotly_chart(example_fig, key="home_example")
-export_buttons(example, example_fig, key="home_example")
+show_figure(example_fig, example, key="home_example", chart_key="home_example")
 
 st.header("Catalogue")
 for page in PAGES:

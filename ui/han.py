@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from models.han.model import HANConfig, HANPredictor, TrainState, checkpoint_bytes, result_record, train_epochs
-from models.han.data import MAX_CSV_BYTES, encode_document, parse_csv
-from models.han.train import example_csv_bytes
-from models.record import AttentionRecord, InputError
-from ui.widgets import export_buttons, show_input_error
+from models.han.checkpoint import checkpoint_bytes
+from models.han.data import MAX_CSV_BYTES, parse_csv
+from models.han.records import HANPredictor, result_record
+from models.han.train import OWN_MAX_EPOCHS, OwnTraining, example_csv_bytes, start_own, train_own_epoch
+from models.record import AttentionRecord
+from ui.widgets import StreamlitProgress, checked, escape_markdown, show_figure
 from viz.han import han_heatmap, highlighted_html
 
 OWN_STATE = "han_own_model"
-MAX_EPOCHS = 10
 UPLOAD_LIMIT_MB = 5  # the widget's own cap; parse_csv enforces MAX_CSV_BYTES with a message
 
 
@@ -31,15 +31,8 @@ def show_analysis(record: AttentionRecord, *, key: str, name: str) -> None:
         st.caption("Amber: sentence weight α_i. Blue: word weight α_it within its sentence.")
         st.markdown(highlighted_html(record), unsafe_allow_html=True)  # every word is html.escape'd
     with heat_col:
-        fig = han_heatmap(record, title="Word α per sentence, and sentence α")
-        st.plotly_chart(fig, key=f"{key}_heatmap")
-        export_buttons(record, fig, key=f"{key}_heatmap", name=name)
-
-
-def _own_config(classes: tuple[str, ...]) -> HANConfig:
-    # Small, so a few hundred rows train in tens of seconds on two cores.
-    return HANConfig(heads=(("label", classes),), word_hidden=24, word_attention=32,
-                     sentence_hidden=24, sentence_attention=32)
+        show_figure(han_heatmap(record, title="Word α per sentence, and sentence α"), record, key=f"{key}_heatmap",
+                    name=name)
 
 
 def train_your_own() -> None:
@@ -54,73 +47,44 @@ def train_your_own() -> None:
     uploaded = st.file_uploader("CSV file", type=["csv", "txt"], key="han_csv", max_upload_size=UPLOAD_LIMIT_MB)
     if uploaded is None:
         return
-    try:
-        data = parse_csv(uploaded.getvalue())
-    except InputError as error:
-        show_input_error(error)
+    data = checked(parse_csv, uploaded.getvalue(), stop=False)
+    if data is None:
         return
     st.caption(f"{len(data.texts)} rows, {len(data.classes)} classes: " + ", ".join(data.classes[:10]))
-    epochs = st.slider("Epochs", 1, MAX_EPOCHS, 5, key="han_own_epochs")
-    signature = (uploaded.name, len(uploaded.getvalue()), epochs)
-    own = st.session_state.get(OWN_STATE)
+    epochs = st.slider("Epochs", 1, OWN_MAX_EPOCHS, 5, key="han_own_epochs")
+    own: OwnTraining | None = st.session_state.get(OWN_STATE)
     if st.button("Train", key="han_train_start", type="primary"):
-        try:
-            docs = [encode_document(t) for t in data.texts]
-        except InputError as error:
-            show_input_error(error)
+        own = checked(start_own, data.texts, data.labels, data.classes, epochs=epochs, data_name=uploaded.name,
+                      stop=False)
+        if own is None:
             return
-        cfg = _own_config(data.classes)
-        own = {"cfg": cfg, "train": TrainState.create(cfg, seed=0, learning_rate=1e-2), "docs": docs, "labels": data.labels[:, None],
-               "epoch": 0, "epochs": epochs, "steps": 0, "running": True, "signature": signature, "losses": []}
         st.session_state[OWN_STATE] = own
     if own is None:
         return
-    if own["running"]:
+    if own.running:
         # The click interrupts the running epoch; the callback runs before the next script
         # run, so that run shows the model as stopped, without the button.
-        st.button("Stop training", key="han_train_stop", on_click=_stop, args=(own,))
-        _train_one_epoch(own)
+        st.button("Stop training", key="han_train_stop", on_click=own.stop.request)
+        train_own_epoch(own, StreamlitProgress(f"epoch {own.epoch + 1}/{own.epochs}"))
         st.rerun()
     _show_own_model(own, data.texts[0])
 
 
-def _stop(own: dict) -> None:
-    own["running"] = False
-
-
-def _train_one_epoch(own: dict) -> None:
-    epoch, epochs = own["epoch"], own["epochs"]
-    bar = st.progress(0.0, text=f"epoch {epoch + 1}/{epochs}: compiling…")
-
-    done_before = own["steps"]
-
-    def on_step(step, total, loss):
-        own["steps"] = done_before + step  # a Stop mid-epoch keeps these steps' weights
-        bar.progress(step / total, text=f"epoch {epoch + 1}/{epochs}: step {step}/{total}, loss {loss:.3f}")
-
-    losses = train_epochs(own["train"], own["docs"], own["labels"], epochs=1, batch_size=8, seed=epoch, on_step=on_step)
-    own["losses"].extend(losses)
-    own["epoch"] = epoch + 1
-    own["running"] = own["epoch"] < epochs
-
-
-def _show_own_model(own: dict, example: str) -> None:
-    train: TrainState = own["train"]
-    done = "stopped" if own["epoch"] < own["epochs"] else "trained"
-    losses = ", ".join(f"{x:.3f}" for x in own["losses"]) or "none yet"
-    st.success(f"Your model: {done} after {own['steps']} training steps, {own['epoch']} of {own['epochs']} epochs "
+def _show_own_model(own: OwnTraining, example: str) -> None:
+    done = "trained" if own.finished else "stopped"
+    losses = ", ".join(f"{x:.3f}" for x in own.losses) or "none yet"
+    st.success(f"Your model: {done} after {own.steps} training steps, {own.epoch} of {own.epochs} epochs "
                f"complete (loss per epoch: {losses}).")
-    predictor = HANPredictor(own["cfg"], train.graphdef, train.state)
+    st.caption(f"Trained on {escape_markdown(own.data_name)}: {len(own.docs)} documents.")
+    predictor = HANPredictor(own.cfg, own.train.graphdef, own.train.state)
     st.download_button(
         "Download the trained model (safetensors)",
-        checkpoint_bytes(train.graphdef, train.state, own["cfg"], {"trained_on": "uploaded CSV"}),
+        checkpoint_bytes(own.train.state, own.cfg, {"trained_on": own.data_name}),
         file_name="han-own.safetensors", mime="application/octet-stream", key="han_own_download",
     )
     text = st.text_area("Try your model on a document", example, key="han_own_text", height=100)
-    try:
-        result = predictor.analyse(text)
-    except InputError as error:
-        show_input_error(error)
+    result = checked(predictor.analyse, text, stop=False)
+    if result is None:
         return
     label = result.predictions[0]
     prob = float(result.probabilities[0].max())

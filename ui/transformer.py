@@ -8,9 +8,11 @@ from typing import Any
 
 import streamlit as st
 
-from models.transformer.stats import merge_word_pieces
 from models.record import AttentionRecord
-from models.transformer.records import load_runner
+from models.registry import get_mechanism
+from models.transformer.records import shared_runner
+from models.transformer.stats import merge_word_pieces
+from ui.widgets import clicked_points
 
 # The default text (24 tokens) and most sentences fit the 32-token bucket: compile it while
 # the model loads; other buckets compile on first use (about a second each on 2 idle cores).
@@ -18,15 +20,10 @@ WARMUP_BUCKETS = (32,)
 
 
 @st.cache_resource(show_spinner=False, max_entries=2)
-def cached_runner(model_dir: str):
-    """Returns a loaded runner for a folder ("" = the installed default model)."""
-    return load_runner(model_dir or None)
-
-
-@st.cache_resource(show_spinner=False, max_entries=2)
 def warmed_runner(model_dir: str):
-    """Returns the cached runner with its attention forward compiled for WARMUP_BUCKETS (once)."""
-    runner = cached_runner(model_dir)
+    """Returns the shared runner of a folder ("" = the installed default model) with its attention
+    forward compiled for WARMUP_BUCKETS (once)."""
+    runner = shared_runner(model_dir or None)
     runner.warmup(WARMUP_BUCKETS)
     return runner
 
@@ -36,7 +33,8 @@ def warmed_runner(model_dir: str):
 @st.cache_resource(show_spinner=False, max_entries=6)
 def cached_record(model_dir: str, text: str, text_pair: str, merge: bool) -> AttentionRecord:
     """Returns the attention record of a text (or pair), word pieces merged if asked."""
-    record = warmed_runner(model_dir).attention(text, text_pair or None)
+    warmed_runner(model_dir)
+    record = get_mechanism("transformer").build({"text": text, "text_pair": text_pair or None, "model_dir": model_dir})
     return merge_word_pieces(record) if merge else record
 
 
@@ -47,10 +45,7 @@ def head_from_selection(state: Mapping[str, Any] | None) -> tuple[int, int] | No
     trace's points have y = "layer i" and x = "head j"; Streamlit may pass customdata as a
     list or as a dict keyed by position, so the axis labels are read first.
     """
-    if not state:
-        return None
-    points = (state.get("selection") or {}).get("points") or []
-    for point in points:
+    for point in clicked_points(state):
         found = _cell_from_labels(point.get("y"), point.get("x")) or _cell_from_custom(point.get("customdata"))
         if found is not None:
             return found
@@ -82,8 +77,3 @@ def open_clicked_head(chart_key: str, layer_key: str, head_key: str, opened: Map
         st.session_state[layer_key], st.session_state[head_key] = picked
         for key, value in opened.items():
             st.session_state[key] = value
-
-
-def markdown_text(text: str) -> str:
-    """Returns text with markdown syntax backslash-escaped, so st.warning/st.info show it literally."""
-    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:])", r"\\\1", text)

@@ -64,10 +64,11 @@ def heatmap(
     query_title: str | None = None,
     key_title: str | None = None,
     value_name: str | None = None,
+    height: int | None = None,
 ) -> go.Figure:
     """Returns a heatmap: queries on y (top to bottom), keys on x, a colorbar, hover to 4 dp.
 
-    weights [Tq, Tk].
+    weights [Tq, Tk]; height in px (default: grows with the number of rows).
     """
     weights = np.asarray(weights, dtype=np.float32)
     if weights.ndim != 2:
@@ -95,7 +96,7 @@ def heatmap(
     fig.update_layout(
         title={"text": html.escape(title) if title else None},
         width=None,
-        height=_axis_size(len(ys)),
+        height=height or _axis_size(len(ys)),
         margin={"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
         xaxis={"title": {"text": key_title or "key"}, "side": "bottom", "tickangle": -45, **_tick_subset(xs)},
         yaxis={"title": {"text": query_title or "query"}, "autorange": "reversed", **_tick_subset(ys)},
@@ -103,7 +104,10 @@ def heatmap(
     return fig
 
 
-def attention_heatmap(record: AttentionRecord, *, title: str | None = None, zmax: float | None = None, **fixed: int) -> go.Figure:
+def attention_heatmap(
+    record: AttentionRecord, *, title: str | None = None, zmax: float | None = None, height: int | None = None,
+    **fixed: int,
+) -> go.Figure:
     """Returns the heatmap of one [query, key] matrix of a record (leading axes fixed)."""
     names = dict(zip(record.leading_axes, (fixed.get(a, 0) for a in record.leading_axes)))
     auto_title = title
@@ -123,6 +127,7 @@ def attention_heatmap(record: AttentionRecord, *, title: str | None = None, zmax
         zmax=zmax,
         query_title=query_title,
         key_title=key_title,
+        height=height,
     )
 
 

@@ -12,6 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from models.record import AttentionRecord
 from viz.figures import COLORSCALE, image_overlay, safe_label
 
 PANEL_PX = 190
@@ -21,6 +22,36 @@ PANELS_PER_LINE = 4  # words per line of caption panels; longer captions wrap
 def _cell_centres(grid_h: int, grid_w: int, height: int, width: int):
     dy, dx = height / grid_h, width / grid_w
     return dy, dx, dy / 2 - 0.5, dx / 2 - 0.5
+
+
+def _panel_grid(n_words: int, n_rows: int, per_line: int) -> tuple[int, int]:
+    """Returns (columns, lines): words wrap after per_line columns, each line holds every row kind."""
+    if per_line < 1:
+        raise ValueError(f"per_line must be at least 1, got {per_line}")
+    n_cols = min(n_words, per_line)
+    return n_cols, -(-n_words // n_cols)
+
+
+def _panel_heatmap(image_shape: tuple[int, int], amap: np.ndarray, *, word: str, row_name: str, smooth: bool,
+                   opacity: float) -> go.Heatmap:
+    # One attention map stretched over the image: cell (r, c) covers H/g × W/g pixels.
+    gh, gw = amap.shape
+    dy, dx, y0, x0 = _cell_centres(gh, gw, *image_shape)
+    return go.Heatmap(
+        z=amap, x0=x0, dx=dx, y0=y0, dy=dy, coloraxis="coloraxis", opacity=float(np.clip(opacity, 0, 1)),
+        zsmooth="best" if smooth else False, name=f"{safe_label(row_name)} · {safe_label(word)}",
+        hovertemplate=(f"{safe_label(word)}<br>row %{{customdata[0]}}, col %{{customdata[1]}}"
+                       f"<br>{safe_label(row_name)} = %{{z:.4f}}<extra></extra>"),
+        customdata=np.stack(np.meshgrid(np.arange(gh), np.arange(gw), indexing="ij"), -1),
+    )
+
+
+def _cell_outline(fig: go.Figure, cell: int, grid: tuple[int, int], image_shape: tuple[int, int], row: int, col: int):
+    gh, gw = grid
+    dy, dx, _, _ = _cell_centres(gh, gw, *image_shape)
+    cr, cc = divmod(int(cell), gw)
+    fig.add_shape(type="rect", x0=cc * dx - 0.5, x1=(cc + 1) * dx - 0.5, y0=cr * dy - 0.5, y1=(cr + 1) * dy - 0.5,
+                  line={"color": "#d62728", "width": 2}, row=row, col=col)
 
 
 def caption_panels(
@@ -49,18 +80,12 @@ def caption_panels(
     image = np.asarray(image)
     if image.ndim != 3 or image.shape[2] != 3:
         raise ValueError(f"image must be [H, W, 3], got {image.shape}")
-    n_words = len(words)
-    n_rows = len(rows)
+    n_words, n_rows = len(words), len(rows)
     if n_words == 0 or n_rows == 0:
         raise ValueError("caption_panels needs at least one word and one row")
     smooth = list(smooth) if smooth is not None else [True] * n_rows
     marks = list(marks) if marks is not None else [None] * n_rows
-    height, width = image.shape[:2]
-    top = float(zmax) if zmax is not None else max(float(np.max(m)) for _, m in rows)
-    if per_line < 1:
-        raise ValueError(f"per_line must be at least 1, got {per_line}")
-    n_cols = min(n_words, per_line)
-    n_lines = -(-n_words // n_cols)
+    n_cols, n_lines = _panel_grid(n_words, n_rows, per_line)
 
     def place(r: int, c: int) -> tuple[int, int]:  # (subplot row, col), 1-based
         return (c // n_cols) * n_rows + r + 1, c % n_cols + 1
@@ -70,59 +95,26 @@ def caption_panels(
         row, col = place(0, c)
         titles[(row - 1) * n_cols + col - 1] = safe_label(word)
     fig = make_subplots(
-        rows=n_lines * n_rows,
-        cols=n_cols,
-        subplot_titles=titles,
+        rows=n_lines * n_rows, cols=n_cols, subplot_titles=titles,
         row_titles=[safe_label(name) for _ in range(n_lines) for name, _ in rows],
-        horizontal_spacing=0.01,
-        vertical_spacing=0.06 / max(n_lines * n_rows, 1) + 0.02,
+        horizontal_spacing=0.01, vertical_spacing=0.06 / max(n_lines * n_rows, 1) + 0.02,
     )
     for r, (name, maps) in enumerate(rows):
         maps = np.asarray(maps, np.float32)
         if maps.ndim != 3 or maps.shape[0] != n_words:
             raise ValueError(f"row {name!r}: maps must be [{n_words}, g, g], got {maps.shape}")
-        gh, gw = maps.shape[1:]
-        dy, dx, y0, x0 = _cell_centres(gh, gw, height, width)
         for c in range(n_words):
             row, col = place(r, c)
             fig.add_trace(go.Image(z=image, hoverinfo="skip"), row=row, col=col)
-            fig.add_trace(
-                go.Heatmap(
-                    z=maps[c],
-                    x0=x0,
-                    dx=dx,
-                    y0=y0,
-                    dy=dy,
-                    coloraxis="coloraxis",
-                    opacity=float(np.clip(opacity, 0, 1)),
-                    zsmooth="best" if smooth[r] else False,
-                    name=f"{safe_label(name)} · {safe_label(words[c])}",
-                    hovertemplate=(
-                        f"{safe_label(words[c])}<br>row %{{customdata[0]}}, col %{{customdata[1]}}"
-                        f"<br>{safe_label(name)} = %{{z:.4f}}<extra></extra>"
-                    ),
-                    customdata=np.stack(np.meshgrid(np.arange(gh), np.arange(gw), indexing="ij"), -1),
-                ),
-                row=row,
-                col=col,
-            )
+            fig.add_trace(_panel_heatmap(image.shape[:2], maps[c], word=words[c], row_name=name, smooth=smooth[r],
+                                         opacity=opacity), row=row, col=col)
             if marks[r] is not None:
-                cell = int(np.asarray(marks[r])[c])
-                cr, cc = divmod(cell, gw)
-                fig.add_shape(
-                    type="rect",
-                    x0=cc * dx - 0.5,
-                    x1=(cc + 1) * dx - 0.5,
-                    y0=cr * dy - 0.5,
-                    y1=(cr + 1) * dy - 0.5,
-                    line={"color": "#d62728", "width": 2},
-                    row=row,
-                    col=col,
-                )
+                _cell_outline(fig, np.asarray(marks[r])[c], maps.shape[1:], image.shape[:2], row, col)
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
     for index in range(n_lines * n_rows * n_cols):
         fig.update_yaxes(scaleanchor=f"x{'' if index == 0 else index + 1}", row=index // n_cols + 1, col=index % n_cols + 1)
+    top = float(zmax) if zmax is not None else max(float(np.max(m)) for _, m in rows)
     fig.update_layout(
         title={"text": html.escape(title) if title else None},
         coloraxis={"colorscale": COLORSCALE, "cmin": 0.0, "cmax": max(top, 1e-9), "colorbar": {"title": {"text": "weight"}}},
@@ -131,6 +123,27 @@ def caption_panels(
         margin={"l": 10, "r": 10, "t": 70 if title else 45, "b": 10},
     )
     return fig
+
+
+def caption_figure(image: np.ndarray, record: AttentionRecord) -> go.Figure:
+    """Returns the caption panels of a soft or hard captioner record (models/captioner/records.py).
+
+    Soft: one smooth α row. Hard: α with the decoder's cell outlined and, when samples were
+    drawn, the sample frequencies below. image: the model input [64, 64, 3].
+    """
+    words = list(record.query_labels)
+    caption = record.extras.get("caption", " ".join(words))
+    if record.meta.get("variant") != "hard":
+        return caption_panels(image, words, [("α (soft)", record.weights)], smooth=[True], title=f"Soft: “{caption}”")
+    rows = [("α", record.weights)]
+    if "frequencies" in record.extras:
+        samples = np.asarray(record.extras["samples"]).shape[-1]
+        rows.append((f"frequency of {samples} samples", record.extras["frequencies"]))
+    picked = "sampled" if record.meta.get("mode", "sample") == "sample" else "argmax"
+    return caption_panels(
+        image, words, rows, smooth=[False] * len(rows), marks=[record.extras["decode_cells"]] + [None] * (len(rows) - 1),
+        title=f"Hard ({picked} cell outlined): “{caption}”",
+    )
 
 
 def patch_attention_figure(
@@ -206,3 +219,14 @@ def patch_attention_figure(
         clickmode="event+select",
     )
     return fig
+
+
+def patch_figure(photo: np.ndarray, record: AttentionRecord, *, title: str | None = None) -> go.Figure:
+    """Returns patch_attention_figure of a patch self-attention record (models/captioner/patches.py).
+
+    photo: the photo the record's patches were cut from (prepare_photo's crop).
+    """
+    row, col = record.meta["query"]
+    samples = record.extras.get("samples")
+    return patch_attention_figure(photo, record.weights[0], (row, col), title=title,
+                                  samples=None if samples is None else np.asarray(samples)[0])

@@ -12,66 +12,30 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from models.transformer.stats import PAIR_BLOCKS, segment_masks
 from models.record import AttentionRecord
+from models.transformer.stats import PAIR_BLOCKS, segment_masks
 from viz.figures import COLORSCALE, heatmap, heatmap_grid, unique_labels
 
-# A model view map is block-averaged down to at most this many rows and columns, so 72 maps
-# of 512 tokens send ~300k cells to the browser instead of ~19M.
-MODEL_VIEW_MAX_CELLS = 64
 
-
-def block_edges(length: int, max_cells: int) -> np.ndarray:
-    """Returns int [n + 1]: bin edges 0 = e0 < ... < en = length with n <= max_cells equal-width bins."""
-    step = max(1, int(np.ceil(length / max_cells)))
-    return np.append(np.arange(0, length, step), length)
-
-
-def block_average(maps: np.ndarray, max_cells: int = MODEL_VIEW_MAX_CELLS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Returns (maps [..., nq, nk], query edges, key edges): each block of cells averaged.
-
-    maps [..., Tq, Tk]. A map with at most max_cells rows and columns is returned as is.
-    """
-    maps = np.asarray(maps, dtype=np.float32)
-    tq, tk = maps.shape[-2:]
-    eq, ek = block_edges(tq, max_cells), block_edges(tk, max_cells)
-    if len(eq) - 1 == tq and len(ek) - 1 == tk:
-        return maps, eq, ek
-    sums = np.add.reduceat(np.add.reduceat(maps, eq[:-1], axis=-2), ek[:-1], axis=-1)
-    counts = np.outer(np.diff(eq), np.diff(ek)).astype(np.float32)
-    return sums / counts, eq, ek
-
-
-def block_labels(labels: Sequence[str], edges: np.ndarray) -> list[str]:
-    """Returns one label per bin: the token itself, or "first … last (i–j)" for a block."""
-    out = []
-    for start, stop in zip(edges[:-1], edges[1:]):
-        if stop - start == 1:
-            out.append(str(labels[start]))
-        else:
-            out.append(f"{labels[start]} … {labels[stop - 1]} ({start}–{stop - 1})")
-    return out
-
-
-def model_view(record: AttentionRecord, *, max_cells: int = MODEL_VIEW_MAX_CELLS, title: str | None = None) -> go.Figure:
+def model_view(view: AttentionRecord, *, title: str | None = None) -> go.Figure:
     """Returns every layer × head map of a ("layer", "head", "query", "key") record in one grid.
 
-    Maps longer than max_cells tokens are block-averaged to at most max_cells × max_cells,
-    and the title says so.
+    view: models.transformer.stats.model_view_record (maps of long inputs arrive block-averaged,
+    and the title says so).
     """
-    if record.leading_axes != ("layer", "head"):
-        raise ValueError(f"model_view needs layer and head axes, got {record.axes}")
-    layers, heads, tq, tk = record.weights.shape
-    maps, eq, ek = block_average(record.weights, max_cells)
-    text = title or f"Model view: {layers} layers × {heads} heads, {tq} tokens"
-    if maps.shape[-2:] != (tq, tk):
-        text += f" (each map block-averaged to {maps.shape[-2]}×{maps.shape[-1]})"
+    if view.leading_axes != ("layer", "head"):
+        raise ValueError(f"model_view needs layer and head axes, got {view.axes}")
+    layers, heads = view.weights.shape[:2]
+    tokens = int(view.meta.get("tokens", view.weights.shape[-1]))
+    text = title or f"Model view: {layers} layers × {heads} heads, {tokens} tokens"
+    if view.meta.get("block_averaged"):
+        text += f" (each map block-averaged to {view.weights.shape[-2]}×{view.weights.shape[-1]})"
     fig = heatmap_grid(
-        maps,
+        view.weights,
         [f"layer {i}" for i in range(layers)],
         [f"head {j}" for j in range(heads)],
-        query_labels=block_labels(record.query_labels, eq),
-        key_labels=block_labels(record.key_labels, ek),
+        query_labels=view.query_labels,
+        key_labels=view.key_labels,
         title=text,
         cell_px=105,
     )

@@ -19,6 +19,7 @@ trained model has learned — there are no weights, no semantics, only colour an
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,9 +31,6 @@ from models.record import AttentionRecord, InputError
 
 MAX_SIDE = 256
 PATCH_RANGE = (4, 64)
-TEMPERATURE_RANGE = (0.01, 100.0)
-MODES = ("soft", "argmax", "sample")
-MAX_SAMPLES = 10_000
 
 
 @dataclass(frozen=True)
@@ -91,17 +89,10 @@ def patch_attention(
     qr, qc = int(query[0]), int(query[1])
     if not (0 <= qr < gh and 0 <= qc < gw):
         raise InputError(f"query patch ({qr}, {qc}) is outside the {gh}×{gw} patch grid; rows 0–{gh - 1}, cols 0–{gw - 1}")
-    temperature = float(temperature)
-    if not TEMPERATURE_RANGE[0] <= temperature <= TEMPERATURE_RANGE[1]:
-        raise InputError(f"temperature must be between {TEMPERATURE_RANGE[0]} and {TEMPERATURE_RANGE[1]}, got {temperature}")
-    if mode not in MODES:
-        raise InputError(f"unknown mode {mode!r}; choose soft, argmax or sample")
     x = patch_features(photo, patch, position_weight)  # [n, d]
     q = x[qr * gw + qc][None, :]  # [1, d]
     _, alpha = core.scaled_dot_product_attention(q, x, x, None, temperature)
     soft = np.asarray(alpha, np.float32)[0]  # [n]
-    if mode == "sample" and not 1 <= int(samples) <= MAX_SAMPLES:
-        raise InputError(f"samples must be between 1 and {MAX_SAMPLES}, got {samples}")
     applied, drawn = core.apply_mode(soft, mode, seed=seed, num_samples=samples)
     return PatchAttention(
         image=photo, features=x, soft=soft.reshape(gh, gw), weights=np.asarray(applied, np.float32).reshape(gh, gw),
@@ -109,41 +100,31 @@ def patch_attention(
     )
 
 
-def parse_query(text: Any) -> tuple[int, int]:
-    """Returns (row, col) from "r,c", "r3c5" or a pair; InputError otherwise."""
-    if isinstance(text, (tuple, list)) and len(text) == 2:
-        return int(text[0]), int(text[1])
-    raw = str(text or "0,0").strip().lower().replace("r", "").replace("c", ",")
-    parts = [p for p in raw.replace(";", ",").split(",") if p.strip()]
-    try:
-        row, col = (int(p) for p in parts)
-    except ValueError:
-        raise InputError(f"query patch must be 'row,col' (e.g. 2,3), got {text!r}") from None
-    return row, col
-
-
-def patch_record(options: dict) -> AttentionRecord:
+def patch_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
     """Builder of mechanism "patch-self-attention": one query patch over all patches.
 
-    Options: image (path, bytes or uint8 array), patch (px, default 16), query ("row,col"),
-    temperature (default 0.1), mode (soft / argmax / sample), samples, seed.
+    Options (checked by the registry): image (path, bytes or uint8 array), patch (px),
+    query (row, col), temperature, mode (soft / argmax / sample), samples, seed.
     """
-    image = read_any_image(options.get("image"))
-    temperature = float(options.get("temperature") or 0.1)
-    mode = options.get("mode") or "soft"
     result = patch_attention(
-        image,
-        patch=int(options.get("patch") or 16),
-        query=parse_query(options.get("query")),
-        temperature=temperature,
-        mode=mode,
-        samples=int(options.get("samples") or 100),
-        seed=int(options.get("seed") or 0),
+        read_any_image(options["image"]), patch=options["patch"], query=options["query"],
+        temperature=options["temperature"], mode=options["mode"], samples=options["samples"], seed=options["seed"],
     )
-    return patch_result_record(result, temperature=temperature, mode=mode)
+    return patch_result_record(mechanism.id, result, temperature=options["temperature"], mode=options["mode"])
 
 
-def patch_result_record(result: PatchAttention, *, temperature: float, mode: str) -> AttentionRecord:
+def patch_grid(image: np.ndarray, patch: int) -> tuple[int, int]:
+    """Returns (rows, cols) of the patch grid of a photo at this patch size; InputError if none fits."""
+    photo = prepare_photo(image, patch)
+    return photo.shape[0] // patch, photo.shape[1] // patch
+
+
+def scene_photo(scene_image: np.ndarray, scale: int = 4) -> np.ndarray:
+    """Returns a 64×64 scene scaled up `scale` times (nearest): the photo the patch view cuts."""
+    return np.kron(np.asarray(scene_image, np.uint8), np.ones((scale, scale, 1), np.uint8))
+
+
+def patch_result_record(mechanism_id: str, result: PatchAttention, *, temperature: float, mode: str) -> AttentionRecord:
     """Returns the AttentionRecord (query, row, col) of a PatchAttention result."""
     gh, gw = result.weights.shape
     extras: dict[str, Any] = {"soft_weights": result.soft.reshape(1, gh, gw), "features": result.features}
@@ -151,12 +132,12 @@ def patch_result_record(result: PatchAttention, *, temperature: float, mode: str
         extras["samples"] = result.samples[None, :]
     qr, qc = result.query
     return AttentionRecord(
-        mechanism="patch-self-attention",
+        mechanism=mechanism_id,
         weights=result.weights[None],
         axes=("query", "row", "col"),
         query_labels=(f"r{qr}c{qc}",),
         key_labels=tuple(f"r{r}c{c}" for r in range(gh) for c in range(gw)),
-        meta={"patch": result.patch, "temperature": float(temperature), "mode": mode,
+        meta={"patch": result.patch, "query": [qr, qc], "temperature": float(temperature), "mode": mode,
               "features": "centred mean RGB + position"},
         extras=extras,
     )

@@ -1,18 +1,21 @@
 """Registry builders for the image captioner: one image in, one AttentionRecord out.
 
-Mechanisms "soft" and "hard" (models/registry.py). Options (the CLI's flags):
-  image        a path (str/Path), raw bytes, or a uint8 array [H, W, 3] (resized to 64×64);
-  temperature  divides the attention scores before the softmax (default 1);
-  samples      hard only: N locations drawn from α for every word (adds extras["samples"]);
-  seed         hard only: seeds the decoder's location samples and the N extra samples;
-  mode         hard only: "sample" (default) or "argmax" — how the decoder picks its cell.
+Mechanisms "soft" and "hard" (models/registry.py) share one builder; the entry's variant
+picks the checkpoint. Options (checked by the registry):
+  image        a path, raw bytes, or a uint8 array [H, W, 3] (shrunk and padded to 64×64);
+  temperature  divides the attention scores before the softmax;
+  samples      hard only: N extra locations drawn from α for every word (0: none);
+  seed         hard only: seeds the decoder's location draws and the N extra samples;
+  mode         hard only: "sample" or "argmax", how the decoder picks its cell.
 The record: weights α float32 (word, row, col), query_labels = the caption's words,
-key_labels = cell names r0c0 … r7c7, extras caption (and samples, decode_cells for hard).
+key_labels = cell names r0c0 … r7c7; extras caption (hard: decode_cells, and with samples:
+samples [W, N] and frequencies [W, g, g], the share of draws in each cell).
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,13 +23,11 @@ import jax
 import numpy as np
 
 from models import attention as core
-from models.captioner.model import STEPS, CaptionerRunner, checkpoint_path, load_checkpoint, tokens_to_words
+from models.captioner.checkpoint import checkpoint_path, load_checkpoint
+from models.captioner.model import STEPS, CaptionerRunner, tokens_to_words
 from models.image_input import fit_square, read_any_image
-from models.record import AttentionRecord, InputError
+from models.record import AttentionRecord
 
-MAX_SAMPLES = 10_000
-TEMPERATURE_RANGE = (0.05, 20.0)
-HARD_MODES = ("sample", "argmax")
 SAMPLE_POOL = 2000
 
 
@@ -73,26 +74,15 @@ def caption_image(
     image: np.ndarray,
     variant: str,
     *,
-    mode: str | None = None,
+    mode: str = "soft",
     temperature: float = 1.0,
     samples: int = 0,
     seed: int = 0,
 ) -> Caption:
-    """Returns the caption of a uint8 [64, 64, 3] image with per-word attention."""
-    if variant not in ("soft", "hard"):
-        raise InputError(f"unknown variant {variant!r}; choose soft or hard")
-    temperature = float(temperature)
-    if not TEMPERATURE_RANGE[0] <= temperature <= TEMPERATURE_RANGE[1]:
-        raise InputError(f"temperature must be between {TEMPERATURE_RANGE[0]} and {TEMPERATURE_RANGE[1]}, got {temperature}")
-    samples = int(samples or 0)
-    if not 0 <= samples <= MAX_SAMPLES:
-        raise InputError(f"samples must be between 0 and {MAX_SAMPLES}, got {samples}")
-    if variant == "soft":
-        mode = "soft"
-    else:
-        mode = mode or "sample"
-        if mode not in HARD_MODES:
-            raise InputError(f"unknown hard mode {mode!r}; choose sample or argmax")
+    """Returns the caption of a uint8 [64, 64, 3] image with per-word attention.
+
+    mode: "soft" (Σ α a) for the soft model; "sample" or "argmax" for the hard one.
+    """
     runner = load_runner(variant)
     tokens, alphas, cells = runner.decode(image[None], mode=mode, seed=seed, temperature=temperature)
     words = tokens_to_words(tokens[0])
@@ -116,17 +106,18 @@ def cell_labels(grid: int) -> tuple[str, ...]:
     return tuple(f"r{r}c{c}" for r in range(grid) for c in range(grid))
 
 
-def caption_record(result: Caption, options: dict | None = None) -> AttentionRecord:
-    """Returns the AttentionRecord of a decoded caption."""
+def to_record(mechanism_id: str, result: Caption, settings: Mapping[str, Any]) -> AttentionRecord:
+    """Returns the AttentionRecord of a decoded caption; settings go to meta."""
     extras: dict[str, Any] = {"caption": result.caption}
     if result.variant == "hard":
         extras["decode_cells"] = result.decode_cells
         if result.samples is not None:
             extras["samples"] = result.samples
-    meta = {"variant": result.variant, "grid": result.grid, "model": f"checkpoints/captioner/{result.variant}.safetensors"}
-    meta.update({k: v for k, v in (options or {}).items() if k in ("temperature", "samples", "seed", "mode")})
+            extras["frequencies"] = result.frequencies()
+    meta = {"variant": result.variant, "grid": result.grid, "model": f"checkpoints/captioner/{result.variant}.safetensors",
+            **dict(settings)}
     return AttentionRecord(
-        mechanism=result.variant,
+        mechanism=mechanism_id,
         weights=result.alphas,
         axes=("word", "row", "col"),
         query_labels=result.words,
@@ -136,27 +127,13 @@ def caption_record(result: Caption, options: dict | None = None) -> AttentionRec
     )
 
 
-def _record(options: dict, variant: str) -> AttentionRecord:
-    image = load_image_option(options.get("image"))
-    mode = options.get("mode") if variant == "hard" else None
-    if mode == "soft":
-        mode = None
+def caption_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
+    """Registry builder of "soft" and "hard": the entry's variant captions options["image"]."""
+    image = load_image_option(options["image"])
+    hard = mechanism.variant == "hard"
+    settings = {k: options[k] for k in ("temperature", "samples", "seed", "mode") if k in options}
     result = caption_image(
-        image,
-        variant,
-        mode=mode,
-        temperature=options.get("temperature") or 1.0,
-        samples=options.get("samples") or 0 if variant == "hard" else 0,
-        seed=options.get("seed") or 0,
+        image, mechanism.variant, mode=options["mode"] if hard else "soft", temperature=options["temperature"],
+        samples=options.get("samples", 0), seed=options.get("seed", 0),
     )
-    return caption_record(result, {k: v for k, v in options.items() if k != "image"})
-
-
-def soft_record(options: dict) -> AttentionRecord:
-    """Builder of mechanism "soft": Show, Attend and Tell with deterministic attention."""
-    return _record(options, "soft")
-
-
-def hard_record(options: dict) -> AttentionRecord:
-    """Builder of mechanism "hard": stochastic attention; --samples N adds samples (W, N)."""
-    return _record(options, "hard")
+    return to_record(mechanism.id, result, settings)

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
+from models.record import InputError
+
 SIZE = 64
 SHAPES = ("circle", "square", "triangle")
 COLOURS = ("red", "green", "blue", "yellow")
@@ -123,6 +125,14 @@ def make_scene(objects) -> Scene:
     if len(objects) == 2 and boxes_touch(*objects):
         raise ValueError("the two objects overlap or touch")
     return Scene(tuple(sorted(objects, key=_order_key)))
+
+
+def build_scene(objects) -> Scene:
+    """Returns make_scene(objects) for a scene a user built; InputError with a hint if it breaks a rule."""
+    try:
+        return make_scene(objects)
+    except ValueError as error:
+        raise InputError(f"{error}; move or shrink an object") from None
 
 
 def boxes_touch(a: SceneObject, b: SceneObject, gap: int = GAP) -> bool:

@@ -16,24 +16,19 @@ from typing import Any
 import numpy as np
 
 from models import attention as core
+from models import options as opt
 from models.record import AttentionRecord, InputError
 
 KEY_DIM = 2
 MAX_KEYS = 32
 MAX_VALUE_DIM = 8
-MAX_SAMPLES = 10_000
 MAX_ABS_ENTRY = 1e4
-TEMPERATURE_RANGE = (0.01, 100.0)
-MODES = ("soft", "argmax", "sample")
-
-SCORE_OF_MECHANISM = {
-    "qkv-dot": "dot",
-    "qkv-scaled-dot": "scaled-dot",
-    "qkv-general": "general",
-    "qkv-concat": "concat",
-    "qkv-additive": "additive",
-    "qkv-location": "location",
-    "qkv-cosine": "cosine",
+# The hand-set matrices each parameterised score uses (the page shows them).
+PARAMETERS_OF_SCORE = {
+    "general": ("w_general",),
+    "concat": ("w_concat", "v_concat"),
+    "additive": ("w_additive", "u_additive", "v_additive"),
+    "location": ("w_location",),
 }
 
 # A small toy vocabulary: key axis 1 ~ "animal", axis 2 ~ "vehicle"; values are 2-D too
@@ -130,28 +125,13 @@ def qkv_attention(
 ) -> QKVResult:
     """Returns the three stages for one query.  query [2], keys [n, 2], values [n, d_v]."""
     query, keys, values = validate_qkv(query, keys, values)
-    temperature = validate_temperature(temperature)
-    if mode not in MODES:
-        raise InputError(f"unknown mode {mode!r}; choose soft, argmax or sample")
+    temperature = opt.TEMPERATURE.read(temperature)
+    mode, num_samples = opt.MODE.read(mode), opt.SAMPLES.read(num_samples)
     scores = qkv_scores(score, query, keys, params)
     weights = np.asarray(core.masked_softmax(scores, None, temperature), np.float32)
-    if mode == "sample" and not 1 <= int(num_samples) <= MAX_SAMPLES:
-        raise InputError(f"samples must be between 1 and {MAX_SAMPLES}, got {num_samples}")
-    applied, samples = core.apply_mode(weights, mode, seed=seed, num_samples=num_samples)
+    applied, samples = core.apply_mode(weights, mode, seed=opt.SEED.read(seed), num_samples=num_samples)
     context = np.asarray(core.context_vector(applied[None, :], values), np.float32)[0]
     return QKVResult(scores, weights, applied, context, samples)
-
-
-def validate_temperature(temperature: Any) -> float:
-    """Returns the temperature as a float; raises InputError outside TEMPERATURE_RANGE."""
-    try:
-        t = float(temperature)
-    except (TypeError, ValueError):
-        raise InputError(f"temperature must be a number, got {temperature!r}") from None
-    low, high = TEMPERATURE_RANGE
-    if not (math.isfinite(t) and low <= t <= high):
-        raise InputError(f"temperature must be between {low} and {high}, got {temperature}")
-    return t
 
 
 def validate_qkv(query, keys, values) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -232,35 +212,30 @@ def table_to_kv(rows: list[Mapping[str, Any]]) -> tuple[list[str], np.ndarray, n
     return labels, keys, values
 
 
-def qkv_record(options: Mapping[str, Any]) -> AttentionRecord:
-    """Returns the record of one playground query (CLI options: query, keys, values, labels,
-    mechanism, temperature, mode, seed, samples)."""
-    mechanism = options.get("mechanism") or "qkv-dot"
-    if mechanism not in SCORE_OF_MECHANISM:
-        raise InputError(f"{mechanism!r} is not a playground mechanism")
-    score = SCORE_OF_MECHANISM[mechanism]
-    query = options.get("query")
-    if not isinstance(query, np.ndarray):
-        query = DEFAULT_QUERY if query in (None, "") else parse_vectors(query, what="the query")
-    query = np.asarray(query).reshape(-1)
-    keys = options.get("keys")
-    if not isinstance(keys, np.ndarray):
-        keys = DEFAULT_KEYS if keys in (None, "") else parse_vectors(keys, what="the keys")
-    values = options.get("values")
-    if not isinstance(values, np.ndarray):
-        values = DEFAULT_VALUES if values in (None, "") else parse_vectors(values, what="the values")
+def _vectors(value: Any, default: np.ndarray, what: str) -> np.ndarray:
+    if value is None:
+        return default
+    if isinstance(value, str):
+        return parse_vectors(value, what=what)
+    return np.asarray(value, np.float64)
+
+
+def qkv_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
+    """Returns the record of one playground query: α [1 query, n keys] for the entry's score.
+
+    options (checked by the registry): query, keys, values, labels, temperature, mode, seed, samples.
+    """
+    score = mechanism.variant
+    query = _vectors(options.get("query"), DEFAULT_QUERY, "the query").reshape(-1)
+    keys = _vectors(options.get("keys"), DEFAULT_KEYS, "the keys")
+    values = _vectors(options.get("values"), DEFAULT_VALUES, "the values")
     labels = options.get("labels")
-    if labels in (None, ""):
+    if labels is None:
         labels = DEFAULT_LABELS if len(keys) == len(DEFAULT_LABELS) else [f"k{i + 1}" for i in range(len(keys))]
-    elif isinstance(labels, str):
-        labels = [x.strip() for x in labels.split(",")]
     if len(labels) != len(keys):
         raise InputError(f"{len(labels)} labels for {len(keys)} keys")
-    mode = options.get("mode") or "soft"
-    temperature = options.get("temperature")
-    temperature = 1.0 if temperature is None else temperature
-    seed = int(options["seed"]) if options.get("seed") is not None else 0
-    num_samples = int(options["samples"]) if options.get("samples") is not None else 100
+    mode, temperature = options["mode"], options["temperature"]
+    seed, num_samples = options["seed"], options["samples"]
     result = qkv_attention(
         query, keys, values, score=score, temperature=temperature, mode=mode, seed=seed, num_samples=num_samples
     )
@@ -275,7 +250,7 @@ def qkv_record(options: Mapping[str, Any]) -> AttentionRecord:
     if result.samples is not None:
         extras["samples"] = result.samples
     return AttentionRecord(
-        mechanism=mechanism,
+        mechanism=mechanism.id,
         weights=result.applied[None, :],
         axes=("query", "key"),
         query_labels=("query",),
@@ -286,9 +261,34 @@ def qkv_record(options: Mapping[str, Any]) -> AttentionRecord:
             "mode": mode,
             "seed": seed,
             "samples": num_samples if mode == "sample" else None,
-            "parameters": "hand-set (illustrative, not learned)"
-            if score in ("general", "concat", "additive", "location")
-            else "none",
+            "parameters": "hand-set (illustrative, not learned)" if score in PARAMETERS_OF_SCORE else "none",
         },
         extras=extras,
+    )
+
+
+def score_record(record: AttentionRecord) -> AttentionRecord:
+    """Returns the ("query", "key") record of stage 1, the raw scores score(q, k_j) [1, n]."""
+    return AttentionRecord(
+        mechanism=record.mechanism, weights=np.asarray(record.extras["scores"], np.float32)[None, :],
+        axes=("query", "key"), query_labels=record.query_labels, key_labels=record.key_labels,
+        meta={**dict(record.meta), "shown": "scores before normalisation"},
+    )
+
+
+def context_record(record: AttentionRecord) -> AttentionRecord:
+    """Returns the ("point", "coordinate") record of stage 3: each value v_j [2] and c = Σ α_j v_j.
+
+    Rows are the values (labelled by their keys) and a last row "c"; columns dim 1, dim 2
+    and α (the weight each value gets; c's is the sum, 1). Values wider than 2 are cut to 2
+    (the figure draws two).
+    """
+    values = np.asarray(record.extras["values"], np.float32)[:, :2]
+    context = np.asarray(record.extras["context"], np.float32)[:2]
+    alpha = np.asarray(record.weights[0], np.float32)
+    table = np.concatenate([np.column_stack([values, alpha]), [[*context, alpha.sum()]]]).astype(np.float32)
+    return AttentionRecord(
+        mechanism=record.mechanism, weights=table, axes=("point", "coordinate"),
+        query_labels=(*record.key_labels, "c = Σ αⱼ vⱼ"), key_labels=("dim 1", "dim 2", "α"),
+        meta={**dict(record.meta), "shown": "values and their weighted sum"},
     )

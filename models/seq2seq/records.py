@@ -1,6 +1,6 @@
 """Inference on the committed date models, and the AttentionRecord builders of the registry.
 
-    seq2seq_record({"mechanism": "bahdanau", "text": "Wednesday 9 May 2018", "window": 3})
+    get_mechanism("bahdanau").build({"text": "Wednesday 9 May 2018", "window": 3})
 
 returns α as ("query", "key") = (output characters × input characters); the local variants
 also carry window_center [10] and window_half_width. Bad input raises InputError.
@@ -9,7 +9,6 @@ also carry window_center [10] and window_half_width. Bad input raises InputError
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -17,13 +16,11 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-from models.seq2seq import task as dates
+from models import padding
 from models.record import AttentionRecord, InputError
-from models.seq2seq.model import LOCAL_VARIANTS, VARIANTS, apply, batch_rows, bucket_length, pad_batch
-from models.seq2seq.checkpoint import CHECKPOINT_DIR, load_checkpoint, load_snapshots, read_info
-
-WINDOW_RANGE = (1, 10)
-DEFAULT_TEXT = "Wednesday 9 May 2018"
+from models.seq2seq import task as dates
+from models.seq2seq.checkpoint import checkpoint_path, load_checkpoint, load_snapshots
+from models.seq2seq.model import LENGTH_BUCKETS, LOCAL_VARIANTS, VARIANTS, apply, batch_rows, pad_batch
 
 
 @dataclass(frozen=True)
@@ -42,16 +39,14 @@ def load_variant(variant: str):
     """Returns (cfg, graphdef, params, info) of a committed checkpoint (cached per process)."""
     if variant not in VARIANTS:
         raise InputError(f"unknown seq2seq variant {variant!r}; choose one of {', '.join(VARIANTS)}")
-    folder = CHECKPOINT_DIR / variant
-    cfg, graphdef, params, _ = load_checkpoint(folder)
-    return cfg, graphdef, params, read_info(folder)
+    return load_checkpoint(checkpoint_path(variant))
 
 
 @functools.cache
 def load_variant_snapshots(variant: str) -> dict[int, Any]:
     """Returns {training step: params}, the final step included (cached per process)."""
     cfg, graphdef, params, info = load_variant(variant)
-    snaps = load_snapshots(CHECKPOINT_DIR / variant, params)
+    snaps = load_snapshots(checkpoint_path(variant), params)
     snaps[int(info["final_step"])] = params
     return dict(sorted(snaps.items()))
 
@@ -67,27 +62,14 @@ def warm_start_of(variant: str) -> str | None:
     return load_variant(variant)[3].get("warm_start")
 
 
-def validate_window(window: Any, default: int) -> int:
-    """Returns D as an int in WINDOW_RANGE; InputError otherwise."""
-    if window is None or window == "":
-        return default
-    try:
-        value = float(window)
-    except (TypeError, ValueError):
-        raise InputError(f"window D must be a whole number, got {window!r}") from None
-    low, high = WINDOW_RANGE
-    if not (math.isfinite(value) and value == int(value) and low <= value <= high):
-        raise InputError(f"window D must be a whole number from {low} to {high}, got {window}")
-    return int(value)
-
-
-def decode_batch(variant: str, texts: list[str], *, window: Any = None, step: int | None = None) -> list[Decoded]:
+def decode_batch(variant: str, texts: list[str], *, window: int | None = None, step: int | None = None) -> list[Decoded]:
     """Returns the greedy decoding of every text (one jitted call per length bucket).
 
-    step: a training-step snapshot to use instead of the final weights.
+    window: D of the local variants (default: the training value); step: a training-step
+    snapshot to use instead of the final weights.
     """
     cfg, graphdef, params, _ = load_variant(variant)
-    d = validate_window(window, cfg.window)
+    d = cfg.window if window is None else int(window)
     if step is not None:
         snaps = load_variant_snapshots(variant)
         if int(step) not in snaps:
@@ -97,7 +79,7 @@ def decode_batch(variant: str, texts: list[str], *, window: Any = None, step: in
     out: list[Decoded | None] = [None] * len(sources)
     by_bucket: dict[int, list[int]] = {}
     for i, s in enumerate(sources):
-        by_bucket.setdefault(bucket_length(len(s.ids)), []).append(i)
+        by_bucket.setdefault(padding.bucket(len(s.ids), LENGTH_BUCKETS), []).append(i)
     for bucket, indices in by_bucket.items():
         src, lengths = pad_batch([sources[i].ids for i in indices], bucket, batch_rows(len(indices)))
         dummy = np.zeros((len(src), dates.OUTPUT_LENGTH), np.int32)
@@ -112,7 +94,7 @@ def decode_batch(variant: str, texts: list[str], *, window: Any = None, step: in
     return out  # type: ignore[return-value]
 
 
-def to_record(variant: str, decoded: Decoded, *, step: int | None = None) -> AttentionRecord:
+def to_record(mechanism_id: str, decoded: Decoded, *, step: int | None = None) -> AttentionRecord:
     """Returns the AttentionRecord of one decoding: α [10 output chars, T input chars]."""
     notices = dates.source_notices(decoded.source)
     note = dates.date_note(decoded.output)
@@ -132,7 +114,7 @@ def to_record(variant: str, decoded: Decoded, *, step: int | None = None) -> Att
         meta["window_half_width"] = decoded.window
         extras = {"window_center": decoded.centers.astype(np.float32), "window_half_width": np.int32(decoded.window)}
     return AttentionRecord(
-        mechanism=variant,
+        mechanism=mechanism_id,
         weights=decoded.weights,
         axes=("query", "key"),
         query_labels=tuple(decoded.output.ljust(dates.OUTPUT_LENGTH, "?")[: dates.OUTPUT_LENGTH]),
@@ -142,52 +124,24 @@ def to_record(variant: str, decoded: Decoded, *, step: int | None = None) -> Att
     )
 
 
-def _variant_of(options: Mapping[str, Any]) -> str:
-    variant = options.get("mechanism") or "bahdanau"
-    if variant not in VARIANTS:
-        raise InputError(f"{variant!r} is not a seq2seq variant; choose one of {', '.join(VARIANTS)}")
-    return variant
+def seq2seq_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
+    """Returns the record of one text (options: text, window, step; checked by the registry)."""
+    return seq2seq_records(mechanism, [options])[0]
 
 
-def _text_of(options: Mapping[str, Any]) -> str:
-    text = options.get("text")
-    if text is None:
-        raise InputError("give the text to normalise, e.g. --text 'Wednesday 9 May 2018'")
-    return str(text)
-
-
-def seq2seq_record(options: Mapping[str, Any]) -> AttentionRecord:
-    """Returns the record of one text (options: mechanism, text, window, step)."""
-    return seq2seq_records([options])[0]
-
-
-def seq2seq_records(options_list: list[Mapping[str, Any]]) -> list[AttentionRecord]:
-    """Returns one record per option dict; inputs sharing variant, D and step run as one batch."""
+def seq2seq_records(mechanism, options_list: list[Mapping[str, Any]]) -> list[AttentionRecord]:
+    """Returns one record per option dict; inputs sharing D and step run as one batch."""
     groups: dict[tuple, list[int]] = {}
     for i, options in enumerate(options_list):
-        key = (_variant_of(options), options.get("window"), options.get("step"))
-        groups.setdefault(key, []).append(i)
+        groups.setdefault((options.get("window"), options.get("step")), []).append(i)
     records: list[AttentionRecord | None] = [None] * len(options_list)
-    for (variant, window, step), indices in groups.items():
-        texts = [_text_of(options_list[i]) for i in indices]
-        for i, decoded in zip(indices, decode_batch(variant, texts, window=window, step=step)):
-            records[i] = to_record(variant, decoded, step=step)
+    for (window, step), indices in groups.items():
+        texts = [options_list[i]["text"] for i in indices]
+        for i, decoded in zip(indices, decode_batch(mechanism.variant, texts, window=window, step=step)):
+            records[i] = to_record(mechanism.id, decoded, step=step)
     return records  # type: ignore[return-value]
-
 
 
 def random_example(seed: int) -> dates.DateExample:
     """Returns one held-out-style generated example (for the page's "random example" button)."""
     return dates.generate(1, seed)[0]
-
-
-QUALITY_FILE = CHECKPOINT_DIR / "quality.json"
-
-
-def read_quality() -> dict | None:
-    """Returns the measured quality table written by bench/seq2seq_quality.py, or None."""
-    import json
-
-    if not QUALITY_FILE.is_file():
-        return None
-    return json.loads(QUALITY_FILE.read_text())

@@ -8,7 +8,6 @@ inside Luong's local window centred at the proportional position p_t = t·S/T.
 
 from __future__ import annotations
 
-import functools
 from typing import NamedTuple
 
 import jax.numpy as jnp
@@ -23,7 +22,6 @@ from models.attention import (
 )
 from models.record import AttentionRecord, InputError
 
-MECHANISM_ID = "sentence-alignment"
 SCORES = ("dot", "scaled-dot", "cosine")
 SCORE_NAMES = {"dot": "Dot product", "scaled-dot": "Scaled dot product", "cosine": "Cosine"}
 # Cosine lies in [-1, 1]: at τ = 1 its softmax is nearly flat, so each score has its own
@@ -99,7 +97,7 @@ def align_vectors(
         extras["window_center"] = centers
         extras["window_half_width"] = np.int32(window)
     return AttentionRecord(
-        mechanism=MECHANISM_ID,
+        mechanism=_mechanism_id(),
         weights=np.asarray(weights, dtype=np.float32),
         axes=("query", "key"),
         query_labels=query_tokens,
@@ -107,6 +105,12 @@ def align_vectors(
         meta={"score": score, "window": window, "temperature": tau, **(meta or {})},
         extras=extras,
     )
+
+
+def _mechanism_id() -> str:
+    from models.registry import mechanism_of
+
+    return mechanism_of("transformer", "alignment").id
 
 
 def best_pairs(record: AttentionRecord) -> list[AlignedPair]:
@@ -139,14 +143,16 @@ def best_pairs(record: AttentionRecord) -> list[AlignedPair]:
     return sorted(pairs, key=lambda p: (not p.mutual, -p.weight))
 
 
+def best_pair_rows(record: AttentionRecord) -> list[dict]:
+    """Returns best_pairs as table rows: sentence 1, sentence 2, α, score, mutual."""
+    return [
+        {"sentence 1": p.query_token, "sentence 2": p.key_token, "α": round(p.weight, 3),
+         "score": round(p.score, 3), "mutual": p.mutual}
+        for p in best_pairs(record)
+    ]
+
+
 # ----------------------------------------------------------------------------- with the encoder
-
-
-@functools.lru_cache(maxsize=2)
-def _cached_runner(model_dir: str | None):
-    from models.transformer.records import load_runner
-
-    return load_runner(model_dir)
 
 
 def content_tokens(tokens: list[str], hidden: np.ndarray) -> tuple[list[str], np.ndarray]:
@@ -188,14 +194,13 @@ def align_sentences(
     )
 
 
-def alignment_record(options: dict) -> AttentionRecord:
+def alignment_record(mechanism, options: dict) -> AttentionRecord:
     """Registry builder: options text, text_pair, score, window, temperature, model_dir."""
     text = options.get("text") or DEFAULT_SENTENCES[0]
     text_pair = options.get("text_pair") or DEFAULT_SENTENCES[1]
-    runner = _cached_runner(options.get("model_dir"))
+    from models.transformer.records import shared_runner
+
+    runner = shared_runner(options.get("model_dir") or None)
     return align_sentences(
-        runner, text, text_pair,
-        score=options.get("score") or "cosine",
-        window=options.get("window"),
-        temperature=options.get("temperature"),
+        runner, text, text_pair, score=options["score"], window=options["window"], temperature=options["temperature"],
     )

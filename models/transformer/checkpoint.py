@@ -23,8 +23,8 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from models.transformer.model import ACTIVATIONS, BertConfig, BertModel
 from models.record import InputError
+from models.transformer.model import ACTIVATIONS, BertConfig, BertModel
 
 IGNORED_EXACT = frozenset({"embeddings.position_ids"})
 IGNORED_PREFIXES = ("pooler.",)

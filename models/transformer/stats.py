@@ -254,3 +254,59 @@ def statistic_record(record: AttentionRecord, values: np.ndarray, statistic: str
         key_labels=[f"head {j}" for j in range(values.shape[1])],
         meta={"model": record.meta.get("model"), "statistic": statistic},
     )
+
+
+# ----------------------------------------------------------------------------- model view
+
+# A model view map is block-averaged down to at most this many rows and columns, so 72 maps
+# of 512 tokens send ~300k cells to the browser instead of ~19M.
+MODEL_VIEW_MAX_CELLS = 64
+
+
+def block_edges(length: int, max_cells: int) -> np.ndarray:
+    """Returns int [n + 1]: bin edges 0 = e0 < ... < en = length with n <= max_cells equal-width bins."""
+    step = max(1, int(np.ceil(length / max_cells)))
+    return np.append(np.arange(0, length, step), length)
+
+
+def block_average(maps: np.ndarray, max_cells: int = MODEL_VIEW_MAX_CELLS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Returns (maps [..., nq, nk], query edges, key edges): each block of cells averaged.
+
+    maps [..., Tq, Tk]. A map with at most max_cells rows and columns is returned as is.
+    """
+    maps = np.asarray(maps, dtype=np.float32)
+    tq, tk = maps.shape[-2:]
+    eq, ek = block_edges(tq, max_cells), block_edges(tk, max_cells)
+    if len(eq) - 1 == tq and len(ek) - 1 == tk:
+        return maps, eq, ek
+    sums = np.add.reduceat(np.add.reduceat(maps, eq[:-1], axis=-2), ek[:-1], axis=-1)
+    counts = np.outer(np.diff(eq), np.diff(ek)).astype(np.float32)
+    return sums / counts, eq, ek
+
+
+def block_labels(labels: Sequence[str], edges: np.ndarray) -> list[str]:
+    """Returns one label per bin: the token itself, or "first … last (i–j)" for a block."""
+    out = []
+    for start, stop in zip(edges[:-1], edges[1:]):
+        if stop - start == 1:
+            out.append(str(labels[start]))
+        else:
+            out.append(f"{labels[start]} … {labels[stop - 1]} ({start}–{stop - 1})")
+    return out
+
+
+def model_view_record(record: AttentionRecord, max_cells: int = MODEL_VIEW_MAX_CELLS) -> AttentionRecord:
+    """Returns the record the model view draws: every layer × head map, block-averaged to at
+    most max_cells × max_cells (labels "first … last (i–j)" per block) when the input is longer.
+
+    Its CSV/JSON hold exactly the cells the grid shows; meta says whether blocks were averaged.
+    """
+    maps, eq, ek = block_average(record.weights, max_cells)
+    averaged = maps.shape[-2:] != record.weights.shape[-2:]
+    return AttentionRecord(
+        mechanism=record.mechanism, weights=maps, axes=record.axes,
+        query_labels=block_labels(record.query_labels, eq), key_labels=block_labels(record.key_labels, ek),
+        meta={**dict(record.meta), "tokens": int(record.weights.shape[-1]), "block_averaged": bool(averaged),
+              "max_cells": max_cells},
+        extras={"query_edges": eq, "key_edges": ek} if averaged else {},
+    )

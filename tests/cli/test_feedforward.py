@@ -35,10 +35,11 @@ def test_export_npz_holds_weights_marks_prediction_and_target(capsys, tmp_path, 
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--length", "1"], "between 2 and 10,000"),
-        (["--length", "10001"], "between 2 and 10,000"),
+        (["--length", "1"], "length must be a whole number from 2 to 10,000, got '1'"),
+        (["--length", "10001"], "from 2 to 10,000"),
         (["--length", "100", "--seed", "-3"], "seed"),
-        (["--length", "ten"], "invalid int value"),
+        (["--length", "ten"], "length must be a whole number from 2 to 10,000, got 'ten'"),
+        (["--length", "100", "--patch", "8"], "feedforward does not take --patch; it takes --seed, --length, --marked"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(capsys, tmp_path, args, message):

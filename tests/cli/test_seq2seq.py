@@ -56,7 +56,7 @@ def test_window_flag_input_file_and_unknown_characters(tmp_path):
     "args, message",
     [
         (["--text", "   "], "empty"),
-        (["--text", "9 May 2018", "--window", "0"], "window D"),
+        (["--text", "9 May 2018", "--window", "0"], "window must be a whole number from 1 to 10, got '0'"),
         ([], "give the text"),
     ],
 )

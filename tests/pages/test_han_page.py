@@ -62,7 +62,7 @@ def test_train_your_own_trains_in_the_app_and_offers_the_model():
     from safetensors.numpy import load
     from streamlit.testing.v1 import AppTest
 
-    from models.han.model import checkpoint_bytes
+    from models.han.checkpoint import checkpoint_bytes
     from models.han.train import example_csv_bytes
 
     at = AppTest.from_function(_train_your_own_alone, default_timeout=600).run()
@@ -74,13 +74,13 @@ def test_train_your_own_trains_in_the_app_and_offers_the_model():
     assert not at.exception
     done = [s.value for s in at.success]
     own = at.session_state["han_own_model"]
-    assert own["steps"] > 0
-    assert done and done[0].startswith(f"Your model: trained after {own['steps']} training steps, 2 of 2 epochs complete"), done
+    assert own.steps > 0
+    assert done and done[0].startswith(f"Your model: trained after {own.steps} training steps, 2 of 2 epochs complete"), done
     losses = [float(x) for x in done[0].split("loss per epoch: ")[1].rstrip(").").split(", ")]
     assert len(losses) == 2 and losses[1] < losses[0]
     assert [b.key for b in at.button] == ["han_train_start"]  # no Stop button once done
-    assert own["epoch"] == 2 and not own["running"]
-    blob = checkpoint_bytes(own["train"].graphdef, own["train"].state, own["cfg"], {})
+    assert own.epoch == 2 and not own.running
+    blob = checkpoint_bytes(own.train.state, own.cfg, {})
     assert len(load(blob)) > 0  # what the download button serves: a real safetensors file
     at.text_area(key="han_own_text").set_value("The soup was wonderful. We will come back.").run()
     assert not at.exception

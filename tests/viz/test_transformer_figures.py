@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from models.transformer.stats import pair_block_shares
 from models.record import AttentionRecord
+from models.transformer.stats import model_view_record, pair_block_shares
 from viz import transformer as tv
 
 XSS = "<img src=x onerror=alert(1)>"
@@ -19,30 +19,11 @@ def record(length=8, layers=2, heads=3, seed=0, tokens=None, segments=None):
     return AttentionRecord("transformer", w, ("layer", "head", "query", "key"), tokens, tokens, meta=meta)
 
 
-def test_block_average_matches_a_loop_oracle_with_a_ragged_last_block():
-    rng = np.random.default_rng(1)
-    maps = rng.random((2, 10, 7)).astype(np.float32)
-    out, eq, ek = tv.block_average(maps, max_cells=4)
-    assert eq.tolist() == [0, 3, 6, 9, 10] and ek.tolist() == [0, 2, 4, 6, 7]
-    for r in range(4):
-        for c in range(4):
-            block = maps[:, eq[r] : eq[r + 1], ek[c] : ek[c + 1]]
-            np.testing.assert_allclose(out[:, r, c], block.mean(axis=(-2, -1)), rtol=1e-6)
-    same, _, _ = tv.block_average(maps, max_cells=64)
-    assert same is maps or np.array_equal(same, maps)
-
-
-def test_block_averaged_rows_keep_their_mass_per_key_block():
-    r = record(length=130)
-    out, eq, ek = tv.block_average(r.weights)
-    assert out.shape[-2:] == (44, 44)  # ceil(130 / 64) = 3 tokens per block
-    # Mean over a block's rows of the summed mass in key blocks = 1 when every row sums to 1.
-    np.testing.assert_allclose((out * np.diff(ek)).sum(-1), 1.0, atol=1e-4)
-
-
 def test_model_view_has_one_map_per_layer_and_head():
     r = record(length=8)
-    fig = tv.model_view(r)
+    view = model_view_record(r)
+    np.testing.assert_array_equal(view.weights, r.weights)  # short inputs: every cell as it is
+    fig = tv.model_view(view)
     assert len(fig.data) == 6
     np.testing.assert_allclose(np.asarray(fig.data[4].z), r.weights[1, 1], rtol=1e-6)  # row-major: layer 1, head 1
     titles = [a.text for a in fig.layout.annotations]
@@ -53,9 +34,12 @@ def test_model_view_has_one_map_per_layer_and_head():
 
 def test_model_view_of_512_tokens_is_downsampled_and_says_so():
     r = record(length=512, layers=1, heads=2)
-    fig = tv.model_view(r)
+    view = model_view_record(r)
+    fig = tv.model_view(view)
     z = np.asarray(fig.data[0].z)
     assert z.shape == (64, 64)
+    np.testing.assert_array_equal(z, view.weights[0, 0])  # the export holds what the grid draws
+    assert view.meta["block_averaged"] and view.query_labels[0] == "[CLS] … t6 (0–7)"
     assert "block-averaged to 64×64" in fig.layout.title.text
     assert "512 tokens" in fig.layout.title.text
     assert fig.data[0].y[1] == "t7 … t14 (8–15)"  # block labels name the tokens they cover

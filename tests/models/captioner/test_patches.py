@@ -3,8 +3,11 @@
 import numpy as np
 import pytest
 
-from models.captioner.patches import parse_query, patch_attention, patch_features, patch_record
+from models.captioner.patches import patch_attention, patch_features
 from models.record import InputError
+from models.registry import get_mechanism
+
+PATCHES = get_mechanism("patch-self-attention")
 
 
 def two_colour_photo():
@@ -47,16 +50,19 @@ def test_hard_modes_and_temperature():
 
 
 def test_record_and_bad_input():
-    record = patch_record({"image": two_colour_photo(), "patch": 32, "query": "r1c2", "mode": "sample", "samples": 10})
+    record = PATCHES.build({"image": two_colour_photo(), "patch": 32, "query": "r1c2", "mode": "sample", "samples": 10})
     assert record.axes == ("query", "row", "col") and record.weights.shape == (1, 2, 3)
     assert record.query_labels == ("r1c2",) and record.key_labels[-1] == "r1c2"
     assert record.extras["samples"].shape == (1, 10)
-    assert parse_query("2,3") == (2, 3) and parse_query("r4c5") == (4, 5)
+    query = PATCHES.option("query")
+    assert query.read("2,3") == (2, 3) and query.read("r4c5") == (4, 5) and query.read(None) == (0, 0)
     with pytest.raises(InputError, match="outside"):
         patch_attention(two_colour_photo(), patch=32, query=(5, 0))
     with pytest.raises(InputError, match="patch size"):
         patch_attention(two_colour_photo(), patch=2)
     with pytest.raises(InputError, match="smaller than one"):
         patch_attention(np.zeros((3, 3, 3), np.uint8), patch=8)
-    with pytest.raises(InputError, match="row,col"):
-        parse_query("middle")
+    with pytest.raises(InputError, match="two whole numbers"):
+        query.read("middle")
+    with pytest.raises(InputError, match="temperature must be a number from 0.01 to 2"):
+        PATCHES.build({"image": two_colour_photo(), "temperature": 100})

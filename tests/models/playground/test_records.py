@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 
 from models.playground import records as pg
-from models.record import AttentionRecord, InputError
-from models.registry import MECHANISMS, PAGES, get_mechanism, mechanism_ids
+from models.record import InputError
+from models.registry import MECHANISMS, get_mechanism
 
 
 def test_soft_record_is_softmax_of_dot_scores():
-    r = pg.qkv_record({"mechanism": "qkv-dot", "query": "1,2"})
+    r = get_mechanism("qkv-dot").build({"query": "1,2"})
     scores = pg.DEFAULT_KEYS @ np.array([1.0, 2.0])
     expected = np.exp(scores - scores.max()) / np.exp(scores - scores.max()).sum()
     np.testing.assert_allclose(r.weights[0], expected, rtol=1e-5)
@@ -18,26 +18,26 @@ def test_soft_record_is_softmax_of_dot_scores():
 
 
 def test_argmax_and_sample_modes():
-    hard = pg.qkv_record({"mechanism": "qkv-dot", "query": "0,3", "mode": "argmax"})
+    hard = get_mechanism("qkv-dot").build({"query": "0,3", "mode": "argmax"})
     assert hard.weights[0].tolist() == [0, 0, 1, 0, 0]  # "car" has the largest dim-2 key
     np.testing.assert_allclose(hard.extras["context"], pg.DEFAULT_VALUES[2])
-    sampled = pg.qkv_record({"mechanism": "qkv-dot", "mode": "sample", "samples": 400, "seed": 1})
+    sampled = get_mechanism("qkv-dot").build({"mode": "sample", "samples": 400, "seed": 1})
     assert sampled.extras["samples"].shape == (400,)
     np.testing.assert_allclose(sampled.weights[0].sum(), 1.0, rtol=1e-6)
-    again = pg.qkv_record({"mechanism": "qkv-dot", "mode": "sample", "samples": 400, "seed": 1})
+    again = get_mechanism("qkv-dot").build({"mode": "sample", "samples": 400, "seed": 1})
     np.testing.assert_array_equal(sampled.extras["samples"], again.extras["samples"])
 
 
 @pytest.mark.parametrize("mechanism", [m.id for m in MECHANISMS if m.id.startswith("qkv-")])
 def test_every_playground_score_gives_a_distribution(mechanism):
-    r = pg.qkv_record({"mechanism": mechanism, "temperature": 0.5})
+    r = get_mechanism(mechanism).build({"temperature": 0.5})
     assert r.weights.shape == (1, 5)
     np.testing.assert_allclose(r.weights.sum(), 1.0, rtol=1e-5)
 
 
 def test_location_score_ignores_key_contents():
-    a = pg.qkv_record({"mechanism": "qkv-location", "keys": "1,0;0,1;2,2", "values": "1;2;3", "query": "1,1"})
-    b = pg.qkv_record({"mechanism": "qkv-location", "keys": "9,9;-5,3;0,0", "values": "1;2;3", "query": "1,1"})
+    a = get_mechanism("qkv-location").build({"keys": "1,0;0,1;2,2", "values": "1;2;3", "query": "1,1"})
+    b = get_mechanism("qkv-location").build({"keys": "9,9;-5,3;0,0", "values": "1;2;3", "query": "1,1"})
     np.testing.assert_allclose(a.weights, b.weights)
 
 
@@ -56,7 +56,7 @@ def test_location_score_ignores_key_contents():
 )
 def test_bad_input_raises_one_line_input_error(options, message):
     with pytest.raises(InputError, match=message) as info:
-        pg.qkv_record({"mechanism": "qkv-dot", **options})
+        get_mechanism("qkv-dot").build({**options})
     assert "\n" not in str(info.value)
 
 
@@ -71,23 +71,14 @@ def test_table_to_kv_reports_the_bad_cell():
     assert labels == ["k1"] and keys.shape == (1, 2)
 
 
-def test_record_validates_labels_and_meta():
-    with pytest.raises(ValueError, match="key labels"):
-        AttentionRecord("x", np.zeros((2, 3)), ("query", "key"), ("a", "b"), ("a",))
-    with pytest.raises(TypeError):
-        AttentionRecord("x", np.zeros((1, 1)), ("query", "key"), ("a",), ("b",), meta={"bad": object()})
-    r = AttentionRecord("x", np.zeros((2, 3, 4, 4)), ("layer", "head", "query", "key"), list("abcd"), list("abcd"))
-    assert r.leading_axes == ("layer", "head") and r.matrix(layer=1, head=2).shape == (4, 4)
-    grid = AttentionRecord("x", np.zeros((2, 3, 3)), ("word", "row", "col"), ["a", "b"], [f"c{i}" for i in range(9)])
-    assert grid.matrix().shape == (2, 9)
-
-
-def test_registry_entries_are_complete_and_resolvable():
-    page_files = {p.file for p in PAGES}
-    assert len(set(mechanism_ids())) == len(MECHANISMS)
-    for m in MECHANISMS:
-        assert m.page in page_files, m.id
-        assert m.name and m.paper and m.formula and m.summary
-        assert callable(__import__("models.registry", fromlist=["_resolve"])._resolve(m.builder))
-    with pytest.raises(KeyError, match="known"):
-        get_mechanism("nope")
+def test_score_and_context_records_hold_the_numbers_their_figures_draw():
+    record = get_mechanism("qkv-additive").build({"query": "0.3,1.2", "temperature": 0.5})
+    scores = pg.score_record(record)
+    np.testing.assert_array_equal(scores.weights[0], record.extras["scores"])
+    assert scores.key_labels == record.key_labels
+    points = pg.context_record(record)
+    assert points.axes == ("point", "coordinate") and points.key_labels == ("dim 1", "dim 2", "α")
+    np.testing.assert_array_equal(points.weights[:-1, :2], pg.DEFAULT_VALUES)
+    np.testing.assert_array_equal(points.weights[:-1, 2], record.weights[0])
+    np.testing.assert_allclose(points.weights[-1, :2], record.weights[0] @ pg.DEFAULT_VALUES, rtol=1e-5)
+    assert points.query_labels[:-1] == record.key_labels

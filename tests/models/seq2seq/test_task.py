@@ -6,8 +6,8 @@ import datetime as dt
 import numpy as np
 import pytest
 
-from models.seq2seq import task as dates
 from models.record import InputError
+from models.seq2seq import task as dates
 
 MAY_9_2018 = dt.date(2018, 5, 9)
 

@@ -3,8 +3,11 @@
 import numpy as np
 import pytest
 
-from models.transformer import alignment as sa
 from models.record import InputError
+from models.registry import get_mechanism
+from models.transformer import alignment as sa
+
+ALIGNMENT = get_mechanism("sentence-alignment")
 
 
 def softmax(x, tau):
@@ -108,11 +111,13 @@ def test_align_sentences_drops_special_tokens_and_rejects_empty_text():
 
 @pytest.fixture(scope="module")
 def minilm():
-    return sa._cached_runner(None)
+    from models.transformer.records import shared_runner
+
+    return shared_runner(None)
 
 
 def test_paraphrases_align_with_the_pretrained_encoder(minilm):
-    record = sa.alignment_record({"text": "The cat sat on the mat", "text_pair": "A cat was sitting on the rug"})
+    record = ALIGNMENT.build({"text": "The cat sat on the mat", "text_pair": "A cat was sitting on the rug"})
     q, k, w = list(record.query_labels), list(record.key_labels), record.weights
     assert q == ["the", "cat", "sat", "on", "the", "mat"]
     assert k == ["a", "cat", "was", "sitting", "on", "the", "rug"]
@@ -126,7 +131,7 @@ def test_paraphrases_align_with_the_pretrained_encoder(minilm):
 
 
 def test_local_window_limits_alignment_to_the_proportional_band(minilm):
-    record = sa.alignment_record(
+    record = ALIGNMENT.build(
         {"text": "The cat sat on the mat", "text_pair": "A cat was sitting on the rug", "window": 1, "score": "scaled-dot"}
     )
     centers = record.extras["window_center"]
@@ -153,4 +158,4 @@ def test_cli_exports_the_alignment_with_score_and_window(minilm, tmp_path, capsy
     assert '"score": "cosine"' in str(data["meta_json"])
     assert cli.main(["export", "--mechanism", "sentence-alignment", "--text", "cat", "--score", "bilinear",
                      "--format", "npz", "--out", str(out)]) == 2
-    assert "--score" in capsys.readouterr().err
+    assert "score must be one of dot, scaled-dot, cosine" in capsys.readouterr().err

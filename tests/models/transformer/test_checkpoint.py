@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file, save_file
 
-from models.transformer.model import BertConfig
-from models.transformer.checkpoint import CheckpointError, load_bert, map_tensors, read_config, torch_name
 from models.record import InputError
+from models.transformer.checkpoint import CheckpointError, load_bert, map_tensors, read_config, torch_name
+from models.transformer.model import BertConfig
 from models.transformer.records import load_runner
 from tests.models.transformer.tiny_bert import TINY_CONFIG, make_tiny_bert, numpy_bert_attention, tiny_tensors
 

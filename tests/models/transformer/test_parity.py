@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models.transformer.records import _shared_runner
+from models.transformer.records import shared_runner
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "minilm_hf_attention.npz"
 CASES = ("english", "paragraph", "chinese", "emoji", "accented", "pair", "two_tokens")
@@ -24,7 +24,7 @@ def reference():
 
 @pytest.fixture(scope="module")
 def runner():
-    return _shared_runner(None)
+    return shared_runner(None)
 
 
 def _inputs(reference, name):

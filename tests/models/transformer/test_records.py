@@ -7,9 +7,10 @@ import jax
 import numpy as np
 import pytest
 
-from models.transformer import records as sa
+from models.padding import bucket
 from models.record import InputError
 from models.registry import get_mechanism
+from models.transformer import records as sa
 from tests.models.transformer.tiny_bert import WORDS, make_tiny_bert
 
 COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
@@ -23,7 +24,7 @@ def tiny_512(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def minilm():
-    return sa._shared_runner(None)
+    return sa.shared_runner(None)
 
 
 class CompileCounter:
@@ -51,7 +52,7 @@ def test_fifty_random_lengths_compile_at_most_once_per_bucket(tiny_512):
     with CompileCounter() as counter:
         records = [tiny_512.attention(text) for text in texts]
     assert tiny_512.buckets == (16, 32, 64, 128, 256, 512)
-    assert len({sa.bucket_for(len(r.query_labels), tiny_512.buckets) for r in records}) >= 4
+    assert len({bucket(len(r.query_labels), tiny_512.buckets) for r in records}) >= 4
     assert 1 <= counter.count <= len(tiny_512.buckets)
     with CompileCounter() as again:  # warmed up: nothing compiles any more
         tiny_512.warmup()
@@ -146,4 +147,4 @@ def test_buckets_follow_the_models_limit():
     assert sa.length_buckets(512) == (16, 32, 64, 128, 256, 512)
     assert sa.length_buckets(64) == (16, 32, 64)
     assert sa.length_buckets(100) == (16, 32, 64, 100)
-    assert sa.bucket_for(17, (16, 32)) == 32
+    assert bucket(17, (16, 32)) == 32

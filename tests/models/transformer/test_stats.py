@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from models.transformer import stats
 from models.record import AttentionRecord
+from models.transformer import stats
 
 TOKENS = ("[CLS]", "play", "##ing", "cards", ",", "fun", "##ny", "##er", "!", "[SEP]")
 
@@ -180,3 +180,25 @@ def test_export_records_of_one_map_and_of_a_statistic():
     table = stats.statistic_record(record, values, "cls")
     assert table.weights.shape == (2, 3) and table.key_labels == ("head 0", "head 1", "head 2")
     assert table.meta["statistic"] == "cls"
+
+
+def test_block_average_matches_a_loop_oracle_with_a_ragged_last_block():
+    rng = np.random.default_rng(1)
+    maps = rng.random((2, 10, 7)).astype(np.float32)
+    out, eq, ek = stats.block_average(maps, max_cells=4)
+    assert eq.tolist() == [0, 3, 6, 9, 10] and ek.tolist() == [0, 2, 4, 6, 7]
+    for r in range(4):
+        for c in range(4):
+            block = maps[:, eq[r] : eq[r + 1], ek[c] : ek[c + 1]]
+            np.testing.assert_allclose(out[:, r, c], block.mean(axis=(-2, -1)), rtol=1e-6)
+    same, _, _ = stats.block_average(maps, max_cells=64)
+    assert same is maps or np.array_equal(same, maps)
+
+
+def test_block_averaged_rows_keep_their_mass_per_key_block():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(2, 3, 130, 130))
+    out, eq, ek = stats.block_average(np.exp(x) / np.exp(x).sum(-1, keepdims=True))
+    assert out.shape[-2:] == (44, 44)  # ceil(130 / 64) = 3 tokens per block
+    # Mean over a block's rows of the summed mass in key blocks = 1 when every row sums to 1.
+    np.testing.assert_allclose((out * np.diff(ek)).sum(-1), 1.0, atol=1e-4)
