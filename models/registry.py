@@ -268,7 +268,7 @@ MECHANISMS: tuple[Mechanism, ...] = (
         options=(
             _IMAGE,
             o.Option("patch", "int", default=32, low=4, high=64, step=4, label="Patch size (px)", help="patch size in px"),
-            o.Option("query", "pair", default=(0, 0), help="the query patch as row,col (e.g. 2,3)"),
+            o.Option("query_patch", "pair", default=(0, 0), help="the query patch as row,col (e.g. 2,3)"),
             o.TEMPERATURE.with_(default=0.1, low=0.01, high=2.0, step=0.01),
             o.MODE, o.SAMPLES, o.SEED,
         ),

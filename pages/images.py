@@ -158,7 +158,7 @@ with tab_patch:
         col = st.number_input("Query patch column", 0, grid_w - 1, grid_w // 2, key="patch_col")
         st.caption("Or click a patch in the picture.")
         values = {
-            "patch": patch, "query": (int(row), int(col)), "seed": settings["seed"],
+            "patch": patch, "query_patch": (int(row), int(col)), "seed": settings["seed"],
             "temperature": option_slider(patches.option("temperature"), key="patch_temperature"),
             "mode": option_radio(patches.option("mode"), key="patch_mode", horizontal=True,
                                  labels={"soft": "soft", "argmax": "hard: argmax", "sample": "hard: sampled"}),

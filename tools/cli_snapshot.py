@@ -76,7 +76,7 @@ def cases(folder: Path) -> list[tuple[str, list[str], list[str] | None]]:
     # Defaults that changed with the registry's option declarations are passed explicitly, at
     # their old value (hard --samples 0, patch --patch 16), so the recording stays comparable.
     out.append(("hard-argmax", ["--mechanism", "hard", "--image", image, "--mode", "argmax", "--samples", "0"], None))
-    out.append(("patch", ["--mechanism", "patch-self-attention", "--image", image, "--patch", "8", "--query", "2,3"], None))
+    out.append(("patch", ["--mechanism", "patch-self-attention", "--image", image, "--patch", "8", "--query-patch", "2,3"], None))
     out.append(("patch-sample", ["--mechanism", "patch-self-attention", "--image", image, "--mode", "sample",
                                  "--samples", "30", "--seed", "2", "--patch", "16"], None))
     return out

@@ -54,6 +54,20 @@ def _cell_outline(fig: go.Figure, cell: int, grid: tuple[int, int], image_shape:
                   line={"color": "#d62728", "width": 2}, row=row, col=col)
 
 
+def _panel_subplots(words: Sequence[str], row_names: Sequence[str], n_cols: int, n_lines: int, place) -> go.Figure:
+    # The empty grid: each word's title over its first row, each map kind's title per line.
+    n_rows = len(row_names)
+    titles = [""] * (n_lines * n_rows * n_cols)
+    for c, word in enumerate(words):
+        row, col = place(0, c)
+        titles[(row - 1) * n_cols + col - 1] = safe_label(word)
+    return make_subplots(
+        rows=n_lines * n_rows, cols=n_cols, subplot_titles=titles,
+        row_titles=[safe_label(name) for _ in range(n_lines) for name in row_names],
+        horizontal_spacing=0.01, vertical_spacing=0.06 / max(n_lines * n_rows, 1) + 0.02,
+    )
+
+
 def caption_panels(
     image: np.ndarray,
     words: Sequence[str],
@@ -90,15 +104,7 @@ def caption_panels(
     def place(r: int, c: int) -> tuple[int, int]:  # (subplot row, col), 1-based
         return (c // n_cols) * n_rows + r + 1, c % n_cols + 1
 
-    titles = [""] * (n_lines * n_rows * n_cols)
-    for c, word in enumerate(words):
-        row, col = place(0, c)
-        titles[(row - 1) * n_cols + col - 1] = safe_label(word)
-    fig = make_subplots(
-        rows=n_lines * n_rows, cols=n_cols, subplot_titles=titles,
-        row_titles=[safe_label(name) for _ in range(n_lines) for name, _ in rows],
-        horizontal_spacing=0.01, vertical_spacing=0.06 / max(n_lines * n_rows, 1) + 0.02,
-    )
+    fig = _panel_subplots(words, [name for name, _ in rows], n_cols, n_lines, place)
     for r, (name, maps) in enumerate(rows):
         maps = np.asarray(maps, np.float32)
         if maps.ndim != 3 or maps.shape[0] != n_words:
@@ -146,6 +152,29 @@ def caption_figure(image: np.ndarray, record: AttentionRecord) -> go.Figure:
     )
 
 
+def _patch_click_targets(gh: int, gw: int, dy: float, dx: float) -> go.Scatter:
+    # A faint marker at every patch centre: plotly heatmaps cannot be clicked, markers can.
+    rows, cols = np.meshgrid(np.arange(gh), np.arange(gw), indexing="ij")
+    return go.Scatter(
+        x=(cols.ravel() + 0.5) * dx - 0.5, y=(rows.ravel() + 0.5) * dy - 0.5, mode="markers",
+        marker={"size": max(4, min(14, int(300 / max(gh, gw)))), "color": "rgba(255,255,255,0.01)"},
+        customdata=np.arange(gh * gw), text=[f"{r}c{c}" for r, c in zip(rows.ravel(), cols.ravel())],
+        hovertemplate="click to make patch r%{text} the query<extra></extra>", name="patches", showlegend=False,
+    )
+
+
+def _sample_markers(samples: np.ndarray, gh: int, gw: int, dy: float, dx: float) -> go.Scatter:
+    # One cross per drawn patch, sized by how often it was drawn.
+    counts = np.bincount(samples.ravel(), minlength=gh * gw)
+    drawn = np.flatnonzero(counts)
+    return go.Scatter(
+        x=(drawn % gw + 0.5) * dx - 0.5, y=(drawn // gw + 0.5) * dy - 0.5, mode="markers",
+        marker={"size": 6 + 24 * np.sqrt(counts[drawn] / counts.max()), "color": "#d62728", "symbol": "x"},
+        customdata=counts[drawn], hovertemplate="drawn %{customdata} times<extra></extra>", name="samples",
+        showlegend=False,
+    )
+
+
 def patch_attention_figure(
     image: np.ndarray,
     weights: np.ndarray,
@@ -170,39 +199,12 @@ def patch_attention_figure(
     dy, dx = height / gh, width / gw
     rows, cols = np.meshgrid(np.arange(gh), np.arange(gw), indexing="ij")
     fig.update_traces(
-        selector={"type": "heatmap"},
-        name="α",
-        customdata=np.stack([rows, cols], -1),
+        selector={"type": "heatmap"}, name="α", customdata=np.stack([rows, cols], -1),
         hovertemplate="patch r%{customdata[0]}c%{customdata[1]}<br>α = %{z:.4f}<extra></extra>",
     )
-    fig.add_trace(
-        go.Scatter(
-            x=(cols.ravel() + 0.5) * dx - 0.5,
-            y=(rows.ravel() + 0.5) * dy - 0.5,
-            mode="markers",
-            marker={"size": max(4, min(14, int(300 / max(gh, gw)))), "color": "rgba(255,255,255,0.01)"},
-            customdata=np.arange(gh * gw),
-            hovertemplate="click to make patch r%{text} the query<extra></extra>",
-            text=[f"{r}c{c}" for r, c in zip(rows.ravel(), cols.ravel())],
-            name="patches",
-            showlegend=False,
-        )
-    )
+    fig.add_trace(_patch_click_targets(gh, gw, dy, dx))
     if samples is not None and len(samples):
-        counts = np.bincount(np.asarray(samples).ravel(), minlength=gh * gw)
-        drawn = np.flatnonzero(counts)
-        fig.add_trace(
-            go.Scatter(
-                x=(drawn % gw + 0.5) * dx - 0.5,
-                y=(drawn // gw + 0.5) * dy - 0.5,
-                mode="markers",
-                marker={"size": 6 + 24 * np.sqrt(counts[drawn] / counts.max()), "color": "#d62728", "symbol": "x"},
-                customdata=counts[drawn],
-                hovertemplate="drawn %{customdata} times<extra></extra>",
-                name="samples",
-                showlegend=False,
-            )
-        )
+        fig.add_trace(_sample_markers(np.asarray(samples), gh, gw, dy, dx))
     qr, qc = query
     fig.add_shape(
         type="rect", x0=qc * dx - 0.5, x1=(qc + 1) * dx - 0.5, y0=qr * dy - 0.5, y1=(qr + 1) * dy - 0.5,

@@ -50,6 +50,21 @@ def head_heatmap(matrix: np.ndarray, labels: Sequence[str], *, title: str) -> go
     return heatmap(matrix, labels, labels, title=title, query_title="query token", key_title="key token")
 
 
+def _head_click_targets(values: np.ndarray, xs: list[str], ys: list[str], name: str) -> go.Scatter:
+    # An invisible square marker per cell: heatmaps cannot be selected, markers can; customdata
+    # holds (layer, head, value).
+    layers, heads = values.shape
+    grid_l, grid_h = np.meshgrid(np.arange(layers), np.arange(heads), indexing="ij")
+    return go.Scatter(
+        x=[xs[h] for h in grid_h.ravel()], y=[ys[layer] for layer in grid_l.ravel()], mode="markers",
+        marker={"size": 28, "symbol": "square", "color": "rgba(0,0,0,0)"},
+        customdata=np.stack([grid_l.ravel(), grid_h.ravel(), values.ravel()], axis=1),
+        hovertemplate=("layer %{customdata[0]}, head %{customdata[1]}<br>"
+                       f"{name} = %{{customdata[2]:.4f}}<br>click to open this head<extra></extra>"),
+        showlegend=False, name="heads",
+    )
+
+
 def statistic_heatmap(
     values: np.ndarray,
     *,
@@ -83,22 +98,7 @@ def statistic_heatmap(
             hoverinfo="skip",
         )
     )
-    grid_l, grid_h = np.meshgrid(np.arange(layers), np.arange(heads), indexing="ij")
-    fig.add_trace(
-        go.Scatter(
-            x=[xs[h] for h in grid_h.ravel()],
-            y=[ys[layer] for layer in grid_l.ravel()],
-            mode="markers",
-            marker={"size": 28, "symbol": "square", "color": "rgba(0,0,0,0)"},
-            customdata=np.stack([grid_l.ravel(), grid_h.ravel(), values.ravel()], axis=1),
-            hovertemplate=(
-                "layer %{customdata[0]}, head %{customdata[1]}<br>"
-                f"{name} = %{{customdata[2]:.4f}}<br>click to open this head<extra></extra>"
-            ),
-            showlegend=False,
-            name="heads",
-        )
-    )
+    fig.add_trace(_head_click_targets(values, xs, ys, name))
     if selected is not None:
         layer, head = selected
         fig.add_shape(

@@ -104,10 +104,10 @@ def patch_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
     """Builder of mechanism "patch-self-attention": one query patch over all patches.
 
     Options (checked by the registry): image (path, bytes or uint8 array), patch (px),
-    query (row, col), temperature, mode (soft / argmax / sample), samples, seed.
+    query_patch (row, col), temperature, mode (soft / argmax / sample), samples, seed.
     """
     result = patch_attention(
-        read_any_image(options["image"]), patch=options["patch"], query=options["query"],
+        read_any_image(options["image"]), patch=options["patch"], query=options["query_patch"],
         temperature=options["temperature"], mode=options["mode"], samples=options["samples"], seed=options["seed"],
     )
     return patch_result_record(mechanism.id, result, temperature=options["temperature"], mode=options["mode"])

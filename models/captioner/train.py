@@ -104,17 +104,21 @@ def _batches(seed: int, batch: int, other_fraction: float, out: queue.Queue, sto
                 continue
 
 
-def train(args, stop: StopRequest | None = None) -> Path:
-    """Trains one variant; returns the checkpoint path (saved at every validation and at the end)."""
+def initial_model(args) -> Captioner:
+    """Returns the model a run starts from: --init's checkpoint (as --variant), or a fresh --preset."""
     from dataclasses import replace
 
-    stop = stop or StopRequest()
     if args.init:
         model = load_checkpoint(args.init)
         model.cfg = replace(model.cfg, variant=args.variant)
-    else:
-        cfg = replace(PRESETS[args.preset], variant=args.variant)
-        model = Captioner(cfg, rngs=nnx.Rngs(args.seed))
+        return model
+    return Captioner(replace(PRESETS[args.preset], variant=args.variant), rngs=nnx.Rngs(args.seed))
+
+
+def train(args, stop: StopRequest | None = None) -> Path:
+    """Trains one variant; returns the checkpoint path (saved at every validation and at the end)."""
+    stop = stop or StopRequest()
+    model = initial_model(args)
     cfg = model.cfg
     graphdef, params = nnx.split(model)
     schedule = optax.warmup_cosine_decay_schedule(0.0, args.lr, min(200, args.steps // 10 + 1), args.steps, args.lr * 0.05)
@@ -152,9 +156,9 @@ def train(args, stop: StopRequest | None = None) -> Path:
                 params, opt_state, images, inputs, targets, mask, sub, baseline
             )
             baseline = 0.9 * baseline + 0.1 * seq_logp
-            pending.append(loss)
-            if step % block == 0 or step == args.steps:
-                log.append([step, round(float(np.mean(jax.device_get(pending))), 5)])
+            pending.append((loss, stats["ce"]))
+            if step % block == 0 or step == args.steps:  # log: [step, mean loss, mean cross-entropy]
+                log.append([step, *(round(float(x), 5) for x in np.mean(jax.device_get(pending), axis=0))])
                 pending = []
                 progress.update(step, args.steps, **{k: float(v) for k, v in stats.items()})
             if args.eval_every and (step % args.eval_every == 0 or step == args.steps):

@@ -46,3 +46,31 @@ def chart_data(at: AppTest, index: int, field: str = "z", trace: int = 0) -> np.
 @pytest.fixture
 def page():
     return open_page
+
+
+@pytest.fixture
+def served_downloads(monkeypatch):
+    """Returns bytes_of(at, label): the bytes a download button of the last AppTest run serves.
+
+    AppTest keeps download data in an in-memory media store of its mock runtime; this fixture
+    keeps a handle on each store so a test can read back exactly what a click would download.
+    """
+    import streamlit.testing.v1.app_test as app_test
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+
+    stores = []
+
+    class Recording(MemoryMediaFileStorage):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            stores.append(self)
+
+    monkeypatch.setattr(app_test, "MemoryMediaFileStorage", Recording)
+
+    def bytes_of(at: AppTest, label: str) -> bytes:
+        buttons = [b for b in at.get("download_button") if b.proto.label == label]
+        assert buttons, f"no download button {label!r}"
+        filename = buttons[0].proto.url.rsplit("/", 1)[-1]
+        return bytes(stores[-1].get_file(filename).content)
+
+    return bytes_of

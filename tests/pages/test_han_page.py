@@ -56,7 +56,7 @@ def _train_your_own_alone():
     train_your_own()
 
 
-def test_train_your_own_trains_in_the_app_and_offers_the_model():
+def test_train_your_own_trains_in_the_app_and_offers_the_model(served_downloads):
     # The section alone (AppTest.from_function): on the full page, AppTest loses the Train
     # click after an upload; Chromium does not (tests/e2e/test_han_browser.py).
     from safetensors.numpy import load
@@ -80,8 +80,17 @@ def test_train_your_own_trains_in_the_app_and_offers_the_model():
     assert len(losses) == 2 and losses[1] < losses[0]
     assert [b.key for b in at.button] == ["han_train_start"]  # no Stop button once done
     assert own.epoch == 2 and not own.running
-    blob = checkpoint_bytes(own.train.state, own.cfg, {})
-    assert len(load(blob)) > 0  # what the download button serves: a real safetensors file
+    served = served_downloads(at, "Download the trained model (safetensors)")
+    from models.checkpoint import flat_params
+    from models.han.checkpoint import load_checkpoint_bytes
+    from models.han.train import TrainState
+
+    cfg, _, state, info = load_checkpoint_bytes(served)  # the bytes a click downloads
+    assert cfg == own.cfg and info == {"trained_on": "reviews.csv"}
+    trained, fresh = flat_params(state), flat_params(TrainState.create(own.cfg, seed=0, learning_rate=1e-2).state)
+    assert all(np.array_equal(trained[k], v) for k, v in flat_params(own.train.state).items())  # the model trained here
+    assert any(not np.array_equal(trained[k], fresh[k]) for k in fresh)  # not the initial weights
+    assert load(served).keys() == load(checkpoint_bytes(own.train.state, own.cfg)).keys()
     at.text_area(key="han_own_text").set_value("The soup was wonderful. We will come back.").run()
     assert not at.exception
     assert at.metric[0].value in ("positive", "negative")

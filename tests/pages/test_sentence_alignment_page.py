@@ -62,3 +62,17 @@ def test_html_in_a_sentence_shows_as_text(at):
     assert not at.exception and not at.error
     labels = json.dumps(chart_specs(at)[0]["data"][0]["y"])
     assert "<" not in labels and "&lt;" in labels
+
+
+def test_temperature_reshapes_alpha_as_the_softmax_says(at):
+    # softmax(s/τ₂) = normalise(softmax(s/τ₁)^(τ₁/τ₂)) row by row: the map at τ₂ follows from the map at τ₁.
+    at.slider(key="al_tau_cosine").set_value(0.05).run()
+    sharp = chart_data(at, 0)
+    at.slider(key="al_tau_cosine").set_value(0.2).run()
+    soft = chart_data(at, 0)
+    assert not at.exception and "τ = 0.2" in chart_specs(at)[0]["layout"]["title"]["text"]
+    expected = sharp ** (0.05 / 0.2)
+    expected /= expected.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(soft, expected, rtol=2e-3, atol=1e-5)
+    assert soft.max(axis=1).mean() < sharp.max(axis=1).mean()  # a higher τ spreads α
+    at.slider(key="al_tau_cosine").set_value(0.05).run()

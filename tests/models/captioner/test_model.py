@@ -107,16 +107,26 @@ def test_checkpoint_round_trip_and_strict_loading(tmp_path):
 
 
 @pytest.mark.parametrize("variant", ["soft", "hard"])
-def test_a_few_training_steps_run_and_save(tmp_path, variant):
-    from models.captioner.train import add_arguments, train
+def test_a_few_training_steps_lower_the_loss_and_save_the_trained_weights(tmp_path, variant):
+    from models.captioner.checkpoint import read_info
+    from models.captioner.train import add_arguments, initial_model, train
+    from models.checkpoint import flat_params
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     out = tmp_path / f"{variant}.safetensors"
     args = parser.parse_args(
-        ["--variant", variant, "--preset", "tiny", "--steps", "3", "--batch", "4", "--eval-every", "0",
-         "--out", str(out), "--quiet"]
+        ["--variant", variant, "--preset", "tiny", "--steps", "40", "--batch", "8", "--lr", "1e-2",
+         "--eval-every", "0", "--out", str(out), "--quiet"]
     )
+    initial = flat_params(initial_model(args))
     assert train(args) == out
     model = load_checkpoint(out)
     assert model.cfg.variant == variant and model.cfg.channels == PRESETS["tiny"].channels
+    saved = flat_params(model)
+    assert saved.keys() == initial.keys()
+    assert all(not np.array_equal(saved[k], initial[k]) for k in ("att_v", "out.kernel", "encoder.conv1.kernel"))
+    log = read_info(out)["log"]  # [step, loss, cross-entropy]
+    assert [row[0] for row in log] == list(range(1, 41))
+    cross_entropy = np.array([row[2] for row in log])
+    assert cross_entropy[-10:].mean() < cross_entropy[:10].mean() - 0.3, cross_entropy

@@ -50,11 +50,11 @@ def test_hard_modes_and_temperature():
 
 
 def test_record_and_bad_input():
-    record = PATCHES.build({"image": two_colour_photo(), "patch": 32, "query": "r1c2", "mode": "sample", "samples": 10})
+    record = PATCHES.build({"image": two_colour_photo(), "patch": 32, "query_patch": "r1c2", "mode": "sample", "samples": 10})
     assert record.axes == ("query", "row", "col") and record.weights.shape == (1, 2, 3)
     assert record.query_labels == ("r1c2",) and record.key_labels[-1] == "r1c2"
     assert record.extras["samples"].shape == (1, 10)
-    query = PATCHES.option("query")
+    query = PATCHES.option("query_patch")
     assert query.read("2,3") == (2, 3) and query.read("r4c5") == (4, 5) and query.read(None) == (0, 0)
     with pytest.raises(InputError, match="outside"):
         patch_attention(two_colour_photo(), patch=32, query=(5, 0))

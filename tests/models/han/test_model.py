@@ -8,18 +8,10 @@ from flax import nnx
 
 from models.checkpoint import CheckpointError, config_dict
 from models.han.checkpoint import checkpoint_bytes, load_checkpoint_bytes
-from models.han.data import (
-    MAX_WORDS,
-    encode_document,
-    make_batch,
-    parse_csv,
-    split_sentences,
-    word_weights,
-)
+from models.han.data import encode_document, make_batch, word_weights
 from models.han.model import HAN, TINY, HANConfig, compiled_forward
 from models.han.records import HANPredictor, result_record
 from models.han.train import TrainState, train_epochs
-from models.record import InputError
 
 RNG = np.random.default_rng(0)
 TABLE = RNG.normal(size=(30522, TINY.embed_dim)).astype(np.float32)  # stands in for MiniLM's table
@@ -189,34 +181,3 @@ def test_a_stop_request_ends_training_after_the_current_step_and_keeps_it():
     assert len(losses) == 1  # the first epoch, cut after its second step
     after = {k: np.asarray(v) for k, v in nnx.to_flat_state(train.state)}
     assert any(not np.array_equal(before[k], after[k]) for k in before)
-
-
-def test_text_handling_and_bad_documents():
-    assert split_sentences("One. Two!  Three?\nFour") == ["One.", "Two!", "Three?", "Four"]
-    with pytest.raises(InputError, match="empty"):
-        encode_document("   \n ")
-    long = encode_document(" ".join(["word"] * 2000) + ". Short one.")
-    assert len(long.words[0]) == MAX_WORDS
-    assert any("2000 words" in n for n in long.notices)
-    with pytest.raises(InputError, match="no readable words"):
-        encode_document("\u200b\u200b")
-
-
-def test_csv_validation_messages():
-    ok = parse_csv(b"text,label\nGood food.,pos\nBad food.,neg\nNice staff.,pos\nRude staff.,neg\n")
-    assert ok.classes == ("neg", "pos") and list(ok.labels) == [1, 0, 1, 0]
-    assert parse_csv("\ufefftext,label\na,x\nb,y\nc,x\nd,y\n".encode()).classes == ("x", "y")  # BOM
-    cases = {
-        b"review_body,stars\nx,1\ny,2\n": "needs a 'text' and a 'label' column",
-        "text,label\ncaf\xe9,a\n".encode("latin-1"): "not UTF-8",
-        b"text,label\na,x\nb,x\nc,x\nd,x\n": "at least two classes",
-        b"text,label\na,x\n": "at least 4 rows",
-        b"": "empty",
-        b"text,label\n" + b"a long enough review,x\n" * 200_000: "limit is 2 MB",
-    }
-    for data, message in cases.items():
-        with pytest.raises(InputError, match=message):
-            parse_csv(data)
-    rows = b"text,label\n" + b"".join(f"t{i},{i % 2}\n".encode() for i in range(5001))
-    with pytest.raises(InputError, match="more than 5000 rows"):
-        parse_csv(rows)

@@ -43,7 +43,11 @@ def test_global_alignment_matches_numpy_oracle(score):
 def test_default_temperature_depends_on_the_score():
     u, v = vectors()
     record = sa.align_vectors(u, v, QT, KT, score="cosine")
-    assert record.meta["temperature"] == sa.DEFAULT_TEMPERATURES["cosine"]
+    assert record.meta["temperature"] == sa.DEFAULT_TEMPERATURES["cosine"] == 0.05
+    np.testing.assert_allclose(record.weights, softmax(record.extras["scores"], 0.05), rtol=1e-4, atol=1e-6)
+    at_one = sa.align_vectors(u, v, QT, KT, score="cosine", temperature=1.0)
+    np.testing.assert_allclose(at_one.weights, softmax(record.extras["scores"], 1.0), rtol=1e-4, atol=1e-6)
+    assert at_one.weights.max() < record.weights.max()  # cosine ∈ [−1, 1]: at τ = 1 α is nearly flat
 
 
 def test_local_window_centred_at_proportional_position_matches_oracle():

@@ -1,0 +1,120 @@
+"""Checks that every Export menu of a page hands out the record its own figure was drawn from.
+
+`recording_exports(monkeypatch)` wraps ui.widgets.export_buttons so that an AppTest run of a
+page collects (key, record, figure) for each menu it shows. `assert_export_is_the_figure`
+then compares the numbers of the record's CSV and JSON exports with the numbers the figure
+draws: every heatmap's z, every bar chart's lengths, every scatter's points.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import numpy as np
+
+import ui.widgets
+from viz.export import record_bytes
+
+
+def recording_exports(monkeypatch) -> list[tuple[str, object, object]]:
+    """Returns the list every export_buttons call of the pages run after this appends to."""
+    calls: list[tuple[str, object, object]] = []
+    original = ui.widgets.export_buttons
+
+    def recorder(record, fig, *, key, name=None):
+        calls.append((key, record, fig))
+        return original(record, fig, key=key, name=name)
+
+    monkeypatch.setattr(ui.widgets, "export_buttons", recorder)
+    return calls
+
+
+def csv_numbers(record) -> np.ndarray:
+    """Returns the weights as the CSV export writes them (matrix form, or the long form's weight column)."""
+    rows = list(csv.reader(io.StringIO(record_bytes(record, "csv").decode("utf-8"))))
+    if rows[0][-1] == "weight":  # long form: leading indices, query, key, weight
+        return np.asarray([float(r[-1]) for r in rows[1:]], np.float64).reshape(record.weights.shape)
+    return np.asarray([[float(x) for x in r[1:]] for r in rows[1:]], np.float64)
+
+
+def json_arrays(record) -> dict[str, np.ndarray]:
+    """Returns every numeric array of the JSON export: weights and the numeric extras."""
+    data = json.loads(record_bytes(record, "json"))
+    out = {"weights": np.asarray(data["weights"], np.float64)}
+    for name in record.extras:
+        value = np.asarray(data[name]) if name in data else None
+        if value is not None and value.dtype.kind in "fiu" and value.size:
+            out[name] = value.astype(np.float64)
+    return out
+
+
+def _candidates(record) -> list[np.ndarray]:
+    """Returns every array a figure of this record may draw: each [query, key] matrix (all leading
+    indices), the whole weights, the JSON extras and their leading slices."""
+    arrays = json_arrays(record)
+    found = [arrays["weights"], csv_numbers(record)]
+    lead = record.leading_axes
+    for index in np.ndindex(*record.weights.shape[: len(lead)]):
+        found.append(np.asarray(record.matrix(**dict(zip(lead, index))), np.float64))
+    for value in arrays.values():
+        found.append(value)
+        if value.ndim >= 2:
+            found.extend(value[i] for i in range(value.shape[0]))
+            found.append(value.reshape(-1, value.shape[-1]))
+    return found
+
+
+def _matches(drawn: np.ndarray, candidates: list[np.ndarray]) -> bool:
+    drawn = np.asarray(drawn, np.float64)
+    for c in candidates:
+        if c.size != drawn.size:
+            continue
+        c = c.reshape(drawn.shape)
+        shown = np.isfinite(drawn)  # padding cells drawn blank (NaN) are exported as 0
+        if np.allclose(drawn[shown], c[shown], rtol=1e-6, atol=1e-7) and np.all(c[~shown] == 0):
+            return True
+    return False
+
+
+def _within(drawn: np.ndarray, record) -> bool:
+    # A drawn sub-block (the pair view's A→B block): every value is one of the matrix's values.
+    values = np.concatenate([a.ravel() for a in json_arrays(record).values()])
+    drawn = np.asarray(drawn, np.float64).ravel()
+    return bool(np.all(np.min(np.abs(drawn[:, None] - values[None, :]), axis=1) <= 1e-6 + 1e-6 * np.abs(drawn)))
+
+
+def drawn_arrays(fig) -> list[tuple[str, np.ndarray]]:
+    """Returns (what, numbers) for every numeric quantity a figure's traces draw: heatmap cells,
+    bar lengths, the α line over time, and the playground's value points and their sum."""
+    out = []
+    for i, trace in enumerate(fig.data):
+        name = trace.name or ""
+        if trace.type == "heatmap" and trace.z is not None:
+            out.append((f"trace {i} z", np.asarray(trace.z, np.float64)))
+        elif trace.type == "bar":
+            lengths = trace.x if trace.orientation == "h" else trace.y
+            out.append((f"trace {i} bars", np.asarray(lengths, np.float64)))
+        elif trace.type in ("scatter", "scattergl") and name == "α_t":
+            out.append((f"trace {i} line", np.asarray(trace.y, np.float64)))
+        elif trace.type == "scatter" and (name == "values" or name.startswith("c = ")):
+            out.append((f"trace {i} points", np.column_stack([trace.x, trace.y]).astype(np.float64)))
+    return out
+
+
+def assert_export_is_the_figure(key: str, record, fig, *, allow_blocks: bool = False) -> int:
+    """Asserts that every drawn quantity of `fig` is in `record`'s CSV/JSON; returns how many were checked."""
+    candidates = _candidates(record)
+    drawn = drawn_arrays(fig)
+    assert drawn, f"{key}: the figure draws no numbers"
+    for what, numbers in drawn:
+        if numbers.ndim == 2 and numbers.shape[1] == 2 and "points" in what:
+            # vectors_2d: a record of rows (dim 1, dim 2, α); the points are its first two columns.
+            ok = any(c.ndim == 2 and c.shape[0] >= len(numbers) and c.shape[1] >= 2 and
+                     any(np.allclose(numbers, c[s : s + len(numbers), :2], rtol=1e-6) for s in range(c.shape[0] - len(numbers) + 1))
+                     for c in candidates)
+        else:
+            ok = _matches(numbers, candidates) or (allow_blocks and _within(numbers, record))
+        assert ok, f"{key}: {what} of the figure is not in its export (record {record.axes}, {record.weights.shape})"
+    return len(drawn)

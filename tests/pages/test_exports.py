@@ -1,0 +1,91 @@
+"""Every Export menu of every page hands out the record its figure was drawn from.
+
+One AppTest per page walks the page's states that show a figure (modes, tabs, views) and, for
+each Export menu shown, checks that the numbers of its CSV and JSON exports are the numbers
+the figure draws (tests/pages/exports.py).
+"""
+
+from tests.pages.conftest import open_page
+from tests.pages.exports import assert_export_is_the_figure, recording_exports
+
+
+def walk(at, calls, *, allow_blocks=(), home=False):
+    """Checks every recorded export; returns the keys seen (open_page runs Home first: its
+    menu is left out of other pages' walks)."""
+    assert not at.exception, at.exception
+    seen = set()
+    for key, record, fig in calls:
+        if key == "home_example" and not home:
+            continue
+        assert_export_is_the_figure(key, record, fig, allow_blocks=key in allow_blocks)
+        seen.add(key)
+    calls.clear()
+    return seen
+
+
+def test_home_export(monkeypatch):
+    calls = recording_exports(monkeypatch)
+    at = open_page("pages/home.py")
+    assert walk(at, calls, home=True) == {"home_example"}
+
+
+def test_playground_exports(monkeypatch):
+    calls = recording_exports(monkeypatch)
+    at = open_page("pages/playground.py")
+    assert walk(at, calls) == {"scores", "weights", "context"}
+    at.radio(key="mode").set_value("sample").run()
+    at.selectbox(key="mechanism").set_value("qkv-additive").run()
+    assert walk(at, calls) == {"scores", "weights", "context"}
+
+
+def test_seq2seq_exports(monkeypatch):
+    calls = recording_exports(monkeypatch)
+    at = open_page("pages/seq2seq.py", timeout=600)
+    assert walk(at, calls) == {"s2s_main", "s2s_compare_a", "s2s_compare_b", "s2s_step"}
+    at.selectbox(key="s2s_variant").set_value("local-p").run()
+    assert "s2s_main" in walk(at, calls)
+
+
+def test_sentence_alignment_exports(monkeypatch):
+    calls = recording_exports(monkeypatch)
+    at = open_page("pages/sentence_alignment.py", timeout=300)
+    assert walk(at, calls) == {"al_heatmap"}
+    at.radio(key="al_window_mode").set_value("local").run()
+    assert walk(at, calls) == {"al_heatmap"}
+
+
+def test_images_exports(monkeypatch):
+    calls = recording_exports(monkeypatch)
+    at = open_page("pages/images.py", timeout=300)
+    assert walk(at, calls) == {"export_soft", "export_hard", "export_patch"}
+    at.radio(key="patch_mode").set_value("sample").run()
+    assert "export_patch" in walk(at, calls)
+
+
+def test_feedforward_exports(monkeypatch):
+    calls = recording_exports(monkeypatch)
+    at = open_page("pages/feedforward.py", timeout=300)
+    assert walk(at, calls) == {"feedforward", "feedforward-unbounded"}
+
+
+def test_han_exports(monkeypatch):
+    calls = recording_exports(monkeypatch)
+    at = open_page("pages/han.py", timeout=300)
+    assert walk(at, calls) == {"han_probs_sentiment", "han_probs_topic", "han_main_heatmap", "han_uw", "han_us"}
+
+
+def test_self_attention_exports(monkeypatch):
+    calls = recording_exports(monkeypatch)
+    at = open_page("pages/self_attention.py", timeout=300)
+    assert walk(at, calls) == {"sa_head"}
+    at.radio(key="sa_combine").set_value("mean").run()
+    assert walk(at, calls) == {"sa_head"}
+    for view, keys in (("Model view", {"sa_model", "sa_enlarged"}), ("Head statistics", {"sa_stats"})):
+        at.session_state["sa_view"] = view
+        at.run()
+        assert walk(at, calls) == keys
+    at.text_area(key="sa_pair").input("The dog barked at the mailman.").run()
+    assert walk(at, calls) == {"sa_stats"}  # still on the statistics, now of the pair
+    at.session_state["sa_view"] = "Sentence pair"
+    at.run()
+    assert walk(at, calls, allow_blocks={"sa_pair_blocks"}) == {"sa_pair_blocks"}
