@@ -9,7 +9,7 @@ Adam on the mean squared error, fresh random sequences every step (the paper's s
 Each step's batch is padded to one fixed length, so a run compiles once. `--init` continues
 from a checkpoint; `--layer-lr` gives single layers their own rate (0 freezes them);
 `--lbfgs N` trains every layer by L-BFGS on a fixed set of sequences instead of Adam (how
-paper-T10000 was finished; README, Feed-forward attention).
+paper-T10000 was finished; docs/models/feedforward.md).
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--window", type=int, default=3, help="D of the local variants (default 3)")
     parser.add_argument("--seed", type=int, default=0, help="initialisation seed")
     parser.add_argument("--out", type=Path, default=None,
-                        help="checkpoint folder (default: a new folder train-out/seq2seq; never the committed checkpoints "
+                        help="checkpoint folder (default runs/seq2seq; never the committed checkpoints "
                         "unless --overwrite-committed)")
     parser.add_argument("--overwrite-committed", action="store_true",
                         help="write into checkpoints/seq2seq, replacing the committed model")

@@ -27,6 +27,14 @@ ACTIVATIONS = {
 }
 
 
+# Upper bounds of a config's sizes: larger values are not a BERT this app can run (and a
+# config.json asking for them would allocate without limit).
+_SIZE_LIMITS = {
+    "vocab_size": 1_000_000, "hidden_size": 8_192, "num_hidden_layers": 64, "num_attention_heads": 128,
+    "intermediate_size": 65_536, "max_position_embeddings": 8_192, "type_vocab_size": 16,
+}
+
+
 @dataclass(frozen=True)
 class BertConfig:
     """The hyper-parameters of a BERT encoder (the fields of HF's config.json we use).
@@ -46,6 +54,12 @@ class BertConfig:
     pad_token_id: int = 0
 
     def __post_init__(self):
+        for name, high in _SIZE_LIMITS.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
+                raise ValueError(f"{name}: {value!r} is not a whole number from 1 to {high:,}")
+        if not isinstance(self.layer_norm_eps, (int, float)) or not 0 < self.layer_norm_eps < 1:
+            raise ValueError(f"layer_norm_eps: {self.layer_norm_eps!r} is not a number between 0 and 1")
         if self.hidden_size % self.num_attention_heads:
             raise ValueError(
                 f"hidden_size {self.hidden_size} is not divisible by num_attention_heads {self.num_attention_heads}"
@@ -176,7 +190,7 @@ def bias_softmax(scores, bias):
     The same maths as models.attention.masked_softmax for rows with at least one real key
     (every BERT row has [CLS]); written out because the forward is speed-critical: this form
     fuses into two reads and one write of the scores and took half of masked_softmax's CPU
-    time at 32 × 128 tokens (bench/transformer.py, README "Speed").
+    time at 32 × 128 tokens (bench/transformer.py, docs/PERFORMANCE.md).
     """
     logits = scores + bias
     row_max = jnp.max(logits, axis=-1, keepdims=True)

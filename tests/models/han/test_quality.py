@@ -14,7 +14,7 @@ from models.han.records import HANPredictor
 from models.han.task import generate_reviews
 
 HELD_OUT = 400
-PLAIN_BAR = 0.95  # measured 19/20 on the committed checkpoint (README); one miss allowed
+PLAIN_BAR = 0.95  # measured 19/20 on the committed checkpoint (docs/models/han.md); one miss allowed
 
 
 @pytest.fixture(scope="module")
