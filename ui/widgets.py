@@ -19,10 +19,20 @@ import streamlit as st
 from models.options import Option
 from models.record import AttentionRecord, InputError
 from models.registry import Mechanism
-from viz.export import MIME_TYPES, export_bytes, image_export_available
+from viz.export import (
+    MIME_TYPES,
+    ExportBusy,
+    ExportUnavailable,
+    export_bytes,
+    figure_bytes,
+    image_export_available,
+    text_export_allowed,
+)
 
 T = TypeVar("T")
-BUTTON_FORMATS = ("png", "svg", "pdf", "html", "csv", "json", "npy")
+IMAGE_FORMATS = ("png", "svg", "pdf")
+DATA_FORMATS = ("html", "csv", "json", "npy")
+MADE_IMAGE = "_export_made_image"  # session key: (figure key, format, bytes or None, error or None)
 FORMAT_LABELS = {
     "png": "PNG image",
     "svg": "SVG (vector)",
@@ -107,16 +117,40 @@ def _deferred_export(record: AttentionRecord, fig: go.Figure, fmt: str) -> bytes
     return export_bytes(record, fmt, fig)
 
 
-def export_buttons(record: AttentionRecord, fig: go.Figure, *, key: str, name: str | None = None) -> None:
-    """Shows an Export menu with one download per format; bytes are made only on click.
+def _make_image(key: str, fmt: str, fig: go.Figure) -> None:
+    # on_click of "PNG image" etc.: renders once (with the exporter's timeouts) and keeps the
+    # bytes of this one image in the session until the next image is made.
+    try:
+        st.session_state[MADE_IMAGE] = (key, fmt, figure_bytes(fig, fmt), None)
+    except (ExportBusy, ExportUnavailable) as error:
+        st.session_state[MADE_IMAGE] = (key, fmt, None, str(error).splitlines()[0])
 
-    record must be the one `fig` was drawn from: its CSV/JSON rows are the figure's numbers.
+
+def export_buttons(record: AttentionRecord, fig: go.Figure, *, key: str, name: str | None = None) -> None:
+    """Shows an Export menu for a figure and the record it was drawn from.
+
+    Data formats (HTML, CSV, JSON, NPY) download in one click, their bytes made on click.
+    Image formats take two: "PNG image" renders it (a busy or broken exporter answers with one
+    "try again" line, never a hang), then "Save PNG" downloads it. CSV and JSON are not offered
+    for records above TEXT_EXPORT_MAX_CELLS weights (NPY is).
     """
     stem = _file_stem(name or record.mechanism)
     images_ok, hint = image_export_available()
+    text_ok = text_export_allowed(record)
+    made = st.session_state.get(MADE_IMAGE)
     with st.popover("Export", icon=":material/download:", width="content"):
-        for fmt in BUTTON_FORMATS:
-            is_image = fmt in ("png", "svg", "pdf")
+        for fmt in IMAGE_FORMATS:
+            if made and made[:2] == (key, fmt) and made[2] is not None:
+                st.download_button(f"Save {fmt.upper()}", data=made[2], file_name=f"{stem}.{fmt}", mime=MIME_TYPES[fmt],
+                                   key=f"{key}-save-{fmt}", on_click="ignore", type="primary", width="stretch")
+                continue
+            st.button(FORMAT_LABELS[fmt], key=f"{key}-make-{fmt}", on_click=_make_image, args=(key, fmt, fig),
+                      disabled=not images_ok, help=hint if not images_ok else "renders the image, then offers it",
+                      width="stretch")
+            if made and made[:2] == (key, fmt) and made[3]:
+                st.error(escape_markdown(made[3]), icon=":material/hourglass:")
+        for fmt in DATA_FORMATS:
+            too_big = fmt in ("csv", "json") and not text_ok
             st.download_button(
                 FORMAT_LABELS[fmt],
                 data=functools.partial(_deferred_export, record, fig, fmt),
@@ -124,8 +158,8 @@ def export_buttons(record: AttentionRecord, fig: go.Figure, *, key: str, name: s
                 mime=MIME_TYPES[fmt],
                 key=f"{key}-export-{fmt}",
                 on_click="ignore",
-                disabled=is_image and not images_ok,
-                help=hint if is_image and not images_ok else None,
+                disabled=too_big,
+                help=f"{record.weights.size:,} weights are too many for {fmt.upper()}; use NPY" if too_big else None,
                 width="stretch",
             )
 

@@ -1,26 +1,26 @@
 """Export: a record or a figure in, bytes out. Nothing here writes files or shows anything.
 
-Image formats (PNG, SVG, PDF) go through kaleido, which drives a Chromium. One kaleido
-server is started on first use and kept for the life of the process (a fresh browser per
-export costs seconds); MathJax is off and plotly.js comes from the plotly package, so no
-export reaches the network.
+Data formats (CSV, JSON, NPY, NPZ) come straight from the record and never import plotly.
+HTML embeds plotly.js, so the file opens offline. Image formats (PNG, SVG, PDF) go through
+viz/image_export.py: one watched Chromium per process, every render with a timeout, a busy
+or broken exporter answered with ExportBusy ("try again") instead of a hang.
 """
 
 from __future__ import annotations
 
-import atexit
 import csv
 import io
 import json
 import os
 import shutil
-import threading
-import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from models.record import AttentionRecord
+from viz.image_export import ExportBusy, ExportUnavailable, exporter_for
+
+__all__ = ["ExportBusy", "ExportUnavailable", "export_bytes", "figure_bytes", "record_bytes", "text_export_allowed"]
 
 if TYPE_CHECKING:  # plotly loads only when a figure is exported (data formats never need it)
     import plotly.graph_objects as go
@@ -46,12 +46,9 @@ INSTALL_HINT = (
     "or set BROWSER_PATH to a Chrome/Chromium binary"
 )
 
-_kaleido_lock = threading.Lock()
-_kaleido_state = {"started": False}
-
-
-class ExportUnavailable(RuntimeError):
-    """Image export cannot run here (no Chromium); the message says what to install."""
+# Above this many weights, CSV and JSON are not offered: a 6 × 12 × 512 × 512 record is 19 M
+# CSV rows (hundreds of MB); NPY holds the same numbers in 4 bytes each.
+TEXT_EXPORT_MAX_CELLS = 2_000_000
 
 
 def chromium_path() -> str | None:
@@ -74,29 +71,6 @@ def image_export_available() -> tuple[bool, str]:
     return True, f"image export uses {path}"
 
 
-def _ensure_kaleido() -> None:
-    with _kaleido_lock:
-        if _kaleido_state["started"]:
-            return
-        path = chromium_path()
-        if path is None:
-            raise ExportUnavailable(INSTALL_HINT)
-        import kaleido
-
-        kaleido.start_sync_server(mathjax=False, path=path, silence_warnings=True)
-        _kaleido_state["started"] = True
-        atexit.register(_stop_kaleido)
-
-
-def _stop_kaleido() -> None:
-    with _kaleido_lock:
-        if _kaleido_state["started"]:
-            import kaleido
-
-            kaleido.stop_sync_server(silence_warnings=True)
-            _kaleido_state["started"] = False
-
-
 def figure_bytes(fig: go.Figure, fmt: str, *, width: int | None = None, height: int | None = None, scale: float = 2.0) -> bytes:
     """Returns the figure as PNG, SVG, PDF or standalone (offline) HTML bytes."""
     import plotly.io as pio
@@ -107,13 +81,17 @@ def figure_bytes(fig: go.Figure, fmt: str, *, width: int | None = None, height: 
         return pio.to_html(fig, include_plotlyjs=True, full_html=True, config={"displaylogo": False}).encode("utf-8")
     if fmt not in ("png", "svg", "pdf"):
         raise ValueError(f"unknown figure format {fmt!r}; use one of {', '.join(FIGURE_FORMATS)}")
-    _ensure_kaleido()
+    path = chromium_path()
+    if path is None:
+        raise ExportUnavailable(INSTALL_HINT)
     width = width or 900
     height = height or int(fig.layout.height or 500)
-    with _kaleido_lock, warnings.catch_warnings():
-        # plotly passes options meant for a one-shot browser; the running server ignores them.
-        warnings.filterwarnings("ignore", message="The kopts argument is ignored")
-        return pio.to_image(fig, format=fmt, width=width, height=height, scale=scale if fmt == "png" else 1)
+    return exporter_for(path).render(fig.to_dict(), fmt, width, height, scale if fmt == "png" else 1)
+
+
+def text_export_allowed(record: AttentionRecord) -> bool:
+    """Returns whether CSV and JSON are offered for this record (see TEXT_EXPORT_MAX_CELLS)."""
+    return record.weights.size <= TEXT_EXPORT_MAX_CELLS
 
 
 def record_bytes(record: AttentionRecord, fmt: str, *, compress: bool = False) -> bytes:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from models.options import MAX_WORD_CHARS, cut_text
 from models.padding import bucket
 from models.record import InputError
 
@@ -119,19 +120,25 @@ def encode_document(text: str) -> Document:
     """Returns the Document for a text; InputError if it holds no words."""
     if text is None or not str(text).strip():
         raise InputError("the document is empty; type or paste a few sentences")
-    notices: list[str] = []
+    text, cut = cut_text(str(text))  # before any splitting or tokenizing
+    notices: list[str] = [cut] if cut else []
     sentences = split_sentences(text)
     if len(sentences) > MAX_SENTENCES:
         notices.append(f"only the first {MAX_SENTENCES} of {len(sentences)} sentences are read")
         sentences = sentences[:MAX_SENTENCES]
-    words = []
+    words, long_words = [], 0
     for i, sentence in enumerate(sentences):
         w = split_words(sentence)
-        if len(w) > MAX_WORDS:
-            notices.append(f"sentence {i + 1} has {len(w)} words; only its first {MAX_WORDS} are read")
-            w = w[:MAX_WORDS]
+        too_long = sum(len(x) > MAX_WORD_CHARS for x in w[:MAX_WORDS])
+        if len(w) > MAX_WORDS or too_long:
+            if len(w) > MAX_WORDS:
+                notices.append(f"sentence {i + 1} has {len(w)} words; only its first {MAX_WORDS} are read")
+            w = [x[:MAX_WORD_CHARS] for x in w[:MAX_WORDS]]
             sentences[i] = " ".join(w)
+        long_words += too_long
         words.append(tuple(w))
+    if long_words:
+        notices.append(f"{long_words} word(s) longer than {MAX_WORD_CHARS} characters were cut to their first {MAX_WORD_CHARS}")
     pieces, piece_words = encode_sentences(words, notices)
     keep = [i for i, p in enumerate(pieces) if p]
     if not keep:

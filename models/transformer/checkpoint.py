@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from pathlib import Path
 
 import jax.numpy as jnp
@@ -66,8 +67,40 @@ def read_config(model_dir: str | Path) -> BertConfig:
         )
     try:
         return BertConfig.from_dict(data)
-    except (TypeError, ValueError) as error:
-        raise InputError(f"{config_file}: {error}") from None
+    except (TypeError, ValueError, ZeroDivisionError, OverflowError) as error:
+        raise InputError(f"{config_file.name}: {str(error).splitlines()[0]}") from None
+
+
+MODEL_ROOT_ENV = "ATTENTION_LAB_MODEL_ROOT"
+NOT_AVAILABLE = "that model folder is not available here; the folders you may use are the ones the operator put under the model root"
+
+
+def model_root() -> Path | None:
+    """Returns the operator-set folder that user-chosen model folders must lie in, or None (no
+    user-chosen folders: the page hides the box)."""
+    value = os.environ.get(MODEL_ROOT_ENV, "").strip()
+    return Path(value).expanduser().resolve() if value else None
+
+
+def resolve_model_dir(text: str, root: Path | None) -> Path:
+    """Returns the resolved folder a browser user asked for, inside `root`; InputError otherwise.
+
+    Relative names are taken inside the root; symlinks are followed before the check, so one
+    that leaves the root is refused. Every refusal is the same sentence, whether the path
+    exists or not, so the box cannot be used to probe the server's files.
+    """
+    if root is None or not text or "\x00" in text or len(text) > 1024:
+        raise InputError(NOT_AVAILABLE)
+    try:
+        candidate = Path(text).expanduser()
+        candidate = (candidate if candidate.is_absolute() else root / candidate).resolve()
+        inside = candidate.is_relative_to(root) and candidate != root
+        usable = inside and (candidate / "config.json").is_file()
+    except (OSError, RuntimeError, ValueError):
+        usable = False
+    if not usable:
+        raise InputError(NOT_AVAILABLE)
+    return candidate
 
 
 def torch_name(path: tuple) -> str:

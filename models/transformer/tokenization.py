@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from models.options import cut_text
 from models.record import InputError
 
 # How much of the kept text the truncation notice quotes, in characters.
@@ -63,11 +64,18 @@ class BertTokenizer:
         Raises InputError if the text is empty or whitespace only. A whitespace-only pair is no pair.
         """
         text, text_pair = check_text(text, text_pair)
+        # Cut on characters first: the tokenizer would otherwise encode all of a huge paste
+        # before truncating to max_length tokens.
+        text, cut_notice = cut_text(text)
+        if text_pair is not None:
+            text_pair, pair_notice = cut_text(text_pair)
+            cut_notice = cut_notice or (pair_notice and pair_notice.replace("the text", "the second sentence"))
         full = self._full.encode(text, text_pair)
         if len(full.ids) <= self.max_length:
-            return _encoding(full, notice=_empty_notice(full))
+            notice = _empty_notice(full)
+            return _encoding(full, truncated=cut_notice is not None, notice=_joined(cut_notice, notice))
         cut = self._cut.encode(text, text_pair)
-        return _encoding(cut, truncated=True, notice=self._cut_notice(full, cut, (text, text_pair)))
+        return _encoding(cut, truncated=True, notice=_joined(cut_notice, self._cut_notice(full, cut, (text, text_pair))))
 
     def encode_batch(self, texts: list[str]) -> list[Encoding]:
         """Returns one encoding per text (no pairs)."""
@@ -104,6 +112,11 @@ def check_text(text: str | None, text_pair: str | None = None) -> tuple[str, str
     if text_pair is not None and not str(text_pair).strip():
         text_pair = None
     return str(text), None if text_pair is None else str(text_pair)
+
+
+def _joined(*notices: str | None) -> str | None:
+    shown = [n[0].upper() + n[1:].rstrip(".") + "." for n in notices if n]
+    return " ".join(shown) or None
 
 
 def _empty_notice(encoding) -> str | None:

@@ -35,8 +35,11 @@ def test_playground_deep_link_slider_and_png_download(page):
         wait_idle(page)
 
         page.get_by_role("button", name="Export").nth(1).click()  # the weights heatmap's menu
+        page.get_by_role("button", name="PNG image").click()  # renders it, then offers it
+        save = page.get_by_role("button", name="Save PNG")
+        save.wait_for(timeout=90_000)
         with page.expect_download(timeout=60_000) as download:
-            page.get_by_role("button", name="PNG image").click()
+            save.click()
         data = open(download.value.path(), "rb").read()
         assert data.startswith(b"\x89PNG\r\n\x1a\n")
         assert download.value.suggested_filename.endswith(".png")

@@ -2,6 +2,7 @@
 
 import base64
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -9,6 +10,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
+# The app shows users no error details (.streamlit/config.toml); AppTest runs here show them,
+# so a failing page test says what failed.
+os.environ.setdefault("STREAMLIT_CLIENT_SHOW_ERROR_DETAILS", "full")
 APP = str(ROOT / "app.py")
 
 

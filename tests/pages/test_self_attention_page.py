@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 
 from models.record import InputError
+from models.transformer.checkpoint import NOT_AVAILABLE
 from tests.pages.conftest import chart_data, chart_specs, open_page
 from ui.transformer import head_from_selection
+from ui.widgets import escape_markdown
 
 PAGE = "pages/self_attention.py"
 XSS = "<img src=x onerror=alert(1)>"
@@ -146,13 +148,20 @@ def test_long_text_is_truncated_with_a_notice(at):
     assert chart_data(at, 0).shape == (512, 512)
 
 
-def test_another_local_bert_folder_is_used(at, tmp_path):
+def test_the_model_folder_box_is_hidden_without_an_operator_root(at, monkeypatch):
+    monkeypatch.delenv("ATTENTION_LAB_MODEL_ROOT", raising=False)
+    at.run()
+    assert not [t for t in at.text_input if t.key == "sa_model_dir"]
+
+
+def test_another_local_bert_folder_is_used(at, tmp_path, monkeypatch):
     from tests.models.transformer.tiny_bert import make_tiny_bert
 
-    folder = make_tiny_bert(tmp_path / "tiny")
+    make_tiny_bert(tmp_path / "tiny")
+    monkeypatch.setenv("ATTENTION_LAB_MODEL_ROOT", str(tmp_path))
     view(at, "Head view")
     at.text_area(key="sa_text").input("the cat sat on the mat").run()
-    at.text_input(key="sa_model_dir").input(str(folder)).run()  # layer 3, head 5 picked before: out of range now
+    at.text_input(key="sa_model_dir").input("tiny").run()  # layer 3, head 5 picked before: out of range now
     assert not at.exception and not at.error
     assert any(c.value.startswith("tiny ·") for c in at.caption)
     assert chart_specs(at)[0]["layout"]["title"]["text"] == "Layer 0, head 0"
@@ -162,11 +171,17 @@ def test_another_local_bert_folder_is_used(at, tmp_path):
     view(at, "Head view")
 
 
-def test_bad_model_folder_shows_one_line(at, tmp_path):
-    (tmp_path / "config.json").write_text("{}")
-    at.text_input(key="sa_model_dir").input(str(tmp_path)).run()
+def test_bad_model_folder_shows_one_line(at, tmp_path, monkeypatch):
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "config.json").write_text("{}")
+    monkeypatch.setenv("ATTENTION_LAB_MODEL_ROOT", str(tmp_path))
+    at.run()
+    at.text_input(key="sa_model_dir").input("bad").run()
     assert not at.exception
     assert len(at.error) == 1 and "\n" not in at.error[0].value
+    for outside in ("/etc", "/nope", "../.."):
+        at.text_input(key="sa_model_dir").input(outside).run()
+        assert [e.value for e in at.error] == [escape_markdown(NOT_AVAILABLE)]
     at.text_input(key="sa_model_dir").input("").run()
     assert not at.error
 

@@ -151,3 +151,33 @@ def test_a_folder_that_is_not_a_bert_checkpoint_is_a_clear_input_error(tmp_path,
 def test_missing_folder_is_an_input_error(tmp_path):
     with pytest.raises(InputError, match="model folder not found"):
         load_runner(str(tmp_path / "nope"))
+
+
+def test_a_browser_chosen_folder_must_lie_inside_the_operator_root(tmp_path):
+    from models.transformer.checkpoint import NOT_AVAILABLE, resolve_model_dir
+
+    root = tmp_path / "root"
+    (root / "good").mkdir(parents=True)
+    (root / "good" / "config.json").write_text("{}")
+    (root / "escape").symlink_to("/etc")
+    assert resolve_model_dir("good", root) == (root / "good").resolve()
+    assert resolve_model_dir(str(root / "good"), root) == (root / "good").resolve()
+    for asked in ("/etc", "/nope", "../root/../..", "escape", "good/../..", "", "missing"):
+        with pytest.raises(InputError) as info:
+            resolve_model_dir(asked, root)
+        assert str(info.value) == NOT_AVAILABLE  # the same sentence whether the path exists or not
+    with pytest.raises(InputError, match="not available"):
+        resolve_model_dir("good", None)  # no root set: no folder at all
+
+
+@pytest.mark.parametrize("field, value", [("num_attention_heads", 0), ("hidden_size", -3), ("vocab_size", 10**12),
+                                          ("num_hidden_layers", "six"), ("layer_norm_eps", 0)])
+def test_a_bad_config_value_is_one_line(tmp_path, field, value):
+    import json
+
+    from models.transformer.checkpoint import read_config
+
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "bert", field: value}))
+    with pytest.raises(InputError, match=field) as info:
+        read_config(tmp_path)
+    assert "\n" not in str(info.value)
