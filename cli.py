@@ -151,10 +151,10 @@ def run_batch(mechanism, given: dict, args: argparse.Namespace, out_dir: Path) -
     lines = _read_lines(args.input_file)
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"--out must be a folder with --input-file: {out_dir} is a file")
-    if out_dir.exists() and any(out_dir.iterdir()) and not args.force:
-        raise UsageError(f"{out_dir} exists and is not empty; pass --force to write into it")
     if _same_file(out_dir, Path(args.input_file).parent) and not args.force:
         raise UsageError("--out is the input file's folder; choose another folder (or pass --force)")
+    if out_dir.exists() and any(out_dir.iterdir()) and not args.force:
+        raise UsageError(f"{out_dir} exists and is not empty; pass --force to write into it")
     width = max(4, len(str(len(lines))))
     input_file = Path(args.input_file)
     for start in range(0, len(lines), CHUNK):

@@ -116,6 +116,7 @@ with tab_caption:
         }
     with output:
         shown = {"Soft and hard": [soft, hard], "Soft": [soft], "Hard": [hard]}[show]
+        warned = False
         # Stacked at full width (one panel row per variant), so eight word panels stay readable.
         for mechanism in shown:
             with st.container(border=True):
@@ -126,6 +127,9 @@ with tab_caption:
                     record = checked(caption, mechanism.id, image, own, stop=False)
                 if record is None:
                     continue
+                for notice in [] if warned else record.meta.get("notices", []):
+                    st.warning(notice, icon=":material/help:")
+                    warned = True
                 st.markdown(f"**Caption:** {record.extras['caption']}")
                 show_figure(caption_figure(image, record), record, key=f"export_{mechanism.id}",
                             chart_key=f"panels_{mechanism.id}", name=f"caption-{mechanism.id}", width="stretch")

@@ -15,7 +15,7 @@ from models.transformer.stats import (
 )
 from ui.router import ensure_router
 from ui.transformer import cached_record, open_clicked_head, warmed_runner
-from ui.widgets import checked, escape_markdown, show_figure
+from ui.widgets import checked, escape_markdown, index_in, show_figure
 from viz.transformer import head_heatmap, model_view, pair_blocks_figure, segment_title, statistic_heatmap
 
 ensure_router()
@@ -58,8 +58,8 @@ if not text.strip():
 
 config = runner.config
 pick_layer, pick_head, pick_merge = st.columns([1, 1, 2], vertical_alignment="bottom")
-layer = pick_layer.selectbox("Layer", range(config.num_hidden_layers), key="sa_layer")
-head = pick_head.selectbox("Head", range(config.num_attention_heads), key="sa_head")
+layer = index_in(pick_layer.selectbox("Layer", range(config.num_hidden_layers), key="sa_layer"), config.num_hidden_layers)
+head = index_in(pick_head.selectbox("Head", range(config.num_attention_heads), key="sa_head"), config.num_attention_heads)
 merge = pick_merge.toggle(
     "Merge word pieces into words", key="sa_merge",
     help="Pieces such as play ##ing become one word: its row is the mean of the pieces' rows, "
@@ -101,7 +101,8 @@ with tabs[0]:
             if not layers or not heads:
                 st.info("Select at least one layer and one head.")
                 st.stop()
-            pairs = [(a, b) for a in layers for b in heads]
+            pairs = [(index_in(a, config.num_hidden_layers), index_in(b, config.num_attention_heads))
+                     for a in layers for b in heads]
             matrix = combine_heads(record.weights, pairs, combine)
             title = f"{combine.capitalize()} of {len(pairs)} heads (layers {', '.join(map(str, layers))})"
             shown = matrix_record(record, matrix, combine=combine, heads=[list(p) for p in pairs])

@@ -1,24 +1,42 @@
 """Streamlit pieces of the hierarchical-attention page: one document's analysis, and
-"train your own" (CSV upload -> in-app training with progress and stop -> inspect -> download).
+"train your own" (CSV upload -> training in the background -> inspect -> download).
 
-Training runs one epoch per script run and reruns until done, so the Stop button (which
-interrupts the running script) keeps every step trained so far in session state.
+Training runs as a job of the process-wide TrainingService (models/training.py): at most a
+few at once for the whole server, each within a step and time budget, the others waiting in
+line with their place shown. The job survives reruns and page switches; its id goes into
+the URL (?model=…) and the model is kept on disk after every epoch, so a reload finds it.
 """
 
 from __future__ import annotations
 
+import os
+
 import streamlit as st
 
 from models.han.checkpoint import checkpoint_bytes
-from models.han.data import MAX_CSV_BYTES, parse_csv
+from models.han.data import MAX_CSV_BYTES, LabelledTexts, parse_csv
 from models.han.records import HANPredictor, result_record
-from models.han.train import OWN_MAX_EPOCHS, OwnTraining, example_csv_bytes, start_own, train_own_epoch
+from models.han.train import OWN_EPOCHS, OwnModel, example_csv_bytes, load_own_model, own_model_path, train_own
 from models.record import AttentionRecord
-from ui.widgets import StreamlitProgress, checked, escape_markdown, show_figure
+from models.training import Job, TrainingService
+from ui.widgets import checked, escape_markdown, option_slider, show_figure
 from viz.han import han_heatmap, highlighted_html
 
-OWN_STATE = "han_own_model"
+JOB_KEY = "han_job"  # session state: the id of this session's training job
+MODEL_KEY = "han_model"  # session state: the latest model trained here (an OwnModel)
+CONFIRM_KEY = "han_confirm_replace"
+URL_KEY = "model"  # query parameter carrying the job id across reloads
 UPLOAD_LIMIT_MB = 5  # the widget's own cap; parse_csv enforces MAX_CSV_BYTES with a message
+
+
+@st.cache_resource
+def training_service() -> TrainingService:
+    """The server's one TrainingService (its limits come from the environment; see README)."""
+    return TrainingService(
+        limit=int(os.environ.get("ATTENTION_LAB_MAX_TRAININGS", "2")),
+        max_steps=int(os.environ.get("ATTENTION_LAB_TRAIN_MAX_STEPS", "10000")),
+        max_seconds=float(os.environ.get("ATTENTION_LAB_TRAIN_MAX_SECONDS", "600")),
+    )
 
 
 def show_analysis(record: AttentionRecord, *, key: str, name: str) -> None:
@@ -45,49 +63,114 @@ def train_your_own() -> None:
     st.download_button("Example CSV (generated reviews, sentiment labels)", example_csv_bytes(),
                        file_name="han-example.csv", mime="text/csv", key="han_example_csv")
     uploaded = st.file_uploader("CSV file", type=["csv", "txt"], key="han_csv", max_upload_size=UPLOAD_LIMIT_MB)
-    if uploaded is None:
+    service = training_service()
+    job = _this_sessions_job(service)
+    if job is not None and not job.active and job.result is not None:
+        st.session_state[MODEL_KEY] = job.result
+    model: OwnModel | None = st.session_state.get(MODEL_KEY) or _model_from_url()
+    data = checked(parse_csv, uploaded.getvalue(), stop=False) if uploaded is not None else None
+    if job is not None and job.active:
+        if uploaded is not None and uploaded.name != job.label:
+            st.warning(f"Training on {escape_markdown(job.label)} is running: stop it before training on "
+                       f"{escape_markdown(uploaded.name)}.", icon=":material/hourglass:")
+        _progress(job.id)
         return
-    data = checked(parse_csv, uploaded.getvalue(), stop=False)
-    if data is None:
-        return
+    if job is not None and job.status == "failed":
+        st.error(escape_markdown(f"Training failed: {job.message}"), icon=":material/error:")
+    if data is not None:
+        _train_controls(service, data, uploaded.name, model)
+    if model is not None:
+        _show_own_model(model, data.texts[0] if data is not None else "The soup was wonderful. We will come back.")
+
+
+def _this_sessions_job(service: TrainingService) -> Job | None:
+    job_id = st.session_state.get(JOB_KEY) or st.query_params.get(URL_KEY)
+    job = service.get(job_id) if job_id else None
+    if job is not None:
+        st.session_state[JOB_KEY] = job.id
+    return job
+
+
+def _model_from_url() -> OwnModel | None:
+    # After a reload (a new session), the job id in the URL finds the model kept on disk.
+    model = load_own_model(own_model_path(st.query_params.get(URL_KEY, "")))
+    if model is not None:
+        st.session_state[MODEL_KEY] = model
+    return model
+
+
+def _train_controls(service: TrainingService, data: LabelledTexts, name: str, model: OwnModel | None) -> None:
     st.caption(f"{len(data.texts)} rows, {len(data.classes)} classes: " + ", ".join(data.classes[:10]))
-    epochs = st.slider("Epochs", 1, OWN_MAX_EPOCHS, 5, key="han_own_epochs")
-    own: OwnTraining | None = st.session_state.get(OWN_STATE)
-    if st.button("Train", key="han_train_start", type="primary"):
-        own = checked(start_own, data.texts, data.labels, data.classes, epochs=epochs, data_name=uploaded.name,
-                      stop=False)
-        if own is None:
+    epochs = option_slider(OWN_EPOCHS, key="han_own_epochs")
+    label = "Train again" if model is not None else "Train"
+    if st.button(label, key="han_train_start", type="primary"):
+        if model is not None and not st.session_state.get(CONFIRM_KEY):
+            st.session_state[CONFIRM_KEY] = True
+        else:
+            _submit(service, data, name, epochs)
             return
-        st.session_state[OWN_STATE] = own
-    if own is None:
-        return
-    if own.running:
-        # The click interrupts the running epoch; the callback runs before the next script
-        # run, so that run shows the model as stopped, without the button.
-        st.button("Stop training", key="han_train_stop", on_click=own.stop.request)
-        train_own_epoch(own, StreamlitProgress(f"epoch {own.epoch + 1}/{own.epochs}"))
+    if st.session_state.get(CONFIRM_KEY):
+        st.warning(f"Training again replaces your model trained on {escape_markdown(model.data_name)}. Download it "
+                   "first if you want to keep it.", icon=":material/warning:")
+        yes, no = st.columns(2)
+        yes.button("Replace it: train again", key="han_train_confirm", on_click=_confirmed, args=(service, data, name, epochs))
+        no.button("Keep my model", key="han_train_keep", on_click=st.session_state.pop, args=(CONFIRM_KEY, None))
+
+
+def _confirmed(service: TrainingService, data: LabelledTexts, name: str, epochs: int) -> None:
+    st.session_state.pop(CONFIRM_KEY, None)
+    _submit(service, data, name, epochs, rerun=False)
+
+
+def _submit(service: TrainingService, data: LabelledTexts, name: str, epochs: int, *, rerun: bool = True) -> None:
+    def job_fn(progress):
+        return train_own(data.texts, data.labels, data.classes, epochs=epochs, data_name=name, progress=progress,
+                         save_to=own_model_path(progress.job_id))
+
+    job = service.submit(job_fn, label=name)
+    st.session_state[JOB_KEY] = job.id
+    st.session_state.pop(MODEL_KEY, None)
+    st.query_params[URL_KEY] = job.id
+    if rerun:
         st.rerun()
-    _show_own_model(own, data.texts[0])
 
 
-def _show_own_model(own: OwnTraining, example: str) -> None:
-    done = "trained" if own.finished else "stopped"
-    losses = ", ".join(f"{x:.3f}" for x in own.losses) or "none yet"
-    st.success(f"Your model: {done} after {own.steps} training steps, {own.epoch} of {own.epochs} epochs "
+@st.fragment(run_every=1.0)
+def _progress(job_id: str) -> None:
+    service = training_service()
+    job = service.get(job_id)
+    if job is None or not job.active:
+        st.rerun()  # the whole page: the finished model takes this section's place
+    place = service.position(job)
+    if place:
+        st.info(f"Waiting for a free training slot: {place} ahead in line ({service.limit} train at once on this server).",
+                icon=":material/hourglass:")
+    elif job.total:
+        loss = job.metrics.get("loss")
+        st.progress(min(job.step / job.total, 1.0),
+                    text=f"{job.message}: step {job.step}/{job.total}" + (f", loss {loss:.3f}" if loss is not None else ""))
+    else:
+        st.progress(0.0, text=f"{job.message or 'starting'}…")
+    st.button("Stop training", key="han_train_stop", on_click=service.cancel, args=(job,))
+
+
+def _show_own_model(model: OwnModel, example: str) -> None:
+    done = "trained" if model.finished else "stopped"
+    losses = ", ".join(f"{x:.3f}" for x in model.losses) or "none yet"
+    st.success(f"Your model: {done} after {model.steps} training steps, {model.epoch} of {model.epochs} epochs "
                f"complete (loss per epoch: {losses}).")
-    st.caption(f"Trained on {escape_markdown(own.data_name)}: {len(own.docs)} documents.")
-    predictor = HANPredictor(own.cfg, own.train.graphdef, own.train.state)
+    st.caption(f"Trained on {escape_markdown(model.data_name)}: {model.rows} documents."
+               + (f" {escape_markdown(model.note.capitalize())}." if model.note else "")
+               + " This link reopens it for a day.")
     st.download_button(
-        "Download the trained model (safetensors)",
-        checkpoint_bytes(own.train.state, own.cfg, {"trained_on": own.data_name}),
+        "Download the trained model (safetensors)", checkpoint_bytes(model.state, model.cfg, model.info()),
         file_name="han-own.safetensors", mime="application/octet-stream", key="han_own_download",
     )
-    text = st.text_area("Try your model on a document", example, key="han_own_text", height=100)
+    predictor = HANPredictor(model.cfg, model.graphdef, model.state)
+    text = st.text_area("Try your model on a document", example, key="han_own_text", height=100, max_chars=20_000)
     result = checked(predictor.analyse, text, stop=False)
     if result is None:
         return
-    label = result.predictions[0]
-    prob = float(result.probabilities[0].max())
-    st.metric("Prediction of your model", label, help="The class with the highest probability.")
-    st.caption(f"p = {prob:.2f}")
+    st.metric("Prediction of your model", result.predictions[0], help="The class with the highest probability.")
+    st.caption(f"p = {float(result.probabilities[0].max()):.2f}")
     show_analysis(result_record(result, mechanism="han-own"), key="han_own", name="han-own-attention")

@@ -75,28 +75,57 @@ def checked(fn: Callable[..., T], *args: Any, stop: bool = True, **kwargs: Any) 
 # ------------------------------------------------------------------ widgets from options
 
 
+def _drop_bad_state(option: Option, key: str) -> None:
+    # A value stored for a widget that is not drawn yet becomes its initial value, and
+    # Streamlit raises on one outside the range: such a value goes, the default takes its place.
+    if key in st.session_state:
+        try:
+            option.read(st.session_state[key])
+        except InputError:
+            del st.session_state[key]
+
+
 def option_slider(option: Option, *, key: str, label: str | None = None, **kwargs: Any):
-    """Returns st.slider over the option's range, step and default."""
+    """Returns st.slider over the option's range, step and default; the value it returns is
+    read through the option again (a scripted client can send any value)."""
+    _drop_bad_state(option, key)
     number = float if option.kind == "float" else int
     default = kwargs.pop("value", option.default if option.default is not None else option.low)
-    return st.slider(label or option.title, number(option.low), number(option.high), number(default),
-                     number(option.step or 1), key=key, help=kwargs.pop("help", option.help), **kwargs)
+    value = st.slider(label or option.title, number(option.low), number(option.high), number(default),
+                      number(option.step or 1), key=key, help=kwargs.pop("help", option.help), **kwargs)
+    return checked(option.read, value)
 
 
 def option_number(option: Option, *, key: str, label: str | None = None, **kwargs: Any):
-    """Returns st.number_input over the option's range (whole numbers for int options)."""
+    """Returns st.number_input over the option's range (whole numbers for int options), checked again."""
+    _drop_bad_state(option, key)
     number = float if option.kind == "float" else int
     default = kwargs.pop("value", option.default if option.default is not None else option.low)
-    return st.number_input(label or option.title, number(option.low), number(option.high), number(default),
-                           number(option.step or 1), key=key, help=kwargs.pop("help", option.help), **kwargs)
+    value = st.number_input(label or option.title, number(option.low), number(option.high), number(default),
+                            number(option.step or 1), key=key, help=kwargs.pop("help", option.help), **kwargs)
+    return checked(option.read, value)
 
 
 def option_radio(option: Option, *, key: str, label: str | None = None, labels: Mapping[str, str] | None = None,
                  **kwargs: Any):
-    """Returns st.radio over the option's choices, the default selected."""
+    """Returns st.radio over the option's choices, the default selected, checked again."""
+    _drop_bad_state(option, key)
     index = option.choices.index(option.default) if option.default in option.choices else 0
-    return st.radio(label or option.title, option.choices, index=index, key=key,
-                    format_func=(labels or {}).get if labels else str, help=kwargs.pop("help", option.help), **kwargs)
+    value = st.radio(label or option.title, option.choices, index=index, key=key,
+                     format_func=(labels or {}).get if labels else str, help=kwargs.pop("help", option.help), **kwargs)
+    return checked(option.read, value)
+
+
+def index_in(value: Any, count: int) -> int:
+    """Returns a widget's index value as an int in 0..count-1, refusing anything else with one line."""
+    try:
+        index = int(value)
+    except (TypeError, ValueError):
+        index = -1
+    if not 0 <= index < count or isinstance(value, bool):
+        show_input_error(InputError(f"pick a value from 0 to {count - 1}"))
+        st.stop()
+    return index
 
 
 def declared(mechanism: Mechanism, values: Mapping[str, Any]) -> dict[str, Any]:
@@ -145,7 +174,7 @@ def export_buttons(record: AttentionRecord, fig: go.Figure, *, key: str, name: s
                                    key=f"{key}-save-{fmt}", on_click="ignore", type="primary", width="stretch")
                 continue
             st.button(FORMAT_LABELS[fmt], key=f"{key}-make-{fmt}", on_click=_make_image, args=(key, fmt, fig),
-                      disabled=not images_ok, help=hint if not images_ok else "renders the image, then offers it",
+                      disabled=not images_ok, help=hint if not images_ok else None,
                       width="stretch")
             if made and made[:2] == (key, fmt) and made[3]:
                 st.error(escape_markdown(made[3]), icon=":material/hourglass:")

@@ -19,7 +19,10 @@ import asyncio
 import atexit
 import concurrent.futures
 import contextlib
+import os
+import signal
 import threading
+from pathlib import Path
 from typing import Any
 
 RENDER_TIMEOUT = 45.0  # seconds for one image (a 512×512 heatmap renders in under a second)
@@ -68,21 +71,27 @@ class ImageExporter:
             raise
         self._loop = loop
 
+    def browser_pids(self) -> list[int]:
+        """Returns the pids of the browser's process tree (kaleido's launcher first, then Chromium's)."""
+        process = getattr(self._kaleido, "subprocess", None)
+        return [] if process is None else _process_tree(process.pid)
+
     def _discard(self) -> None:
-        """Abandons the current browser: kills its process and stops its loop, waiting for nothing."""
-        kaleido, loop = self._kaleido, self._loop
+        """Abandons the current browser: kills its whole process tree and stops its loop, waiting for nothing."""
+        pids = self.browser_pids()
+        loop = self._loop
         self._kaleido, self._loop = None, None
-        process = getattr(kaleido, "subprocess", None)
-        with contextlib.suppress(Exception):
-            if process is not None and process.poll() is None:
-                process.kill()
+        for pid in reversed(pids):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
         if loop is not None:
             with contextlib.suppress(Exception):
                 loop.call_soon_threadsafe(loop.stop)
 
     def _alive(self) -> bool:
-        process = getattr(self._kaleido, "subprocess", None)
-        return self._loop is not None and (process is None or process.poll() is None)
+        # The launcher and at least one browser process under it must still be running.
+        pids = self.browser_pids()
+        return self._loop is not None and len(pids) >= 2 and all(_running(pid) for pid in pids[:2])
 
     def close(self) -> None:
         """Closes the browser, waiting CLOSE_TIMEOUT at most (then kills it)."""
@@ -105,7 +114,9 @@ class ImageExporter:
         if not self._lock.acquire(timeout=LOCK_TIMEOUT):
             raise ExportBusy("image export is busy; try again in a moment (CSV, JSON, NPY and HTML export work now)")
         try:
-            if not self._alive():
+            if not self._alive():  # never started, or the browser died or hangs: a fresh one
+                if self._loop is not None:
+                    self.restarts += 1
                 self._discard()
                 self._start_or_busy()
             opts = {"format": fmt, "width": width, "height": height, "scale": scale}
@@ -132,6 +143,29 @@ class ImageExporter:
                              "try again, or use CSV, JSON, NPY or HTML") from None
 
 
+def _process_tree(pid: int) -> list[int]:
+    """Returns pid and its descendants (Linux /proc; elsewhere pid alone)."""
+    tree, todo = [], [pid]
+    while todo:
+        current = todo.pop(0)
+        tree.append(current)
+        for children in Path(f"/proc/{current}/task").glob("*/children"):
+            with contextlib.suppress(OSError, ValueError):
+                todo.extend(int(x) for x in children.read_text().split())
+    return tree
+
+
+def _running(pid: int) -> bool:
+    """Returns whether pid runs (not gone, not a zombie, not stopped)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X", "T", "t")
+
+
+# One browser per process, on purpose: starting one costs seconds, and serialised renders
+# through one browser keep its memory bounded (module state, like a cache).
 _exporters: dict[str, ImageExporter] = {}
 _exporters_lock = threading.Lock()
 

@@ -25,10 +25,16 @@ import numpy as np
 from models import attention as core
 from models.captioner.checkpoint import checkpoint_path, load_checkpoint
 from models.captioner.model import STEPS, CaptionerRunner, tokens_to_words
+from models.captioner.task import SCENE_DISTANCE_LIMIT, scene_distance
 from models.image_input import fit_square, read_any_image
 from models.record import AttentionRecord
 
 SAMPLE_POOL = 2000
+OUTSIDE_NOTICE = (
+    "This image lies outside the scene world the captioner was trained on (distance {distance:.0f} from it; "
+    "scenes stay under {limit:.0f}): it only knows circles, squares and triangles in four colours on white, "
+    "so this caption and its attention mean nothing here."
+)
 
 
 @functools.lru_cache(maxsize=2)
@@ -136,4 +142,8 @@ def caption_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
         image, mechanism.variant, mode=options["mode"] if hard else "soft", temperature=options["temperature"],
         samples=options.get("samples", 0), seed=options.get("seed", 0),
     )
+    distance = scene_distance(image)
+    settings["scene_distance"] = round(distance, 2)
+    if distance > SCENE_DISTANCE_LIMIT:
+        settings["notices"] = [OUTSIDE_NOTICE.format(distance=distance, limit=SCENE_DISTANCE_LIMIT)]
     return to_record(mechanism.id, result, settings)

@@ -62,7 +62,7 @@ class HANPredictor:
 
     def __init__(self, cfg: HANConfig, graphdef, state, table: np.ndarray | None = None, meta=None):
         self.cfg, self.graphdef, self.state = cfg, graphdef, state
-        self.table = jnp.asarray(load_word_embeddings() if table is None else table)
+        self.table = word_table() if table is None else jnp.asarray(table)
         self.meta = dict(meta or {})
         self._forward = compiled_forward(graphdef)
 
@@ -113,6 +113,12 @@ class HANPredictor:
             words, ids = words[:limit], ids[:limit]
         scores = compiled_word_scores(self.graphdef)(self.state, jnp.take(self.table, jnp.asarray(ids), axis=0))
         return words, np.asarray(scores, np.float32)
+
+
+@functools.lru_cache(maxsize=1)
+def word_table() -> jax.Array:
+    """Returns MiniLM's input embedding table on the device, one copy per process (47 MB)."""
+    return jnp.asarray(load_word_embeddings())
 
 
 @functools.lru_cache(maxsize=1)
@@ -181,11 +187,23 @@ def result_record(result: HANResult, mechanism: str = "han") -> AttentionRecord:
         meta={
             "heads": [name for name, _ in result.heads],
             "prediction": dict(zip([n for n, _ in result.heads], result.predictions)),
-            "notices": list(result.doc.notices),
+            "notices": list(result.doc.notices) + _reading_notices(result.doc),
             "key_labels": "word slots w1..wN; extras 'words' holds each sentence's word per slot",
         },
         extras=extras,
     )
+
+
+SHORT_NOTICE = (
+    "a hierarchical attention network reads documents of several sentences; with one sentence its sentence "
+    "attention is 1 by construction, and a text this short is far from the reviews it was trained on"
+)
+
+
+def _reading_notices(doc: Document) -> list[str]:
+    # Inputs far outside what the model knows: say so beside the figure.
+    words = sum(len(w) for w in doc.words)
+    return [SHORT_NOTICE] if len(doc.sentences) < 2 or words < 4 else []
 
 
 def han_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:

@@ -10,9 +10,11 @@ own") uses the same step and epochs through OwnTraining.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import functools
 import io
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -28,7 +30,8 @@ from models.han.checkpoint import CHECKPOINT, save_checkpoint
 from models.han.data import Batch, Document, batch_shape, encode_document, load_word_embeddings, make_batch
 from models.han.model import HAN, REVIEWS, HANConfig, embed
 from models.han.task import SENTIMENTS, TOPICS, Review, generate_reviews
-from models.training import NO_PROGRESS, Progress, StopRequest, TqdmProgress, make_train_step, output_file
+from models.options import Option
+from models.training import NO_PROGRESS, RUNS_ROOT, Progress, StopRequest, TqdmProgress, make_train_step, output_file
 
 TRAIN_SEED = 0
 
@@ -64,6 +67,13 @@ def batch_arrays(batch: Batch, labels: np.ndarray, rows: int) -> dict:
     }
 
 
+@functools.lru_cache(maxsize=8)
+def adam_optimizer(learning_rate: float) -> optax.GradientTransformation:
+    """Returns clipped Adam at this rate: one object per rate, so the jitted step of a model
+    shape compiles once per process, not once per training (compiled_train_step is cached by it)."""
+    return optax.chain(optax.clip_by_global_norm(1.0), optax.adam(learning_rate))
+
+
 @dataclass
 class TrainState:
     """A HAN under training: the split module, the optimiser and its state."""
@@ -77,7 +87,7 @@ class TrainState:
     def create(cls, cfg: HANConfig, seed: int = 0, learning_rate: float = 3e-3) -> TrainState:
         model = HAN(cfg, rngs=nnx.Rngs(seed))
         graphdef, state = nnx.split(model, nnx.Param)
-        optimizer = optax.chain(optax.clip_by_global_norm(1.0), optax.adam(learning_rate))
+        optimizer = adam_optimizer(learning_rate)
         return cls(graphdef, state, optimizer, optimizer.init(state))
 
     def model(self) -> HAN:
@@ -157,8 +167,14 @@ class OwnTraining:
     def finished(self) -> bool:
         return self.epoch >= self.epochs
 
+    @property
+    def total_steps(self) -> int:
+        return -(-len(self.docs) // OWN_BATCH) * self.epochs
 
-OWN_MAX_EPOCHS = 10
+
+OWN_EPOCHS = Option("epochs", "int", default=5, low=1, high=10, step=1, label="Epochs",
+                    help="passes over the uploaded rows")
+OWN_MAX_EPOCHS = int(OWN_EPOCHS.high)
 OWN_BATCH = 8
 
 
@@ -184,16 +200,110 @@ def train_own_epoch(own: OwnTraining, progress: Progress = NO_PROGRESS) -> None:
     class Counting:
         def update(self, step: int, total: int, **metrics: float) -> None:
             own.steps = done_before + step
-            progress.update(step, total, **metrics)
+            progress.update(own.steps, own.total_steps, **metrics)
 
         def close(self) -> None:
-            progress.close()
+            pass
 
     losses = train_epochs(own.train, own.docs, own.labels, epochs=1, batch_size=OWN_BATCH, seed=own.epoch,
                           progress=Counting(), stop=own.stop)
     own.losses.extend(losses)
     if not own.stop.requested:
         own.epoch += 1
+
+
+@dataclass(frozen=True)
+class OwnModel:
+    """A model trained in the app, as the page shows it and as it is kept on disk."""
+
+    cfg: HANConfig
+    graphdef: Any
+    state: Any
+    data_name: str
+    rows: int
+    epochs: int
+    epoch: int
+    steps: int
+    losses: tuple[float, ...]
+    note: str = ""  # why training ended early, if it did
+
+    @property
+    def finished(self) -> bool:
+        return self.epoch >= self.epochs
+
+    def info(self) -> dict[str, Any]:
+        return {"trained_on": self.data_name, "rows": self.rows, "epochs": self.epochs, "epoch": self.epoch,
+                "steps": self.steps, "losses": list(self.losses), "note": self.note}
+
+
+def own_model(own: OwnTraining, note: str = "") -> OwnModel:
+    """Returns the OwnModel of a training run as it stands."""
+    return OwnModel(own.cfg, own.train.graphdef, own.train.state, own.data_name, len(own.docs), own.epochs,
+                    own.epoch, own.steps, tuple(own.losses), note)
+
+
+def train_own(texts: Sequence[str], labels: np.ndarray, classes: tuple[str, ...], *, epochs: int, data_name: str,
+              progress, save_to: Path | None = None) -> OwnModel:
+    """The app's training job: reads the documents, trains epoch by epoch within the job's budget
+    (progress: a models.training.JobProgress), saving the model after every epoch to `save_to`."""
+    progress.note("reading the documents")
+    own = start_own(texts, labels, classes, epochs=epochs, data_name=data_name)
+    own.stop = progress.stop
+    progress.note(f"epoch 1/{own.epochs}: preparing (the first training on this server compiles its step)")
+    while own.running:
+        progress.note(f"epoch {own.epoch + 1}/{own.epochs}")
+        train_own_epoch(own, progress)
+        if save_to is not None:
+            save_own_model(own_model(own), save_to)
+    model = own_model(own, getattr(progress, "budget_note", ""))
+    if save_to is not None:
+        save_own_model(model, save_to)
+    return model
+
+
+OWN_DIR = RUNS_ROOT / "app" / "han"  # in-app models, kept OWN_TTL seconds so a reload finds them
+OWN_TTL = 24 * 3600
+OWN_KEEP = 200
+_OWN_ID = re.compile(r"[A-Za-z0-9_-]{8,32}")
+
+
+def own_model_path(job_id: str, folder: Path | None = None) -> Path | None:
+    """Returns where an in-app model is kept (default folder OWN_DIR), or None for an id that is not one of ours."""
+    return (folder or OWN_DIR) / f"{job_id}.safetensors" if _OWN_ID.fullmatch(str(job_id or "")) else None
+
+
+def save_own_model(model: OwnModel, path: Path) -> Path:
+    """Writes an in-app model (atomically) and drops kept models past their time."""
+    save_checkpoint(path, model.state, model.cfg, model.info())
+    purge_own_models(path.parent)
+    return path
+
+
+def load_own_model(path: Path | None) -> OwnModel | None:
+    """Returns the in-app model kept at `path`, or None if it is missing, expired or unreadable."""
+    from models.han.checkpoint import load_checkpoint
+
+    if path is None or not path.is_file() or time.time() - path.stat().st_mtime > OWN_TTL:
+        return None
+    try:
+        cfg, graphdef, state, info = load_checkpoint(path)
+    except Exception:  # noqa: BLE001 - a damaged or foreign file is simply not there
+        return None
+    return OwnModel(cfg, graphdef, state, str(info.get("trained_on", "")), int(info.get("rows", 0)),
+                    int(info.get("epochs", 0)), int(info.get("epoch", 0)), int(info.get("steps", 0)),
+                    tuple(float(x) for x in info.get("losses", [])), str(info.get("note", "")))
+
+
+def purge_own_models(folder: Path, *, ttl: float = OWN_TTL, keep: int = OWN_KEEP) -> None:
+    """Deletes in-app models older than ttl seconds, and all but the newest `keep`."""
+    if not folder.is_dir():
+        return
+    files = sorted(folder.glob("*.safetensors"), key=lambda p: p.stat().st_mtime, reverse=True)
+    now = time.time()
+    for index, path in enumerate(files):
+        if index >= keep or now - path.stat().st_mtime > ttl:
+            with contextlib.suppress(OSError):
+                path.unlink()
 
 
 def review_labels(reviews: Sequence[Review]) -> np.ndarray:

@@ -12,6 +12,7 @@ numpy only: the pages, the CLI and the tests use it without importing jax.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -235,3 +236,22 @@ def date_note(output: str) -> str | None:
     except ValueError:
         return f"'{output}' is not a real calendar date; the model's output is shown as is"
     return None
+
+
+_YEAR = re.compile(r"(?<!\d)(19[5-9]\d|20[0-4]\d)(?!\d)")
+_NUMBER = re.compile(r"(?<!\d)\d{1,2}(?!\d)")
+_MONTH_WORDS = frozenset(m.lower() for m in (*MONTHS, *MONTHS_SHORT, *MONTHS_FR))
+OUTSIDE_NOTICE = (
+    "this does not look like a date the model knows (a year from 1950 to 2049 and a month): it was trained "
+    "only on dates written in 13 formats, so its output and attention mean nothing here"
+)
+
+
+def looks_like_a_date(text: str) -> bool:
+    """Returns whether text holds what every generated date holds: a four-digit year in 1950–2049
+    and a month (an English or French month name or abbreviation, or another 1–2 digit number)."""
+    text = str(text)
+    if not _YEAR.search(text):
+        return False
+    words = {w.strip(".,").lower() for w in re.split(r"[\s/.\-年月日]+", text)}
+    return bool(words & _MONTH_WORDS) or len(_NUMBER.findall(_YEAR.sub(" ", text))) >= 1

@@ -73,3 +73,66 @@ def test_bad_input_exits_2_with_one_line(tmp_path, args, message):
     assert message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert "Traceback" not in result.stderr
+
+
+def test_an_existing_out_is_refused_unless_forced_and_the_input_is_never_overwritten(tmp_path):
+    out = tmp_path / "a.json"
+    out.write_text("keep me")
+    args = ["export", "--mechanism", "qkv-dot", "--query", "1,2", "--format", "json", "--out", str(out)]
+    refused = cli(*args)
+    assert refused.returncode == 2 and "exists; pass --force" in refused.stderr
+    assert out.read_text() == "keep me"
+    assert cli(*args, "--force").returncode == 0 and json.loads(out.read_text())["mechanism"] == "qkv-dot"
+    lines = tmp_path / "queries.txt"
+    lines.write_text("1,0\n0,1\n")
+    folder = tmp_path / "batch"
+    folder.mkdir()
+    (folder / "old.txt").write_text("x")
+    batch = ["export", "--mechanism", "qkv-dot", "--input-file", str(lines), "--format", "json", "--out", str(folder)]
+    assert "not empty; pass --force" in cli(*batch).stderr
+    into_input = cli("export", "--mechanism", "qkv-dot", "--input-file", str(lines), "--format", "json",
+                     "--out", str(tmp_path))
+    assert into_input.returncode == 2 and "input file's folder" in into_input.stderr
+    named_like_an_output = tmp_path / "0001.json"
+    named_like_an_output.write_text("1,0\n")
+    forced = cli("export", "--mechanism", "qkv-dot", "--input-file", str(named_like_an_output), "--format", "json",
+                 "--out", str(tmp_path), "--force")
+    assert forced.returncode == 2 and "is the input file" in forced.stderr
+    assert named_like_an_output.read_text() == "1,0\n" and lines.read_text() == "1,0\n0,1\n"
+    image = tmp_path / "scene.png"
+    image.write_bytes((ROOT / "docs" / "examples" / "scene.png").read_bytes())
+    same = cli("export", "--mechanism", "soft", "--image", str(image), "--format", "png", "--out", str(image), "--force")
+    assert same.returncode == 2 and "overwrite the input image" in same.stderr
+
+
+def test_a_flag_the_mechanism_does_not_declare_exits_2_naming_what_it_takes():
+    result = cli("export", "--mechanism", "han", "--text", "Good food. We left.", "--patch", "8", "--format", "json",
+                 "--out", "x.json")
+    assert result.returncode == 2
+    assert result.stderr.strip() == "error: han does not take --patch; it takes --text"
+    listing = cli("options", "hard")
+    assert listing.returncode == 0 and "--samples" in listing.stdout and "from 0 to 2,000" in listing.stdout
+
+
+def test_batches_are_built_and_written_in_chunks(tmp_path, monkeypatch, capsys):
+    import cli as cli_module
+    from models.registry import Mechanism
+
+    sizes = []
+    original = Mechanism.build_many
+
+    def counting(self, raw_list):
+        sizes.append(len(raw_list))
+        return original(self, raw_list)
+
+    monkeypatch.setattr(Mechanism, "build_many", counting)
+    lines = tmp_path / "q.txt"
+    lines.write_text("\n".join(f"{i % 3},1" for i in range(70)))
+    assert cli_module.main(["export", "--mechanism", "qkv-dot", "--input-file", str(lines), "--format", "npy",
+                            "--out", str(tmp_path / "out")]) == 0
+    assert sizes == [32, 32, 6] and len(list((tmp_path / "out").iterdir())) == 70
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"1,1\n" * (cli_module.MAX_INPUT_FILE_BYTES // 4 + 1))
+    assert cli_module.main(["export", "--mechanism", "qkv-dot", "--input-file", str(big), "--format", "npy",
+                            "--out", str(tmp_path / "o2")]) == 2
+    assert "over 5 MB" in capsys.readouterr().err

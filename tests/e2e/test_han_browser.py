@@ -1,5 +1,7 @@
 """The Hierarchical attention page in Chromium: type a document, the heatmap follows; no script runs from the text."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -52,16 +54,16 @@ def test_train_your_own_stops_on_request_and_offers_the_model(page, app_url, tmp
     from models.han.train import example_csv_bytes
 
     csv = tmp_path / "reviews.csv"
-    csv.write_bytes(example_csv_bytes())
+    csv.write_bytes(example_csv_bytes(count=2000))  # 250 steps an epoch: training lasts long enough to stop
     page.goto(f"{app_url}/han")
     page.get_by_text("Train your own").first.wait_for(timeout=90_000)
     wait_idle(page, timeout=240_000)
     page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(csv))
-    page.get_by_text("200 rows, 2 classes").first.wait_for(timeout=60_000)
+    page.get_by_text("2000 rows, 2 classes").first.wait_for(timeout=60_000)
     wait_idle(page)
     page.get_by_role("button", name="Train", exact=True).click()
     # The progress bar reports steps while an epoch runs; Stop interrupts the run.
-    page.get_by_text("epoch 1/5: step").first.wait_for(timeout=120_000)
+    page.get_by_text(re.compile(r"epoch [1-5]/5: step \d+/1250")).first.wait_for(timeout=240_000)  # after the compile
     page.get_by_role("button", name="Stop training").click()
     stopped = page.get_by_text("Your model: stopped after")
     stopped.first.wait_for(timeout=120_000)

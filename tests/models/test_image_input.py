@@ -163,3 +163,72 @@ def test_fit_square_pads_with_white_and_limit_side_keeps_aspect():
     assert np.all(square[0] == 255) and np.all(square[32] == 0)
     small = limit_side(np.zeros((600, 300, 3), np.uint8), 200)
     assert small.shape == (200, 100, 3)
+
+
+def test_a_wide_png_is_refused_before_any_pixel_and_a_tall_one_shrinks_on_decode():
+    import tracemalloc
+
+    from models.captioner.records import load_image_option
+
+    wide = encode(Image.new("RGB", (30_000, 300), "white"), "PNG")  # 27 KB that once peaked at 6.2 GB
+    tracemalloc.start()
+    with pytest.raises(InputError) as info:
+        load_image_option(wide)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert_one_line(info.value, "30000×300", "20 times longer")
+    assert peak < 5_000_000
+    tall = encode(Image.new("RGB", (1_000, 20_000), "white"), "PNG")  # 20 megapixels, 20:1 exactly
+    tracemalloc.start()
+    image = load_image_option(tall)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert image.shape == (64, 64, 3) and peak < 20_000_000  # the decoded photo never existed at full size in numpy
+    decoded = image_input.decode_image(tall)
+    assert decoded.shape[0] == image_input.MAX_SIDE and abs(decoded.shape[1] - image_input.MAX_SIDE / 20) <= 1.5
+
+
+def test_phone_jpegs_decode_and_tiff_is_not_offered():
+    jpeg = encode(Image.new("RGB", (2_000, 1_500), (10, 200, 30)), "JPEG", quality=90)
+    decoded = decode_image(jpeg)
+    assert decoded.shape == (768, 1024, 3) and abs(int(decoded[0, 0, 1]) - 200) <= 3  # draft + shrink
+    mpo = Image.new("RGB", (64, 48), (200, 20, 20))
+    second = Image.new("RGB", (64, 48), (20, 20, 200))
+    buffer = io.BytesIO()
+    mpo.save(buffer, format="MPO", save_all=True, append_images=[second])
+    assert decode_image(buffer.getvalue())[0, 0].tolist()[0] > 150  # the first frame of a phone MPO
+    with pytest.raises(InputError, match="TIFF images are not supported"):
+        decode_image(encode(Image.new("RGB", (8, 8)), "TIFF"))
+
+
+def _mutated(data: bytes, flips: list[tuple[int, int]], cut: int | None) -> bytes:
+    out = bytearray(data)
+    for position, value in flips:
+        out[position % len(out)] = value
+    return bytes(out[:cut] if cut else out)
+
+
+SEEDS = {
+    "png": encode(Image.fromarray(np.random.default_rng(0).integers(0, 255, (20, 30, 3), dtype=np.uint8)), "PNG"),
+    "jpeg": encode(Image.fromarray(np.random.default_rng(1).integers(0, 255, (24, 16, 3), dtype=np.uint8)), "JPEG"),
+    "gif": encode(Image.new("P", (12, 9), 3), "GIF"),
+}
+
+
+@pytest.mark.parametrize("kind", SEEDS)
+def test_mutated_image_bytes_raise_only_input_errors(kind):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as hs
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(hs.lists(hs.tuples(hs.integers(0, 10_000), hs.integers(0, 255)), max_size=8),
+           hs.one_of(hs.none(), hs.integers(0, len(SEEDS[kind]))))
+    def fuzz(flips, cut):
+        try:
+            image = decode_image(_mutated(SEEDS[kind], flips, cut))
+        except InputError as error:
+            assert "\n" not in str(error) and str(error)
+        else:
+            assert image.dtype == np.uint8 and image.ndim == 3 and image.shape[2] == 3
+
+    fuzz()

@@ -50,3 +50,67 @@ def test_runs_never_replace_a_committed_checkpoint_unless_asked(tmp_path):
     with pytest.raises(SystemExit):
         output_file(han, han)
     assert output_file(tmp_path / "mine.safetensors", han) == tmp_path / "mine.safetensors"
+
+
+def test_the_service_runs_at_most_its_limit_at_once_in_submission_order():
+    import threading
+    import time
+
+    from models.training import TrainingService
+
+    service = TrainingService(limit=2, max_steps=10**6, max_seconds=60)
+    lock, running, peak, order = threading.Lock(), [0], [0], []
+    release = threading.Event()
+
+    def stub(progress):
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+            order.append(progress.job_id)
+        release.wait(10)
+        with lock:
+            running[0] -= 1
+        return progress.job_id
+
+    jobs = [service.submit(stub, label=f"job {i}") for i in range(6)]
+    deadline = time.time() + 10
+    while service.running() < 2 and time.time() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.2)  # nobody else may start while two run
+    assert service.running() == 2 and peak[0] == 2
+    assert [service.position(j) for j in jobs[2:]] == [1, 2, 3, 4]
+    service.cancel(jobs[5])  # a waiting job can leave the line
+    release.set()
+    for job in jobs:
+        while job.active and time.time() < deadline:
+            time.sleep(0.01)
+    assert peak[0] == 2 and order == [j.id for j in jobs[:5]]  # first come, first served
+    assert [j.status for j in jobs] == ["done"] * 5 + ["stopped"] and jobs[0].result == jobs[0].id
+
+
+def test_a_job_stops_at_its_step_budget_and_a_failure_is_one_line():
+    import time
+
+    from models.training import TrainingService
+
+    service = TrainingService(limit=1, max_steps=5, max_seconds=60)
+    budgets = {}
+
+    def counting(progress):
+        step = 0
+        while not progress.stop.requested:
+            step += 1
+            progress.update(step, 100, loss=1.0 / step)
+        budgets["note"] = progress.budget_note
+        return step
+
+    def failing(progress):
+        raise ValueError("the CSV went away\nsecond line")
+
+    ok, bad = service.submit(counting, label="a"), service.submit(failing, label="b")
+    deadline = time.time() + 10
+    while (ok.active or bad.active) and time.time() < deadline:
+        time.sleep(0.01)
+    assert ok.status == "stopped" and ok.result == 5 and ok.step == 5 and ok.total == 100
+    assert budgets["note"] == "stopped at the budget of 5 steps per training"
+    assert bad.status == "failed" and bad.message == "the CSV went away"

@@ -13,6 +13,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # The app shows users no error details (.streamlit/config.toml); AppTest runs here show them,
 # so a failing page test says what failed.
 os.environ.setdefault("STREAMLIT_CLIENT_SHOW_ERROR_DETAILS", "full")
+from streamlit import config as _config  # noqa: E402
+
+_config.set_option("client.showErrorDetails", "full")
 APP = str(ROOT / "app.py")
 
 

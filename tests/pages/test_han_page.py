@@ -56,15 +56,31 @@ def _train_your_own_alone():
     train_your_own()
 
 
-def test_train_your_own_trains_in_the_app_and_offers_the_model(served_downloads):
+def _wait_for_the_job(at, timeout=300):
+    import time
+
+    from ui.han import JOB_KEY, training_service
+
+    job = training_service().get(at.session_state[JOB_KEY])
+    deadline = time.time() + timeout
+    while job.active and time.time() < deadline:
+        time.sleep(0.2)
+    assert not job.active, f"the training job is still {job.status}"
+    return job
+
+
+def test_train_your_own_trains_in_the_background_and_offers_the_model(served_downloads, monkeypatch, tmp_path):
     # The section alone (AppTest.from_function): on the full page, AppTest loses the Train
     # click after an upload; Chromium does not (tests/e2e/test_han_browser.py).
     from safetensors.numpy import load
     from streamlit.testing.v1 import AppTest
 
-    from models.han.checkpoint import checkpoint_bytes
-    from models.han.train import example_csv_bytes
+    from models.checkpoint import flat_params
+    from models.han import train as han_train
+    from models.han.checkpoint import checkpoint_bytes, load_checkpoint_bytes
+    from models.han.train import TrainState, example_csv_bytes
 
+    monkeypatch.setattr(han_train, "OWN_DIR", tmp_path)
     at = AppTest.from_function(_train_your_own_alone, default_timeout=600).run()
     at.get("file_uploader")[0].set_value(("reviews.csv", example_csv_bytes(), "text/csv"))
     at.run()
@@ -72,25 +88,49 @@ def test_train_your_own_trains_in_the_app_and_offers_the_model(served_downloads)
     at.slider(key="han_own_epochs").set_value(2).run()
     at.button(key="han_train_start").click().run()
     assert not at.exception
+    job = _wait_for_the_job(at)
+    assert job.status == "done" and at.query_params["model"] == job.id
+    at.run()
     done = [s.value for s in at.success]
-    own = at.session_state["han_own_model"]
-    assert own.steps > 0
-    assert done and done[0].startswith(f"Your model: trained after {own.steps} training steps, 2 of 2 epochs complete"), done
+    model = at.session_state["han_model"]
+    assert model.steps > 0 and model.epoch == 2 and model.finished
+    assert done and done[0].startswith(f"Your model: trained after {model.steps} training steps, 2 of 2 epochs complete"), done
     losses = [float(x) for x in done[0].split("loss per epoch: ")[1].rstrip(").").split(", ")]
     assert len(losses) == 2 and losses[1] < losses[0]
-    assert [b.key for b in at.button] == ["han_train_start"]  # no Stop button once done
-    assert own.epoch == 2 and not own.running
+    assert "han_train_stop" not in [b.key for b in at.button]  # no Stop button once done
+    assert at.button(key="han_train_start").label == "Train again"
     served = served_downloads(at, "Download the trained model (safetensors)")
-    from models.checkpoint import flat_params
-    from models.han.checkpoint import load_checkpoint_bytes
-    from models.han.train import TrainState
-
     cfg, _, state, info = load_checkpoint_bytes(served)  # the bytes a click downloads
-    assert cfg == own.cfg and info == {"trained_on": "reviews.csv"}
-    trained, fresh = flat_params(state), flat_params(TrainState.create(own.cfg, seed=0, learning_rate=1e-2).state)
-    assert all(np.array_equal(trained[k], v) for k, v in flat_params(own.train.state).items())  # the model trained here
+    assert cfg == model.cfg and info["trained_on"] == "reviews.csv" and info["steps"] == model.steps
+    trained, fresh = flat_params(state), flat_params(TrainState.create(model.cfg, seed=0, learning_rate=1e-2).state)
+    assert all(np.array_equal(trained[k], v) for k, v in flat_params(model.state).items())  # the model trained here
     assert any(not np.array_equal(trained[k], fresh[k]) for k in fresh)  # not the initial weights
-    assert load(served).keys() == load(checkpoint_bytes(own.train.state, own.cfg)).keys()
+    assert load(served).keys() == load(checkpoint_bytes(model.state, model.cfg)).keys()
     at.text_area(key="han_own_text").set_value("The soup was wonderful. We will come back.").run()
     assert not at.exception
     assert at.metric[0].value in ("positive", "negative")
+
+    # A reload is a new session with the same URL: the model comes back from disk.
+    again = AppTest.from_function(_train_your_own_alone, default_timeout=600)
+    again.query_params["model"] = job.id
+    again.run()
+    assert not again.exception
+    assert [s.value for s in again.success] == done
+    # Train again asks first, and keeps the model when told to.
+    at.button(key="han_train_start").click().run()
+    assert any("replaces your model trained on reviews.csv" in w.value for w in at.warning)
+    at.button(key="han_train_keep").click().run()
+    assert not at.warning and at.session_state["han_model"] is model
+
+
+def test_out_of_range_widget_values_are_refused_on_the_server():
+    from streamlit.testing.v1 import AppTest
+
+    from models.han.train import example_csv_bytes
+
+    at = AppTest.from_function(_train_your_own_alone, default_timeout=600).run()
+    at.get("file_uploader")[0].set_value(("reviews.csv", example_csv_bytes(), "text/csv"))
+    at.run()
+    at.session_state["han_own_epochs"] = 10**9  # what a scripted client could send
+    at.run()
+    assert not at.exception and at.slider(key="han_own_epochs").value <= 10

@@ -83,3 +83,41 @@ def test_make_scene_rejects_bad_layouts():
         make_scene([SceneObject("circle", "red", 10, 10, 20), SceneObject("square", "blue", 20, 20, 20)])
     with pytest.raises(ValueError):
         make_scene([SceneObject("circle", "red", 50, 10, 20)])
+
+
+def test_the_scene_world_check_keeps_scenes_and_flags_photos():
+    from pathlib import Path
+
+    from models.captioner.records import load_image_option
+
+    images, _ = S.scene_batch(np.random.default_rng(31), 600, 0.5)  # not the seed the statistics came from
+    scene = np.array([S.scene_distance(i) for i in images])
+    assert (scene <= S.SCENE_DISTANCE_LIMIT).mean() >= 0.99
+    photos = sorted((Path(__file__).resolve().parents[2] / "fixtures" / "photos").glob("*.jpg"))
+    assert len(photos) == 12
+    rng = np.random.default_rng(5)
+    distances = []
+    for path in photos:
+        from models.image_input import decode_image, fit_square
+
+        full = decode_image(path.read_bytes())
+        distances.append(S.scene_distance(load_image_option(path.read_bytes())))
+        h, w = full.shape[:2]
+        for _ in range(4):  # crops: other content, other scales
+            side = int(rng.integers(32, min(h, w) + 1))
+            y, x = int(rng.integers(0, h - side + 1)), int(rng.integers(0, w - side + 1))
+            distances.append(S.scene_distance(fit_square(full[y : y + side, x : x + side], 64)))
+    assert (np.array(distances) > S.SCENE_DISTANCE_LIMIT).mean() >= 0.95
+
+
+def test_a_photo_gets_the_outside_notice_and_a_scene_does_not():
+    from pathlib import Path
+
+    from models.registry import get_mechanism
+
+    root = Path(__file__).resolve().parents[3]
+    photo = get_mechanism("soft").build({"image": str(root / "tests/fixtures/photos/coffee.jpg")})
+    assert photo.meta["scene_distance"] > S.SCENE_DISTANCE_LIMIT
+    assert "outside the scene world" in photo.meta["notices"][0]
+    scene = get_mechanism("hard").build({"image": str(root / "docs/examples/scene.png")})
+    assert "notices" not in scene.meta and scene.meta["scene_distance"] < S.SCENE_DISTANCE_LIMIT

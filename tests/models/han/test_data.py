@@ -99,3 +99,17 @@ def test_word_weights_sum_the_pieces(piece_words, seed):
 def test_splitting_keeps_punctuation_on_words():
     assert split_words("The soup, sadly, was cold!") == ["The", "soup,", "sadly,", "was", "cold!"]
     assert split_sentences("First line\nSecond line. Third?") == ["First line", "Second line.", "Third?"]
+
+
+def test_one_huge_word_costs_no_memory():
+    import tracemalloc
+
+    text = "The food was good. " + "x" * 1_000_000 + " was the word. " + " ".join(["fine"] * 1_800)
+    tracemalloc.start()
+    doc = encode_document(text)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 30_000_000  # a fixed-width string array of this text would need about 7 GB
+    assert max(len(w) for ws in doc.words for w in ws) <= 100
+    assert any("cut to its first 50,000 of" in n for n in doc.notices)
+    assert any("longer than 100 characters" in n for n in doc.notices)

@@ -70,3 +70,10 @@ def test_notices_for_cut_unknown_and_impossible_input():
 
 def test_random_example_is_seeded():
     assert random_example(5) == random_example(5) and random_example(5) != random_example(6)
+
+
+def test_prose_gets_the_outside_notice():
+    prose = get_mechanism("bahdanau").build({"text": "The cat sat on the mat"})
+    assert any("does not look like a date" in n for n in prose.meta["notices"])
+    date = get_mechanism("bahdanau").build({"text": TEXT})
+    assert not any("does not look like a date" in n for n in date.meta["notices"])

@@ -119,3 +119,18 @@ def test_targets_round_trip_and_impossible_dates():
     assert ids.dtype == np.int32 and dates.decode_target(ids) == "2018-05-09"
     assert dates.date_note("2018-02-31") is not None
     assert dates.date_note("2018-02-28") is None
+
+
+def test_dates_the_model_knows_and_text_it_does_not():
+    import json
+    from pathlib import Path
+
+    examples = dates.generate(2000, 4242)
+    assert all(dates.looks_like_a_date(e.source) for e in examples)  # every generated format, case and spacing
+    fixture = Path(__file__).resolve().parents[2] / "fixtures" / "han_plain_reviews.json"
+    sentences = [s for r in json.loads(fixture.read_text())["reviews"] for s in r["text"].split(". ")]
+    assert not any(dates.looks_like_a_date(s) for s in sentences)
+    for text in ("hello world", "Meeting at 10:30 on Friday", "I was born in 1990", "in 2150 on 3 May"):
+        assert not dates.looks_like_a_date(text), text
+    for text in ("May 2018 the 9th", "9/5/2018", "le 9 mai 2018"):
+        assert dates.looks_like_a_date(text), text

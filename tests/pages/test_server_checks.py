@@ -1,0 +1,60 @@
+"""Widget ranges are enforced in the browser only: every value a page uses is checked again on
+the server, and an out-of-range value gets one line, never a traceback or a wrong figure."""
+
+import pytest
+import streamlit
+
+from tests.pages.conftest import chart_specs, open_page
+
+OUT_OF_RANGE = {
+    "pages/home.py": {"home_temperature": 10**6},
+    "pages/playground.py": {"temperature": -5.0, "samples": 10**9},
+    "pages/seq2seq.py": {"s2s_window": 999},
+    "pages/feedforward.py": {"length": 10**9, "seed": -1},
+    "pages/sentence_alignment.py": {"al_tau_cosine": 0.0},
+}
+
+
+@pytest.mark.parametrize("page", OUT_OF_RANGE, ids=lambda p: p.removeprefix("pages/"))
+def test_out_of_range_session_values_never_reach_a_model(page):
+    at = open_page(page, timeout=300)
+    if page == "pages/playground.py":
+        at.session_state["mode"] = "sample"  # draws the samples slider, whose stored value is out of range
+    for key, value in OUT_OF_RANGE[page].items():
+        at.session_state[key] = value
+    at.run()
+    assert not at.exception, at.exception
+    for key, value in OUT_OF_RANGE[page].items():
+        shown = at.session_state[key] if key in at.session_state else None
+        assert shown != value or at.error, f"{key}={value!r} was used as it came"
+
+
+def test_a_widget_that_returns_a_value_outside_its_range_gets_one_line(monkeypatch):
+    # What the server would see if the browser's range check were bypassed and Streamlit's own
+    # reset did not happen: the page's check of the option still refuses the value.
+    real_slider = streamlit.slider
+
+    def scripted_slider(label, *args, **kwargs):
+        value = real_slider(label, *args, **kwargs)
+        return 10**6 if kwargs.get("key") == "home_temperature" else value
+
+    monkeypatch.setattr(streamlit, "slider", scripted_slider)
+    at = open_page("pages/home.py")
+    assert not at.exception
+    assert [e.value for e in at.error] == ["temperature must be a number from 0.05 to 10, got 1000000"]
+    assert not chart_specs(at)  # nothing was drawn from the refused value
+
+
+def test_a_head_index_outside_the_model_gets_one_line(monkeypatch):
+    from streamlit.delta_generator import DeltaGenerator
+
+    real_selectbox = DeltaGenerator.selectbox
+
+    def scripted_selectbox(self, label, options, *args, **kwargs):
+        value = real_selectbox(self, label, options, *args, **kwargs)
+        return 99 if kwargs.get("key") == "sa_layer" else value
+
+    monkeypatch.setattr(DeltaGenerator, "selectbox", scripted_selectbox)
+    at = open_page("pages/self_attention.py", timeout=300)
+    assert not at.exception
+    assert [e.value for e in at.error] == ["pick a value from 0 to 5"]
