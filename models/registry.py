@@ -110,9 +110,11 @@ FEEDFORWARD = Page("pages/feedforward.py", "Feed-forward attention", ":material/
 SEQ2SEQ = Page("pages/seq2seq.py", "Seq2seq alignment", ":material/translate:")
 HAN = Page("pages/han.py", "Hierarchical attention", ":material/account_tree:")
 IMAGES = Page("pages/images.py", "Hard vs soft attention (images)", ":material/image:")
+TRANSFORMER = Page("pages/transformer.py", "Transformer: three kinds of attention", ":material/swap_horiz:")
+INDUCTION = Page("pages/induction.py", "Induction heads", ":material/repeat:")
 
 PAGES: tuple[Page, ...] = (
-    HOME, PLAYGROUND, SEQ2SEQ, SENTENCE_ALIGNMENT, IMAGES, FEEDFORWARD, HAN, SELF_ATTENTION
+    HOME, PLAYGROUND, SEQ2SEQ, SENTENCE_ALIGNMENT, IMAGES, FEEDFORWARD, HAN, SELF_ATTENTION, TRANSFORMER, INDUCTION
 )  # roughly the order of the literature
 
 EXAMPLE_IMAGE = "docs/examples/scene.png"
@@ -141,6 +143,19 @@ _SEQ2SEQ_OPTIONS = (
 _CAPTION_TEMPERATURE = o.TEMPERATURE.with_(low=0.1, high=5.0, step=0.1, label="Temperature τ (hard)",
                                            help="α = softmax(e/τ): low τ sharpens where the captioner looks")
 _IMAGE = o.IMAGE.with_(help="input image: PNG or JPEG, checked by content")
+_ENCDEC_OPTIONS = (
+    o.TEXT.with_(max_chars=1_000, help="the text to normalise, e.g. '9 May 2018'"),
+    o.Option("step", "int", low=0, high=1_000_000, help="a training-step snapshot instead of the final weights"),
+)
+_VASWANI = "Vaswani et al. (2017), Attention Is All You Need"
+
+
+def _encdec(variant: str, name: str, formula: str, summary: str) -> Mechanism:
+    return Mechanism(
+        id=f"transformer-{variant}", name=name, paper=_VASWANI, formula=formula, page=TRANSFORMER.file,
+        summary=summary, family="encdec", variant=variant, builder="models.encdec.records:encdec_record",
+        batch_builder="models.encdec.records:encdec_records", options=_ENCDEC_OPTIONS, example={"text": "9 May 2018"},
+    )
 
 # ------------------------------------------------------------------ the catalogue
 
@@ -321,11 +336,62 @@ MECHANISMS: tuple[Mechanism, ...] = (
     ),
 )
 
+MECHANISMS = MECHANISMS + (
+    Mechanism(
+        id="transformer-rollout",
+        name="Attention rollout and attention flow",
+        paper="Abnar & Zuidema (2020), Quantifying Attention Flow in Transformers",
+        formula=r"\tilde A_l = \operatorname{norm}\!\left(\tfrac12 A_l + \tfrac12 I\right),\quad "
+        r"R = \tilde A_L \cdots \tilde A_1;\quad \operatorname{flow}(j \to i) = \operatorname{maxflow}_{\tilde A}(x_j, h^L_i)",
+        page=SELF_ATTENTION.file,
+        summary="How much of each top-layer token traces back to each input token, through every layer's heads and the residual.",
+        family="transformer", variant="rollout", builder="models.transformer.rollout:rollout_record",
+        options=(
+            o.TEXT.with_(max_chars=20_000), o.TEXT_PAIR.with_(max_chars=20_000),
+            o.Option("method", "choice", default="rollout", choices=("rollout", "flow"), label="Method",
+                     help="rollout (product of the layers) or flow (max-flow; up to 40 tokens)"),
+            o.Option("fusion", "choice", default="mean", choices=("mean", "max", "min"), label="Head fusion",
+                     help="how each layer's heads are fused before the residual is added"),
+            o.MODEL_DIR,
+        ),
+        example={"text": "The cat sat on the mat."},
+    ),
+    _encdec("encoder", "Transformer encoder self-attention",
+            r"\alpha^{enc} = \operatorname{softmax}\!\left(\frac{Q_s K_s^\top}{\sqrt{d_k}}\right)",
+            "Inside the source: every input character attends to every input character."),
+    _encdec("decoder", "Transformer masked decoder self-attention",
+            r"\alpha^{dec} = \operatorname{softmax}\!\left(\frac{Q_t K_t^\top}{\sqrt{d_k}} + M\right),\ M_{ij} = -\infty \text{ for } j > i",
+            "Inside the target: each output character attends only to the characters already written."),
+    _encdec("cross", "Transformer encoder–decoder (cross) attention",
+            r"\alpha^{cross} = \operatorname{softmax}\!\left(\frac{Q_t K_s^\top}{\sqrt{d_k}}\right)",
+            "Between them: each output character's query against the encoded input characters."),
+    Mechanism(
+        id="induction",
+        name="Induction heads in an attention-only transformer",
+        paper="Olsson et al. (2022), In-context Learning and Induction Heads; Elhage et al. (2021)",
+        formula=r"\text{prefix matching}: \ \alpha_{t \to s+1} \text{ where } x_s = x_t,\ s < t",
+        page=INDUCTION.file,
+        summary="A two-layer attention-only transformer learns to find the earlier copy of the current token and copy what came next.",
+        family="induction", builder="models.induction.records:induction_record",
+        options=(
+            o.TEXT.with_(required=False, max_chars=2_000,
+                         help="a token sequence from the model's vocabulary (default: a generated [BOS] + r + r)"),
+            o.SEED.with_(help="seed of the generated repeated sequence"),
+            o.Option("length", "int", default=64, low=3, high=64, step=1, label="Length",
+                     help="length of the generated sequence, [BOS] included"),
+            o.Option("step", "int", low=0, high=1_000_000, help="a training-step snapshot instead of the final weights"),
+        ),
+        example={"seed": 0},
+    ),
+)
+
 TRAINERS: Mapping[str, tuple[str, str]] = MappingProxyType({
     "seq2seq": ("models.seq2seq.train", "character-level date normalisation with Bahdanau/Luong attention"),
     "captioner": ("models.captioner.train", "Show, Attend and Tell on the scene world, soft or hard attention"),
     "feedforward": ("models.feedforward.train", "feed-forward attention (Raffel & Ellis) on the addition problem"),
     "han": ("models.han.train", "hierarchical attention network (Yang et al.) on generated reviews"),
+    "encdec": ("models.encdec.train", "a Transformer encoder–decoder (Vaswani et al.) on the date task"),
+    "induction": ("models.induction.train", "a two-layer attention-only transformer on repeated sequences"),
 })
 
 _BY_ID = {m.id: m for m in MECHANISMS}
