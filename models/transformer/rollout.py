@@ -81,11 +81,11 @@ def attention_flow(weights: np.ndarray, fusion: str = "mean", residual: float = 
         raise InputError(f"attention flow is offered for up to {MAX_FLOW_TOKENS} tokens; this input has {tokens}")
     nodes = (num_layers + 1) * tokens  # node l·T + j: token j after layer l (l = 0: the input)
     rows, cols, caps = [], [], []
-    for l in range(num_layers):
-        capacity = np.rint(layers[l] / FLOW_UNIT).astype(np.int64)  # [i, j]: from j below to i above
+    for layer in range(num_layers):
+        capacity = np.rint(layers[layer] / FLOW_UNIT).astype(np.int64)  # [i, j]: from j below to i above
         i, j = np.nonzero(capacity)
-        rows.append(l * tokens + j)
-        cols.append((l + 1) * tokens + i)
+        rows.append(layer * tokens + j)
+        cols.append((layer + 1) * tokens + i)
         caps.append(capacity[i, j])
     graph = csr_matrix((np.concatenate(caps), (np.concatenate(rows), np.concatenate(cols))), shape=(nodes, nodes))
     flow = np.zeros((tokens, tokens))

@@ -76,8 +76,8 @@ def test_flow_matches_a_max_flow_oracle_on_the_layer_graph():
     layers = ro.with_residual(ro.fuse_heads(w))
     t = 4
     capacity = np.zeros((3 * t, 3 * t))
-    for l in range(2):
-        capacity[l * t : (l + 1) * t, (l + 1) * t : (l + 2) * t] = layers[l].T  # from j below to i above
+    for k in range(2):
+        capacity[k * t : (k + 1) * t, (k + 1) * t : (k + 2) * t] = layers[k].T  # from j below to i above
     got = ro.attention_flow(w)
     for i in range(t):
         for j in range(t):
