@@ -176,6 +176,28 @@ class AttentionRunner:
         hidden = np.asarray(self._hidden_fn(self._state, *self._padded([encoding], 1)))
         return list(encoding.tokens), np.array(hidden[0, : len(encoding)], dtype=np.float32)
 
+    def hidden_of_ids(self, sequences: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Returns one float32 [T_i, D] of last-layer hidden states per token-id sequence.
+
+        sequences: int arrays already holding the special tokens ([CLS] … [SEP]), each at most
+        the model's max_position_embeddings long; run in batches of MAX_BATCH per length bucket
+        (for features other models read, e.g. the HAN's contextual word vectors).
+        """
+        encodings = [Encoding(tuple(str(i) for i in ids), np.asarray(ids, np.int32), np.zeros(len(ids), np.int32))
+                     for ids in sequences]
+        out: list[np.ndarray | None] = [None] * len(encodings)
+        by_bucket: dict[int, list[int]] = {}
+        for index, enc in enumerate(encodings):
+            by_bucket.setdefault(bucket(len(enc), self.buckets), []).append(index)
+        for indices in by_bucket.values():
+            for start in range(0, len(indices), MAX_BATCH):
+                chunk = indices[start : start + MAX_BATCH]
+                inputs = self._padded([encodings[i] for i in chunk], bucket(len(chunk), BATCH_BUCKETS))
+                hidden = np.asarray(self._hidden_fn(self._state, *inputs))
+                for row, i in enumerate(chunk):
+                    out[i] = np.array(hidden[row, : len(encodings[i])], dtype=np.float32)
+        return out  # type: ignore[return-value]
+
     def _record(self, encoding: Encoding, weights: np.ndarray) -> AttentionRecord:
         return AttentionRecord(
             mechanism=self.mechanism_id,
