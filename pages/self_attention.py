@@ -2,26 +2,37 @@
 
 import streamlit as st
 
-from models.registry import SELF_ATTENTION, mechanisms_on_page
+from models.registry import SELF_ATTENTION, get_mechanism, mechanisms_on_page
 from models.transformer.checkpoint import model_root, resolve_model_dir
+from models.transformer.rollout import MAX_FLOW_TOKENS
 from models.transformer.stats import (
+    PATTERN_STATISTICS,
     STATISTICS,
     combine_heads,
     head_statistic,
     matrix_record,
     model_view_record,
     pair_block_shares,
+    special_sinks,
     statistic_record,
 )
 from ui.router import ensure_router
-from ui.transformer import cached_record, open_clicked_head, warmed_runner
-from ui.widgets import checked, escape_markdown, index_in, show_figure
-from viz.transformer import head_heatmap, model_view, pair_blocks_figure, segment_title, statistic_heatmap
+from ui.transformer import cached_record, cached_rollout, open_clicked_head, warmed_runner
+from ui.widgets import checked, escape_markdown, index_in, option_radio, show_figure
+from viz.transformer import (
+    head_heatmap,
+    model_view,
+    pair_blocks_figure,
+    rollout_heatmap,
+    segment_title,
+    statistic_heatmap,
+)
 
 ensure_router()
 
 DEFAULT_TEXT = "The tokenizer splits unfamiliar words like embeddings into pieces, but the cat sat on the mat."
-VIEWS = ("Head view", "Model view", "Head statistics", "Sentence pair")
+VIEWS = ("Head view", "Model view", "Head statistics", "Sentence pair", "Rollout and flow")
+ROLLOUT = get_mechanism("transformer-rollout")
 
 st.title("Self-attention of a pretrained transformer")
 mechanism = mechanisms_on_page(SELF_ATTENTION.file)[0]
@@ -120,8 +131,17 @@ with tabs[1]:
 with tabs[2]:
     if tabs[2].open:
         statistic = st.selectbox("Statistic", STATISTICS, format_func=lambda s: s.label, key="sa_statistic")
-        st.caption(statistic.description + ". Click a cell to open that head in the Head view.")
-        values = head_statistic(record.weights, labels, statistic.id)
+        sinks, all_heads = special_sinks(record)
+        st.caption(
+            f"{statistic.description}. Click a cell to open that head in the Head view. "
+            f"Attention sinks: **{sinks} of {all_heads}** heads put more than half of their attention on [CLS] or [SEP]."
+        )
+        leave_out = statistic.id in PATTERN_STATISTICS and st.toggle(
+            "Leave [CLS] and [SEP] out of the score", key="sa_leave_out",
+            help="Many heads park their attention on [CLS] and [SEP]; with this on, the score is "
+            "computed over the other keys only (both sums of Σ A·P / Σ A).",
+        )
+        values = head_statistic(record.weights, labels, statistic.id, exclude_special=bool(leave_out))
         stats_fig = statistic_heatmap(
             values, statistic=statistic.label, selected=(layer, head),
             zmax=None if statistic.id == "entropy" else 1.0,
@@ -148,3 +168,26 @@ with tabs[3]:
             show_figure(pair_fig, matrix_record(record, record.weights[layer, head], layer=layer, head=head),
                         key="sa_pair_blocks", chart_key="sa_pair_chart",
                         name=f"self-attention-pair-layer{layer}-head{head}")
+
+with tabs[4]:
+    if tabs[4].open:
+        st.markdown(
+            "**Rollout** follows attention through all layers: each layer's heads are fused, the residual "
+            "connection is counted as half of the mixing (½·A + ½·I, rows renormalised), and the layers are "
+            "multiplied from the first up. **Flow** treats the same layers as a graph and asks how much can "
+            "flow from each input token to each top-layer token (max-flow). Row *i* estimates how much of token "
+            "*i*'s top-layer representation traces back to each input token. Both ignore the values, the MLPs "
+            "and the layer norms, so they are not a measure of what the model's output depends on "
+            "(Abnar & Zuidema, 2020)."
+        )
+        method_col, fusion_col = st.columns(2)
+        with method_col:
+            method = option_radio(ROLLOUT.option("method"), key="sa_rollout_method", horizontal=True,
+                                  labels={"rollout": "Rollout", "flow": f"Flow (up to {MAX_FLOW_TOKENS} tokens)"})
+        with fusion_col:
+            fusion = option_radio(ROLLOUT.option("fusion"), key="sa_rollout_fusion", horizontal=True)
+        with st.spinner("Computing the maximum flow through every layer…" if method == "flow" else "Rolling out…"):
+            rolled = checked(cached_rollout, model_dir, text, text_pair.strip(), merge, method, fusion)
+        title = f"{method.capitalize()} over {rolled.meta['layers']} layers, heads fused by {fusion}"
+        show_figure(rollout_heatmap(rolled.weights, rolled.query_labels, title=title), rolled,
+                    key="sa_rollout", name=f"self-attention-{method}-{fusion}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import streamlit as st
@@ -11,7 +12,8 @@ import streamlit as st
 from models.record import AttentionRecord
 from models.registry import get_mechanism
 from models.transformer.records import shared_runner
-from models.transformer.stats import merge_word_pieces
+from models.transformer.rollout import rollout_of_record
+from models.transformer.stats import merge_matrix, merge_word_pieces
 from ui.widgets import clicked_points
 
 # The default text (24 tokens) and most sentences fit the 32-token bucket: compile it while
@@ -36,6 +38,25 @@ def cached_record(model_dir: str, text: str, text_pair: str, merge: bool) -> Att
     warmed_runner(model_dir)
     record = get_mechanism("transformer").build({"text": text, "text_pair": text_pair or None, "model_dir": model_dir})
     return merge_word_pieces(record) if merge else record
+
+
+# Flow of 40 tokens takes about 2 s on 2 cores: cache it like the records.
+@st.cache_resource(show_spinner=False, max_entries=6)
+def cached_rollout(model_dir: str, text: str, text_pair: str, merge: bool, method: str, fusion: str) -> AttentionRecord:
+    """Returns the rollout or flow record of a text (or pair), computed over word pieces and then
+    merged into words if asked (rows mean, columns sum, as in the head views).
+
+    Raises InputError when flow is asked for more than MAX_FLOW_TOKENS tokens.
+    """
+    tokens = cached_record(model_dir, text, text_pair, False)
+    record = rollout_of_record(tokens, method=method, fusion=fusion, mechanism="transformer-rollout")
+    if not merge:
+        return record
+    merged = merge_word_pieces(record)
+    if "raw" not in record.extras:
+        return merged
+    index = merged.extras["token_to_word"]
+    return replace(merged, extras={**merged.extras, "raw": merge_matrix(record.extras["raw"], index)})
 
 
 def head_from_selection(state: Mapping[str, Any] | None) -> tuple[int, int] | None:

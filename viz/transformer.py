@@ -50,6 +50,13 @@ def head_heatmap(matrix: np.ndarray, labels: Sequence[str], *, title: str) -> go
     return heatmap(matrix, labels, labels, title=title, query_title="query token", key_title="key token")
 
 
+def rollout_heatmap(matrix: np.ndarray, labels: Sequence[str], *, title: str) -> go.Figure:
+    """Returns the heatmap of a rollout or flow map: row = a token after the last layer, column = an
+    input token.  matrix [T, T]."""
+    return heatmap(matrix, labels, labels, title=title, query_title="token after the last layer",
+                   key_title="input token")
+
+
 def _head_click_targets(values: np.ndarray, xs: list[str], ys: list[str], name: str) -> go.Scatter:
     # An invisible square marker per cell: heatmaps cannot be selected, markers can; customdata
     # holds (layer, head, value).

@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from models.record import AttentionRecord
+from models.transformer import heads as detectors
 
 CLS_TOKEN = "[CLS]"
 SEP_TOKEN = "[SEP]"
@@ -37,7 +38,12 @@ STATISTICS: tuple[Statistic, ...] = (
     Statistic("previous", "Share to previous token", "mean over queries i ≥ 1 of α(i → i − 1)"),
     Statistic("next", "Share to next token", "mean over queries i < T − 1 of α(i → i + 1)"),
     Statistic("punctuation", "Share to punctuation", "mean over queries of the attention paid to punctuation tokens"),
+    Statistic("previous_score", "Previous-token score", "TransformerLens's score: Σ A·P / Σ A with P at k = q − 1"),
+    Statistic("duplicate_score", "Duplicate-token score",
+              "TransformerLens's score: Σ A·P / Σ A with P on earlier copies of the query's token"),
 )
+# Scores that can leave [CLS] and [SEP] out of both sums (many heads park attention there).
+PATTERN_STATISTICS = {"previous_score": "previous", "duplicate_score": "duplicate"}
 STATISTIC_IDS = tuple(s.id for s in STATISTICS)
 
 PAIR_BLOCKS = ("A→A", "A→B", "B→A", "B→B")
@@ -138,15 +144,19 @@ def _share_to(weights: np.ndarray, keys: np.ndarray) -> np.ndarray:
     return _mean_over_queries(weights[..., keys].sum(axis=-1))
 
 
-def head_statistic(weights: np.ndarray, labels: Sequence[str], statistic: str) -> np.ndarray:
+def head_statistic(weights: np.ndarray, labels: Sequence[str], statistic: str, *, exclude_special: bool = False) -> np.ndarray:
     """Returns float32 [...]: one statistic per map.  weights [..., T, T]; labels [T].
 
-    statistic: one of STATISTIC_IDS (see STATISTICS for the definitions).
+    statistic: one of STATISTIC_IDS (see STATISTICS for the definitions). exclude_special:
+    the pattern scores leave [CLS], [SEP] and [PAD] keys out (models/transformer/heads.py).
     """
     weights = np.asarray(weights, dtype=np.float64)
     labels = list(labels)
     if weights.shape[-1] != len(labels) or weights.shape[-2] != len(labels):
         raise ValueError(f"weights {weights.shape} do not match {len(labels)} labels")
+    if statistic in PATTERN_STATISTICS:
+        excluded = np.array([x in SPECIAL_TOKENS for x in labels], bool) if exclude_special else None
+        return detectors.head_score(weights, detectors.pattern_for(PATTERN_STATISTICS[statistic], labels), excluded)
     if statistic == "entropy":
         safe = np.where(weights > 0, weights, 1.0)
         return _mean_over_queries(-(weights * np.log(safe)).sum(axis=-1))
@@ -168,6 +178,14 @@ def head_statistic(weights: np.ndarray, labels: Sequence[str], statistic: str) -
 def head_statistics(record: AttentionRecord) -> dict[str, np.ndarray]:
     """Returns {statistic id: float32 [layers, heads]} for a ("layer", "head", "query", "key") record."""
     return {s: head_statistic(record.weights, record.query_labels, s) for s in STATISTIC_IDS}
+
+
+def special_sinks(record: AttentionRecord, threshold: float = 0.5) -> tuple[int, int]:
+    """Returns (heads, all heads): how many maps of a ("layer", "head", "query", "key") record put
+    more than `threshold` of their attention, on average over queries, on [CLS] or [SEP]."""
+    keys = np.array([x in (CLS_TOKEN, SEP_TOKEN) for x in record.key_labels], bool)
+    mostly = detectors.heads_mostly_on(record.weights, keys, threshold)
+    return int(mostly.sum()), int(mostly.size)
 
 
 def combine_heads(weights: np.ndarray, heads: Sequence[tuple[int, int]], how: str = "mean") -> np.ndarray:

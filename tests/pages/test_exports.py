@@ -80,7 +80,8 @@ def test_self_attention_exports(monkeypatch):
     assert walk(at, calls) == {"sa_head"}
     at.radio(key="sa_combine").set_value("mean").run()
     assert walk(at, calls) == {"sa_head"}
-    for view, keys in (("Model view", {"sa_model", "sa_enlarged"}), ("Head statistics", {"sa_stats"})):
+    for view, keys in (("Model view", {"sa_model", "sa_enlarged"}), ("Rollout and flow", {"sa_rollout"}),
+                       ("Head statistics", {"sa_stats"})):
         at.session_state["sa_view"] = view
         at.run()
         assert walk(at, calls) == keys

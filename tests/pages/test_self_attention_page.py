@@ -8,6 +8,7 @@ import pytest
 
 from models.record import InputError
 from models.transformer.checkpoint import NOT_AVAILABLE
+from models.transformer.stats import STATISTICS
 from tests.pages.conftest import chart_data, chart_specs, open_page
 from ui.transformer import head_from_selection
 from ui.widgets import escape_markdown
@@ -97,6 +98,61 @@ def test_statistics_heatmap_and_statistic_picker(at):
     assert np.all(shares >= 0) and np.all(shares <= 1) and not np.allclose(shares, entropy)
     clicks = chart_specs(at)[0]["data"][1]
     assert clicks["type"] == "scatter"  # the clickable cells that open a head
+
+
+def test_pattern_scores_sinks_and_the_leave_out_toggle(at):
+    from models.transformer import heads
+    from models.transformer.records import shared_runner
+
+    view(at, "Head statistics")
+    names = at.selectbox(key="sa_statistic").options
+    assert "Previous-token score" in names and "Duplicate-token score" in names
+    previous = next(s for s in STATISTICS if s.id == "previous_score")
+    at.selectbox(key="sa_statistic").set_value(previous).run()
+    assert not at.exception
+    shown = chart_data(at, 0)
+    record = shared_runner(None).attention(at.text_area(key="sa_text").value)
+    expected = heads.head_score(record.weights, heads.previous_token_pattern(len(record.query_labels)))
+    np.testing.assert_allclose(shown, expected, atol=1e-5)
+    caption = next(c.value for c in at.caption if "Attention sinks" in c.value)
+    sinks = int(caption.split("**")[1].split(" of ")[0])
+    keys = np.array([x in ("[CLS]", "[SEP]") for x in record.key_labels])
+    assert sinks == int(heads.heads_mostly_on(record.weights, keys).sum()) and "of 72" in caption
+    at.toggle(key="sa_leave_out").set_value(True).run()
+    left_out = chart_data(at, 0)
+    excluded = np.array([x in ("[CLS]", "[SEP]", "[PAD]") for x in record.key_labels])
+    np.testing.assert_allclose(
+        left_out, heads.head_score(record.weights, heads.previous_token_pattern(len(excluded)), excluded), atol=1e-5)
+    assert np.abs(left_out - shown).max() > 0.05, "leaving out the sinks changes the score"
+    at.toggle(key="sa_leave_out").set_value(False).run()
+
+
+def test_rollout_and_flow_view(at):
+    from models.transformer.records import shared_runner
+    from models.transformer.rollout import attention_rollout
+
+    view(at, "Rollout and flow")
+    default_text = at.text_area(key="sa_text").value
+    assert any("Rollout" in m.value and "not a measure" in m.value for m in at.markdown)
+    rolled = chart_data(at, 0)
+    record = shared_runner(None).attention(at.text_area(key="sa_text").value)
+    np.testing.assert_allclose(rolled, attention_rollout(record.weights, "mean"), atol=1e-5)
+    np.testing.assert_allclose(rolled.sum(axis=1), 1.0, atol=1e-5)
+    at.radio(key="sa_rollout_fusion").set_value("max").run()
+    np.testing.assert_allclose(chart_data(at, 0), attention_rollout(record.weights, "max"), atol=1e-5)
+    at.radio(key="sa_rollout_method").set_value("flow").run()
+    assert not at.exception
+    flow = chart_data(at, 0)
+    assert flow.shape == rolled.shape and np.all(flow >= 0)
+    np.testing.assert_allclose(flow.sum(axis=1), 1.0, atol=1e-4)
+    assert "Flow over 6 layers" in chart_specs(at)[0]["layout"]["title"]["text"]
+    at.text_area(key="sa_text").input("word " * 60).run()
+    assert not at.exception
+    assert any("up to 40 tokens" in e.value for e in at.error)
+    at.radio(key="sa_rollout_method").set_value("rollout").run()
+    at.radio(key="sa_rollout_fusion").set_value("mean").run()
+    assert not at.exception and not at.error and chart_data(at, 0).shape == (62, 62)
+    at.text_area(key="sa_text").input(default_text).run()
 
 
 def test_clicked_cell_opens_that_head():

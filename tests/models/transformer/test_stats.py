@@ -95,6 +95,35 @@ def test_statistics_match_loop_oracles():
             np.testing.assert_allclose(got["punctuation"][layer, head], (a[:, 4] + a[:, 8]).mean(), rtol=1e-5)
 
 
+def test_pattern_scores_and_sinks_match_loop_oracles():
+    tokens = ("[CLS]", "the", "cat", "saw", "the", "cat", ".", "[SEP]")
+    record = transformer_record(tokens, layers=2, heads=3, seed=4)
+    w = record.weights.astype(np.float64)
+    T = len(tokens)
+    previous = stats.head_statistic(record.weights, tokens, "previous_score")
+    duplicate = stats.head_statistic(record.weights, tokens, "duplicate_score")
+    kept = stats.head_statistic(record.weights, tokens, "duplicate_score", exclude_special=True)
+    special = {0, T - 1}
+    sinks = 0
+    for layer in range(2):
+        for head in range(3):
+            a = w[layer, head]
+            np.testing.assert_allclose(previous[layer, head], sum(a[q, q - 1] for q in range(1, T)) / a.sum(), rtol=1e-5)
+            hits = [(q, k) for q in range(T) for k in range(q) if tokens[k] == tokens[q]]
+            assert hits == [(4, 1), (5, 2)]
+            np.testing.assert_allclose(duplicate[layer, head], sum(a[q, k] for q, k in hits) / a.sum(), rtol=1e-5)
+            rest = sum(a[q, k] for q in range(T) for k in range(T) if k not in special)
+            np.testing.assert_allclose(kept[layer, head], sum(a[q, k] for q, k in hits) / rest, rtol=1e-5)
+            sinks += np.mean([a[q, 0] + a[q, T - 1] for q in range(T)]) > 0.5
+    assert stats.special_sinks(record) == (sinks, 6)
+    sink = np.zeros((1, 1, T, T))
+    sink[..., 0] = 0.6
+    sink[..., 3] = 0.4
+    parked = AttentionRecord("transformer", sink, ("layer", "head", "query", "key"), tokens, tokens)
+    assert stats.special_sinks(parked) == (1, 1)
+    assert stats.special_sinks(parked, threshold=0.7) == (0, 1)
+
+
 def test_statistics_of_known_patterns():
     T = 6
     labels = ["[CLS]", "a", "b", ".", "c", "[SEP]"]
