@@ -2,7 +2,10 @@
 
 import streamlit as st
 
+from models.compile_cache import enable_compilation_cache
 from models.registry import PAGES
+
+enable_compilation_cache()  # a restarted server loads what an earlier one compiled
 
 st.set_page_config(page_title="Attention Lab", page_icon=":material/grid_on:", layout="wide")
 

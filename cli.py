@@ -129,6 +129,9 @@ def run_export(args: argparse.Namespace) -> None:
     _check_declared(mechanism, given)
     if not args.input_file:
         mechanism.read(given)  # a bad value is reported before any file is looked at
+    from models.compile_cache import enable_compilation_cache
+
+    enable_compilation_cache()  # a second run loads its compiled functions instead of compiling them
     out = Path(args.out)
     if args.input_file:
         if mechanism.input in given:

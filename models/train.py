@@ -34,6 +34,9 @@ def main(argv: list[str] | None = None) -> int:
     task = next((a for a in argv if not a.startswith("-")), None)
     args = build_parser(task if task in TASKS else None).parse_args(argv)
     module, _ = TASKS[args.task]
+    from models.compile_cache import enable_compilation_cache
+
+    enable_compilation_cache()
     return int(importlib.import_module(module).run(args) or 0)
 
 
