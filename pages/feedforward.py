@@ -5,6 +5,7 @@ import streamlit as st
 from models.feedforward.records import tanh_bound
 from models.feedforward.task import MAX_LENGTH
 from models.registry import FEEDFORWARD, mechanisms_on_page
+from ui.links import bound
 from ui.router import ensure_router
 from ui.widgets import checked, option_number, option_slider, show_figure
 from viz.feedforward import alpha_over_time
@@ -27,17 +28,17 @@ controls, formulas = st.columns([2, 3], gap="large")
 with controls:
     length = option_slider(paper.option("length"), key="length")
     seed = option_number(paper.option("seed"), key="seed")
-    placement = st.radio(
-        "Marked steps", ["random", "chosen"], key="placement", horizontal=True,
+    placement = bound(
+        st.radio, "Marked steps", ["random", "chosen"], key="placement", horizontal=True,
         format_func={"random": "Random (paper: one in the first 10, one before T/2)", "chosen": "Chosen"}.get,
     )
     marked = None
     if placement == "chosen":
         first_col, second_col = st.columns(2)
-        first = first_col.number_input("First marked step", 0, MAX_LENGTH - 1, 3, key="mark_a")
-        second = second_col.number_input("Second marked step", 0, MAX_LENGTH - 1, 42, key="mark_b")
+        first = bound(first_col.number_input, "First marked step", 0, MAX_LENGTH - 1, 3, key="mark_a")
+        second = bound(second_col.number_input, "Second marked step", 0, MAX_LENGTH - 1, 42, key="mark_b")
         marked = (int(first), int(second))
-    log_y = st.checkbox("Logarithmic α axis", value=False, key="log_y")
+    log_y = bound(st.checkbox, "Logarithmic α axis", value=False, key="log_y")
 with formulas:
     for mechanism in mechanisms:
         st.markdown(f"**{mechanism.name}**")

@@ -17,6 +17,7 @@ from models.captioner.task import (
 )
 from models.image_input import fit_square, read_any_image
 from models.registry import IMAGES, mechanisms_on_page
+from ui.links import bound
 from ui.router import ensure_router
 from ui.widgets import (
     checked,
@@ -57,18 +58,18 @@ def caption(mechanism_id: str, image: np.ndarray, settings: dict):
 
 
 def scene_builder() -> np.ndarray:
-    count = st.radio("Objects", [1, 2], horizontal=True, key="build_count")
+    count = bound(st.radio, "Objects", [1, 2], horizontal=True, key="build_count")
     objects = []
     defaults = [("circle", "red", 8, 20), ("square", "blue", 38, 22)]
     for i in range(count):
         shape0, colour0, x0, y0 = defaults[i]
         with st.expander(f"Object {i + 1}", expanded=i == 0):
             a, b = st.columns(2)
-            shape = a.selectbox("Shape", SHAPES, SHAPES.index(shape0), key=f"build_shape_{i}")
-            colour = b.selectbox("Colour", COLOURS, COLOURS.index(colour0), key=f"build_colour_{i}")
-            size = st.slider("Size (px)", MIN_OBJECT, MAX_OBJECT, 18, key=f"build_size_{i}")
-            x = st.slider("x (left edge)", 0, SIZE - size, min(x0, SIZE - size), key=f"build_x_{i}")
-            y = st.slider("y (top edge)", 0, SIZE - size, min(y0, SIZE - size), key=f"build_y_{i}")
+            shape = bound(a.selectbox, "Shape", SHAPES, SHAPES.index(shape0), key=f"build_shape_{i}")
+            colour = bound(b.selectbox, "Colour", COLOURS, COLOURS.index(colour0), key=f"build_colour_{i}")
+            size = bound(st.slider, "Size (px)", MIN_OBJECT, MAX_OBJECT, 18, key=f"build_size_{i}")
+            x = bound(st.slider, "x (left edge)", 0, SIZE - size, min(x0, SIZE - size), key=f"build_x_{i}")
+            y = bound(st.slider, "y (top edge)", 0, SIZE - size, min(y0, SIZE - size), key=f"build_y_{i}")
             objects.append(SceneObject(shape, colour, x, y, size))
     scene = checked(build_scene, objects)
     st.caption(f"True caption: {scene.caption}")
@@ -77,14 +78,14 @@ def scene_builder() -> np.ndarray:
 
 def image_source() -> tuple[np.ndarray, np.ndarray]:
     """Returns (model input [64, 64, 3], full-resolution photo for the patch tab)."""
-    source = st.radio(
-        "Image", ["Build a scene", "Random scene", "Upload an image"], horizontal=True, key="image_source"
+    source = bound(
+        st.radio, "Image", ["Build a scene", "Random scene", "Upload an image"], horizontal=True, key="image_source"
     )
     if source == "Build a scene":
         image = scene_builder()
         return image, scene_photo(image)
     if source == "Random scene":
-        seed = st.number_input("Scene seed", 0, 2**31 - 1, 7, key="scene_seed")
+        seed = bound(st.number_input, "Scene seed", 0, 2**31 - 1, 7, key="scene_seed")
         scene = random_scene(np.random.default_rng(int(seed)))
         st.caption(f"True caption: {scene.caption}")
         image = render_clean(scene)
@@ -99,42 +100,57 @@ def image_source() -> tuple[np.ndarray, np.ndarray]:
     return fit_square(photo, MODEL_INPUT), photo
 
 
-tab_caption, tab_patch = st.tabs(["Captioner: soft vs hard", "Self-attention on any photo"])
+def caption_view(image: np.ndarray) -> None:
+    """The captioner tab: soft and hard attention panels of each caption word."""
+    show_col, tau_col, samples_col, seed_col, mode_col = st.columns([2, 2, 2, 1, 2], vertical_alignment="bottom")
+    show = bound(show_col.radio, "Show", ["Soft and hard", "Soft", "Hard"], horizontal=True, key="show")
+    with tau_col:
+        temperature = option_slider(hard.option("temperature"), key="cap_temperature")
+    with samples_col:
+        samples = option_slider(hard.option("samples"), key="cap_samples")
+    with seed_col:
+        seed = int(option_number(hard.option("seed"), key="cap_seed"))
+    with mode_col:
+        mode = option_radio(hard.option("mode"), key="cap_mode", horizontal=True,
+                            labels={"sample": "a sampled cell", "argmax": "the argmax cell"})
+    settings = {"temperature": temperature, "samples": samples, "seed": seed, "mode": mode}
+    warned = False
+    # Stacked at full width (one panel row per variant), so eight word panels stay readable.
+    for mechanism in {"Soft and hard": [soft, hard], "Soft": [soft], "Hard": [hard]}[show]:
+        with st.container(border=True):
+            st.subheader(mechanism.name)
+            st.latex(mechanism.formula)
+            own = declared(mechanism, settings) if mechanism is hard else {}  # soft reads Σ α a at τ = 1
+            with st.spinner("Captioning…"):
+                record = checked(caption, mechanism.id, image, own, stop=False)
+            if record is None:
+                continue
+            for notice in [] if warned else record.meta.get("notices", []):
+                st.warning(notice, icon=":material/help:")
+                warned = True
+            st.markdown(f"**Caption:** {record.extras['caption']}")
+            show_figure(caption_figure(image, record), record, key=f"export_{mechanism.id}",
+                        chart_key=f"panels_{mechanism.id}", name=f"caption-{mechanism.id}", width="stretch")
 
-with tab_caption:
-    controls, output = st.columns([1, 3], gap="large")
-    with controls:
-        image, photo = image_source()
-        st.image(image, caption="Model input (64×64)", width=160)
-        show = st.radio("Show", ["Soft and hard", "Soft", "Hard"], horizontal=True, key="show")
-        settings = {
-            "temperature": option_slider(hard.option("temperature"), key="cap_temperature"),
-            "samples": option_slider(hard.option("samples"), key="cap_samples"),
-            "seed": int(option_number(hard.option("seed"), key="cap_seed")),
-            "mode": option_radio(hard.option("mode"), key="cap_mode", horizontal=True,
-                                 labels={"sample": "a sampled cell", "argmax": "the argmax cell"}),
-        }
-    with output:
-        shown = {"Soft and hard": [soft, hard], "Soft": [soft], "Hard": [hard]}[show]
-        warned = False
-        # Stacked at full width (one panel row per variant), so eight word panels stay readable.
-        for mechanism in shown:
-            with st.container(border=True):
-                st.subheader(mechanism.name)
-                st.latex(mechanism.formula)
-                own = declared(mechanism, settings) if mechanism is hard else {}  # soft reads Σ α a at τ = 1
-                with st.spinner("Captioning…"):
-                    record = checked(caption, mechanism.id, image, own, stop=False)
-                if record is None:
-                    continue
-                for notice in [] if warned else record.meta.get("notices", []):
-                    st.warning(notice, icon=":material/help:")
-                    warned = True
-                st.markdown(f"**Caption:** {record.extras['caption']}")
-                show_figure(caption_figure(image, record), record, key=f"export_{mechanism.id}",
-                            chart_key=f"panels_{mechanism.id}", name=f"caption-{mechanism.id}", width="stretch")
 
-with tab_patch:
+def query_patch(grid_h: int, grid_w: int) -> tuple[int, int]:
+    """Returns the query patch (row, column): the boxes, set by a click on the picture."""
+    clicked = clicked_points(st.session_state.get("patch_chart"), curve=2)
+    if clicked and "customdata" in clicked[0] and st.session_state.get("patch_clicked") != clicked[0]["customdata"]:
+        index = int(clicked[0]["customdata"])
+        st.session_state["patch_clicked"] = index
+        st.session_state["patch_row"], st.session_state["patch_col"] = divmod(index, grid_w)
+    for name, top in (("patch_row", grid_h - 1), ("patch_col", grid_w - 1)):
+        if st.session_state.get(name, 0) > top:  # a larger patch shrank the grid
+            st.session_state[name] = top
+    row_col, col_col = st.columns(2)
+    row = bound(row_col.number_input, "Query patch row", 0, grid_h - 1, grid_h // 2, key="patch_row")
+    col = bound(col_col.number_input, "Query patch column", 0, grid_w - 1, grid_w // 2, key="patch_col")
+    return int(row), int(col)
+
+
+def patch_view(photo: np.ndarray) -> None:
+    """The patch tab: parameter-free self-attention of one query patch over the photo."""
     st.markdown(
         "**Self-attention with no learned weights (Q = K = V).** The photo is cut into square "
         "patches; each patch is described by its mean colour and its position (centred). One query "
@@ -146,33 +162,43 @@ with tab_patch:
         "and the choice of features decide what counts as similar. What it does not show: anything "
         "learned. There are no weights and no semantics: a red car and a red wall look the same here."
     )
-    pc, pv = st.columns([1, 3], gap="large")
-    with pc:
+    size_col, query_col, tau_col, mode_col = st.columns([2, 3, 2, 3], vertical_alignment="bottom")
+    with size_col:
         patch = option_slider(patches.option("patch"), key="patch_size")
-        grid_h, grid_w = checked(patch_grid, photo, patch)
-        clicked = clicked_points(st.session_state.get("patch_chart"), curve=2)
-        if clicked and "customdata" in clicked[0] and st.session_state.get("patch_clicked") != clicked[0]["customdata"]:
-            index = int(clicked[0]["customdata"])
-            st.session_state["patch_clicked"] = index
-            st.session_state["patch_row"], st.session_state["patch_col"] = divmod(index, grid_w)
-        for name, top in (("patch_row", grid_h - 1), ("patch_col", grid_w - 1)):
-            if st.session_state.get(name, 0) > top:  # a larger patch shrank the grid
-                st.session_state[name] = top
-        row = st.number_input("Query patch row", 0, grid_h - 1, grid_h // 2, key="patch_row")
-        col = st.number_input("Query patch column", 0, grid_w - 1, grid_w // 2, key="patch_col")
-        st.caption("Or click a patch in the picture.")
-        values = {
-            "patch": patch, "query_patch": (int(row), int(col)), "seed": settings["seed"],
-            "temperature": option_slider(patches.option("temperature"), key="patch_temperature"),
-            "mode": option_radio(patches.option("mode"), key="patch_mode", horizontal=True,
-                                 labels={"soft": "soft", "argmax": "hard: argmax", "sample": "hard: sampled"}),
-        }
-        if values["mode"] == "sample":
+    grid_h, grid_w = checked(patch_grid, photo, patch)
+    with query_col:
+        row, col = query_patch(grid_h, grid_w)
+    with tau_col:
+        temperature = option_slider(patches.option("temperature"), key="patch_temperature")
+    with mode_col:
+        mode = option_radio(patches.option("mode"), key="patch_mode", horizontal=True,
+                            labels={"soft": "soft", "argmax": "hard: argmax", "sample": "hard: sampled"})
+    values = {"patch": patch, "query_patch": (row, col), "temperature": temperature, "mode": mode}
+    if mode == "sample":
+        samples_col, seed_col, _ = st.columns([2, 1, 4])
+        with samples_col:
             values["samples"] = option_slider(patches.option("samples"), key="patch_samples")
-    with pv:
-        cropped = prepare_photo(photo, patch)
-        record = checked(patches.build, {"image": cropped, **values})
-        qr, qc = record.meta["query"]
-        show_figure(patch_figure(cropped, record, title=f"Patch r{qr}c{qc} attends to…"), record,
-                    key="export_patch", chart_key="patch_chart", name="patch-self-attention",
-                    on_select="rerun", selection_mode=("points",), width="stretch")
+        with seed_col:
+            values["seed"] = int(option_number(patches.option("seed"), key="patch_seed"))
+    st.caption("Click a patch in the picture to make it the query.")
+    cropped = prepare_photo(photo, patch)
+    record = checked(patches.build, {"image": cropped, **values})
+    qr, qc = record.meta["query"]
+    show_figure(patch_figure(cropped, record, title=f"Patch r{qr}c{qc} attends to…"), record,
+                key="export_patch", chart_key="patch_chart", name="patch-self-attention",
+                on_select="rerun", selection_mode=("points",), width="stretch")
+
+
+source_col, views_col = st.columns([1, 4], gap="large")
+with source_col:
+    image, photo = image_source()
+    st.image(image, caption="Model input (64×64)", width=160)
+with views_col:
+    tab_caption, tab_patch = bound(st.tabs, ["Captioner: soft vs hard", "Self-attention on any photo"],
+                                   key="img_view", on_change="rerun")
+    if tab_caption.open:
+        with tab_caption:
+            caption_view(image)
+    if tab_patch.open:
+        with tab_patch:
+            patch_view(photo)

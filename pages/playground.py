@@ -6,6 +6,7 @@ import streamlit as st
 
 from models.playground.records import (
     HAND_SET_PARAMS,
+    MAX_KEYS,
     PARAMETERS_OF_SCORE,
     context_record,
     default_table,
@@ -13,11 +14,14 @@ from models.playground.records import (
     table_to_kv,
 )
 from models.registry import PLAYGROUND, get_mechanism, mechanisms_on_page
+from ui.links import bound, link_rows, linked_rows
 from ui.router import ensure_router
 from ui.widgets import checked, option_number, option_radio, option_slider, show_figure
 from viz.figures import attention_heatmap, vectors_2d, weight_bars
 
 ensure_router()
+
+TABLE_COLUMNS = ("label", "k1", "k2", "v1", "v2")
 
 st.title("A Query over Key/Value pairs")
 st.markdown(
@@ -30,11 +34,11 @@ mechanisms = mechanisms_on_page(PLAYGROUND.file)
 controls, data = st.columns([1, 2], gap="large")
 with controls:
     names = {m.id: m.name for m in mechanisms}
-    mechanism = get_mechanism(st.selectbox("Score function", list(names), format_func=names.get, key="mechanism"))
+    mechanism = get_mechanism(bound(st.selectbox, "Score function", list(names), format_func=names.get, key="mechanism"))
     st.latex(mechanism.formula)
     st.caption(mechanism.paper)
-    qx = st.slider("Query, dimension 1", -3.0, 3.0, 1.5, 0.1, key="query_x")
-    qy = st.slider("Query, dimension 2", -3.0, 3.0, 0.5, 0.1, key="query_y")
+    qx = bound(st.slider, "Query, dimension 1", -3.0, 3.0, 1.5, 0.1, key="query_x")
+    qy = bound(st.slider, "Query, dimension 2", -3.0, 3.0, 0.5, 0.1, key="query_y")
     temperature = option_slider(
         mechanism.option("temperature"), key="temperature",
         help="Scores are divided by τ before the softmax: small τ sharpens α towards one key, large τ flattens it.",
@@ -50,8 +54,10 @@ with controls:
 
 with data:
     st.markdown("**Keys and values** (edit cells, add or delete rows)")
+    start_rows = linked_rows("kv", default_table(), TABLE_COLUMNS, MAX_KEYS)
     table = st.data_editor(
-        pd.DataFrame(default_table()), num_rows="dynamic", key="kv_table", width="stretch", hide_index=True
+        pd.DataFrame(start_rows, columns=TABLE_COLUMNS), num_rows="dynamic", key="kv_table", width="stretch",
+        hide_index=True,
     )
     if mechanism.variant in PARAMETERS_OF_SCORE:
         with st.expander("Parameters of this score (hand-set for illustration, not learned)"):
@@ -59,7 +65,9 @@ with data:
                 st.markdown(f"`{name}`")
                 st.dataframe(np.atleast_2d(getattr(HAND_SET_PARAMS, name)), width="content")
 
-labels, keys, values = checked(table_to_kv, table.to_dict("records"))
+rows = table.to_dict("records")
+link_rows("kv", rows, default_table())
+labels, keys, values = checked(table_to_kv, rows)
 record = checked(mechanism.build, {
     "query": np.array([qx, qy]), "keys": keys, "values": values, "labels": labels,
     "temperature": temperature, "mode": mode, "seed": seed, "samples": samples,

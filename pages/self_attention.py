@@ -16,6 +16,7 @@ from models.transformer.stats import (
     special_sinks,
     statistic_record,
 )
+from ui.links import bound, linked_text
 from ui.router import ensure_router
 from ui.transformer import cached_record, cached_rollout, open_clicked_head, warmed_runner
 from ui.widgets import checked, escape_markdown, index_in, option_radio, show_figure
@@ -44,9 +45,10 @@ st.markdown(
 st.latex(mechanism.formula)
 
 text_col, pair_col = st.columns([3, 2])
-text = text_col.text_area("Text", DEFAULT_TEXT, key="sa_text", height=100, max_chars=mechanism.option("text").max_chars)
-text_pair = pair_col.text_area(
-    "Second sentence (optional)", "", key="sa_pair", height=100, max_chars=mechanism.option("text_pair").max_chars,
+text = linked_text(text_col.text_area, "Text", DEFAULT_TEXT, key="sa_text", height=100,
+                   max_chars=mechanism.option("text").max_chars)
+text_pair = linked_text(
+    pair_col.text_area, "Second sentence (optional)", "", key="sa_pair", height=100, max_chars=mechanism.option("text_pair").max_chars,
     help="With a second sentence the input is [CLS] A [SEP] B [SEP], and the Sentence pair view shows the A/B blocks.",
 )
 model_dir = ""
@@ -69,10 +71,10 @@ if not text.strip():
 
 config = runner.config
 pick_layer, pick_head, pick_merge = st.columns([1, 1, 2], vertical_alignment="bottom")
-layer = index_in(pick_layer.selectbox("Layer", range(config.num_hidden_layers), key="sa_layer"), config.num_hidden_layers)
-head = index_in(pick_head.selectbox("Head", range(config.num_attention_heads), key="sa_head"), config.num_attention_heads)
-merge = pick_merge.toggle(
-    "Merge word pieces into words", key="sa_merge",
+layer = index_in(bound(pick_layer.selectbox, "Layer", range(config.num_hidden_layers), key="sa_layer"), config.num_hidden_layers)
+head = index_in(bound(pick_head.selectbox, "Head", range(config.num_attention_heads), key="sa_head"), config.num_attention_heads)
+merge = bound(
+    pick_merge.toggle, "Merge word pieces into words", key="sa_merge",
     help="Pieces such as play ##ing become one word: its row is the mean of the pieces' rows, "
     "its column the sum of their columns, so rows still sum to 1.",
 )
@@ -89,12 +91,12 @@ st.caption(
 if record.meta.get("notice"):
     st.warning(escape_markdown(record.meta["notice"]), icon=":material/content_cut:")
 
-tabs = st.tabs(VIEWS, key="sa_view", on_change="rerun")
+tabs = bound(st.tabs, VIEWS, key="sa_view", on_change="rerun")
 
 with tabs[0]:
     if tabs[0].open:
-        combine = st.radio(
-            "Show", ("one", "mean", "max"), key="sa_combine", horizontal=True,
+        combine = bound(
+            st.radio, "Show", ("one", "mean", "max"), key="sa_combine", horizontal=True,
             format_func={"one": "The layer and head above", "mean": "Mean of selected heads",
                          "max": "Max of selected heads"}.get,
         )
@@ -104,9 +106,9 @@ with tabs[0]:
             shown = matrix_record(record, matrix, layer=layer, head=head)
         else:
             layer_col, head_col = st.columns(2)
-            layers = layer_col.multiselect("Layers", range(config.num_hidden_layers), default=[layer], key="sa_layers")
-            heads = head_col.multiselect(
-                "Heads", range(config.num_attention_heads), default=list(range(config.num_attention_heads)),
+            layers = bound(layer_col.multiselect, "Layers", range(config.num_hidden_layers), default=[layer], key="sa_layers")
+            heads = bound(
+                head_col.multiselect, "Heads", range(config.num_attention_heads), default=list(range(config.num_attention_heads)),
                 key="sa_heads",
             )
             if not layers or not heads:
@@ -130,14 +132,14 @@ with tabs[1]:
 
 with tabs[2]:
     if tabs[2].open:
-        statistic = st.selectbox("Statistic", STATISTICS, format_func=lambda s: s.label, key="sa_statistic")
+        statistic = bound(st.selectbox, "Statistic", STATISTICS, format_func=lambda s: s.label, key="sa_statistic")
         sinks, all_heads = special_sinks(record)
         st.caption(
             f"{statistic.description}. Click a cell to open that head in the Head view. "
             f"Attention sinks: **{sinks} of {all_heads}** heads put more than half of their attention on [CLS] or [SEP]."
         )
-        leave_out = statistic.id in PATTERN_STATISTICS and st.toggle(
-            "Leave [CLS] and [SEP] out of the score", key="sa_leave_out",
+        leave_out = statistic.id in PATTERN_STATISTICS and bound(
+            st.toggle, "Leave [CLS] and [SEP] out of the score", key="sa_leave_out",
             help="Many heads park their attention on [CLS] and [SEP]; with this on, the score is "
             "computed over the other keys only (both sums of Σ A·P / Σ A).",
         )

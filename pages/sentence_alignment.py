@@ -4,6 +4,7 @@ import streamlit as st
 
 from models.registry import SENTENCE_ALIGNMENT, mechanisms_on_page
 from models.transformer.alignment import DEFAULT_TEMPERATURES, SCORE_NAMES, best_pair_rows
+from ui.links import bound, linked_text
 from ui.router import ensure_router
 from ui.widgets import checked, option_radio, option_slider, show_figure
 from viz.transformer import alignment_figure
@@ -29,9 +30,10 @@ st.latex(mechanism.formula)
 
 left, right = st.columns(2)
 text_option, pair_option = mechanism.option("text"), mechanism.option("text_pair")
-text = left.text_input("Sentence 1 (rows)", mechanism.example["text"], key="al_text", max_chars=text_option.max_chars)
-text_pair = right.text_input("Sentence 2 (columns)", mechanism.example["text_pair"], key="al_pair",
-                             max_chars=pair_option.max_chars)
+text = linked_text(left.text_input, "Sentence 1 (rows)", mechanism.example["text"], key="al_text",
+                   max_chars=text_option.max_chars)
+text_pair = linked_text(right.text_input, "Sentence 2 (columns)", mechanism.example["text_pair"], key="al_pair",
+                        max_chars=pair_option.max_chars)
 
 score_col, tau_col, window_col, d_col = st.columns([2, 2, 2, 2], vertical_alignment="bottom")
 with score_col:
@@ -42,8 +44,8 @@ with tau_col:
         help="α = softmax(score / τ). Cosine lies in [−1, 1], so it needs a small τ; the plain dot product of "
         "384-wide vectors is so large that τ = 1 makes α one-hot (the reason for √d scaling).",
     )
-window_mode = window_col.radio("Window", ("global", "local"), key="al_window_mode", horizontal=True,
-                               format_func={"global": "Global", "local": "Local (p_t = t·S/T)"}.get)
+window_mode = bound(window_col.radio, "Window", ("global", "local"), key="al_window_mode", horizontal=True,
+                    format_func={"global": "Global", "local": "Local (p_t = t·S/T)"}.get)
 window = None
 if window_mode == "local":
     with d_col:

@@ -5,6 +5,7 @@ import streamlit as st
 from models.registry import SEQ2SEQ, get_mechanism, mechanisms_on_page
 from models.seq2seq.quality import per_format_rows
 from models.seq2seq.records import random_example, snapshot_steps, warm_start_of
+from ui.links import bound, linked_text
 from ui.router import ensure_router
 from ui.widgets import checked, option_slider, show_figure
 from viz.seq2seq import alignment_heatmap
@@ -39,13 +40,13 @@ def _draw_random():
     st.session_state.s2s_truth = {"source": example.source, "spans": [list(s) for s in example.spans]}
 
 
-st.session_state.setdefault("s2s_text", mechanisms[ids[0]].example["text"])
 controls, main = st.columns([1, 2], gap="large")
 with controls:
-    text = st.text_input("Date to normalise (or anything)", key="s2s_text")
+    text = linked_text(st.text_input, "Date to normalise (or anything)", mechanisms[ids[0]].example["text"],
+                       key="s2s_text", max_chars=mechanisms[ids[0]].option("text").max_chars)
     st.button("Random example", on_click=_draw_random, icon=":material/casino:", key="s2s_random",
               help="Draws a generated date and overlays its true alignment on the heatmap.")
-    variant = st.selectbox("Attention variant", ids, format_func=_name, key="s2s_variant")
+    variant = bound(st.selectbox, "Attention variant", ids, format_func=_name, key="s2s_variant")
     mechanism = mechanisms[variant]
     # One clause per line: the narrow column would cut the local variants' formulas off.
     clauses = mechanism.formula.replace(r",\quad ", r",\\ ").replace(r",\ ", r",\\ ")
@@ -75,7 +76,8 @@ st.header("Compare two variants")
 left, right = st.columns(2, gap="medium")
 for column, default, key in ((left, "bahdanau", "a"), (right, "local-m", "b")):
     with column:
-        chosen = st.selectbox("Variant", ids, index=ids.index(default), format_func=_name, key=f"s2s_compare_{key}")
+        chosen = bound(st.selectbox, "Variant", ids, index=ids.index(default), format_func=_name,
+                       key=f"s2s_compare_{key}")
         other = _record(chosen, text, window, None)
         st.markdown(f"**Output:** `{other.meta['output']}`")
         cfig = alignment_heatmap(other, truth=truth, title=_name(chosen), height=360)
@@ -97,7 +99,7 @@ else:
 steps = snapshot_steps(variant)
 if st.session_state.get("s2s_step") not in steps:
     st.session_state.s2s_step = steps[-1]
-step = st.select_slider("Training step", steps, key="s2s_step")
+step = bound(st.select_slider, "Training step", steps, key="s2s_step")
 snap = _record(variant, text, window, step)
 st.markdown(f"**Output at step {step}:** `{snap.meta['output']}`")
 sfig = alignment_heatmap(snap, truth=truth, title=f"{_name(variant)} at training step {step}")

@@ -12,7 +12,11 @@ from streamlit.runtime.pages_manager import PagesManager
 
 
 def ensure_router() -> None:
-    """Reruns the script through app.py if Streamlit is still in legacy pages/ mode."""
+    """Reruns the script through app.py if Streamlit is still in legacy pages/ mode; then notes a
+    link's parameters (ui/links.py)."""
     if PagesManager.uses_pages_directory:
         PagesManager.uses_pages_directory = False
         st.rerun()
+    from ui.links import start_run
+
+    start_run()  # the run that opens a link remembers its parameters, to report refused ones

@@ -19,6 +19,7 @@ import streamlit as st
 from models.options import Option
 from models.record import AttentionRecord, InputError
 from models.registry import Mechanism
+from ui.links import bound, link_box
 from viz.export import (
     MIME_TYPES,
     ExportBusy,
@@ -91,8 +92,8 @@ def option_slider(option: Option, *, key: str, label: str | None = None, **kwarg
     _drop_bad_state(option, key)
     number = float if option.kind == "float" else int
     default = kwargs.pop("value", option.default if option.default is not None else option.low)
-    value = st.slider(label or option.title, number(option.low), number(option.high), number(default),
-                      number(option.step or 1), key=key, help=kwargs.pop("help", option.help), **kwargs)
+    value = bound(st.slider, label or option.title, number(option.low), number(option.high), number(default),
+                  number(option.step or 1), key=key, help=kwargs.pop("help", option.help), **kwargs)
     return checked(option.read, value)
 
 
@@ -101,8 +102,8 @@ def option_number(option: Option, *, key: str, label: str | None = None, **kwarg
     _drop_bad_state(option, key)
     number = float if option.kind == "float" else int
     default = kwargs.pop("value", option.default if option.default is not None else option.low)
-    value = st.number_input(label or option.title, number(option.low), number(option.high), number(default),
-                            number(option.step or 1), key=key, help=kwargs.pop("help", option.help), **kwargs)
+    value = bound(st.number_input, label or option.title, number(option.low), number(option.high), number(default),
+                  number(option.step or 1), key=key, help=kwargs.pop("help", option.help), **kwargs)
     return checked(option.read, value)
 
 
@@ -111,8 +112,8 @@ def option_radio(option: Option, *, key: str, label: str | None = None, labels: 
     """Returns st.radio over the option's choices, the default selected, checked again."""
     _drop_bad_state(option, key)
     index = option.choices.index(option.default) if option.default in option.choices else 0
-    value = st.radio(label or option.title, option.choices, index=index, key=key,
-                     format_func=(labels or {}).get if labels else str, help=kwargs.pop("help", option.help), **kwargs)
+    value = bound(st.radio, label or option.title, option.choices, index=index, key=key,
+                  format_func=(labels or {}).get if labels else str, help=kwargs.pop("help", option.help), **kwargs)
     return checked(option.read, value)
 
 
@@ -195,12 +196,15 @@ def export_buttons(record: AttentionRecord, fig: go.Figure, *, key: str, name: s
 
 def show_figure(fig: go.Figure, record: AttentionRecord, *, key: str, name: str | None = None,
                 chart_key: str | None = None, **chart_kwargs: Any) -> Any:
-    """Shows a figure and, under it, the Export menu of the record it was drawn from.
+    """Shows a figure and, under it, the Export menu of the record it was drawn from and the Link
+    box of the view (ui/links.py).
 
     Returns what st.plotly_chart returns (the selection state when on_select is given).
     """
     state = st.plotly_chart(fig, key=chart_key or f"{key}_chart", **chart_kwargs)
-    export_buttons(record, fig, key=key, name=name)
+    with st.container(horizontal=True):
+        export_buttons(record, fig, key=key, name=name)
+        link_box()
     return state
 
 

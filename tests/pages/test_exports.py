@@ -57,7 +57,10 @@ def test_sentence_alignment_exports(monkeypatch):
 def test_images_exports(monkeypatch):
     calls = recording_exports(monkeypatch)
     at = open_page("pages/images.py", timeout=300)
-    assert walk(at, calls) == {"export_soft", "export_hard", "export_patch"}
+    assert walk(at, calls) == {"export_soft", "export_hard"}
+    at.session_state["img_view"] = "Self-attention on any photo"
+    at.run()
+    assert walk(at, calls) == {"export_patch"}
     at.radio(key="patch_mode").set_value("sample").run()
     assert "export_patch" in walk(at, calls)
 

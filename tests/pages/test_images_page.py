@@ -14,7 +14,7 @@ def test_images_page_soft_and_hard_panels_and_samples_slider():
     assert not at.exception
     assert at.title[0].value == "Hard vs soft attention (images)"
     specs = chart_specs(at)
-    assert len(specs) == 3  # soft panels, hard panels, patch self-attention
+    assert len(specs) == 2  # soft panels, hard panels; the patch tab runs only when open
     captions = [m.value for m in at.markdown if m.value.startswith("**Caption:**")]
     assert len(captions) == 2
     words = captions[0].removeprefix("**Caption:** ").split()
@@ -39,15 +39,20 @@ def test_images_page_builder_random_scene_and_patch_controls():
     at.number_input(key="scene_seed").set_value(11).run()
     assert not at.exception
     assert any(c.value.startswith("True caption:") for c in at.caption)
-    before = chart_data(at, 2, "z", trace=1)
+    captions = chart_specs(at)
+    at.session_state["img_view"] = "Self-attention on any photo"
+    at.run()
+    assert len(chart_specs(at)) == 1, "only the open tab runs"
+    assert chart_specs(at)[0] != captions[0]
+    before = chart_data(at, 0, "z", trace=1)
     at.number_input(key="patch_row").set_value(0).run()
     at.number_input(key="patch_col").set_value(0).run()
     at.slider(key="patch_temperature").set_value(0.05).run()
-    after = chart_data(at, 2, "z", trace=1)
+    after = chart_data(at, 0, "z", trace=1)
     assert not at.exception and after.shape == before.shape
     np.testing.assert_allclose(after.sum(), 1.0, atol=1e-5)
     at.radio(key="patch_mode").set_value("argmax").run()
-    assert sorted(set(chart_data(at, 2, "z", trace=1).ravel().tolist())) == [0.0, 1.0]
+    assert sorted(set(chart_data(at, 0, "z", trace=1).ravel().tolist())) == [0.0, 1.0]
 
 
 def test_images_page_overlapping_build_is_a_one_line_error():

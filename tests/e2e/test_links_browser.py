@@ -1,0 +1,86 @@
+"""Links in Chromium: on every page, change the view, take the link from the Link box, open it in
+a fresh browser context (a new session) and compare every figure's data with the original."""
+
+import json
+
+import pytest
+
+from models.registry import PAGES
+from tests.e2e.conftest import plotly_traces, wait_for_change, wait_for_charts, wait_idle
+
+pytestmark = pytest.mark.e2e
+
+LONG_WAIT = 300_000
+
+
+def press_slider(page, index: int, presses: int = 3) -> None:
+    handle = page.locator("[data-testid=stSlider] input[type=range]").nth(index)
+    handle.focus()
+    for _ in range(presses):  # one direction only (a step back is sometimes not sent)
+        handle.press("ArrowRight")
+        page.wait_for_timeout(150)
+
+
+def type_text(page, testid: str, label: str, text: str) -> None:
+    box = page.locator(f'[data-testid="{testid}"]').filter(has_text=label).locator("textarea, input").first
+    box.fill(text)
+    box.press("Control+Enter" if testid == "stTextArea" else "Enter")
+
+
+# url path, the number of charts the page draws, and how to change its view
+CHANGES = {
+    "": (1, lambda p: press_slider(p, 0)),
+    "playground": (4, lambda p: press_slider(p, 0)),
+    "seq2seq": (4, lambda p: (type_text(p, "stTextInput", "Date to normalise", "3 July 1987"), wait_idle(p),
+                             press_slider(p, 0, 2))),
+    "sentence_alignment": (1, lambda p: (type_text(p, "stTextInput", "Sentence 2", "A dog sat on a rug"),
+                                         wait_idle(p), press_slider(p, 0))),
+    "feedforward": (2, lambda p: press_slider(p, 0)),
+    "images": (2, lambda p: press_slider(p, 0)),
+    "self_attention": (1, lambda p: (type_text(p, "stTextArea", "Text", "The dog chased the ball."), wait_idle(p))),
+}
+
+
+def url_path(page) -> str:
+    return "" if page.default else page.file.removeprefix("pages/").removesuffix(".py")
+
+
+def settle(page, charts: int, before=None) -> list:
+    wait_for_charts(page, charts, timeout=LONG_WAIT)
+    wait_idle(page, timeout=LONG_WAIT)
+    traces = wait_for_change(page, before, timeout=120) if before is not None else plotly_traces(page)
+    wait_idle(page, timeout=LONG_WAIT)
+    return plotly_traces(page) if before is not None else traces
+
+
+def link_from_box(page) -> str:
+    page.get_by_role("button", name="Link").first.click()
+    code = page.locator('[data-testid="stPopoverBody"] [data-testid="stCode"]').first
+    code.wait_for(timeout=30_000)
+    link = code.inner_text().strip()
+    page.keyboard.press("Escape")
+    return link
+
+
+@pytest.mark.parametrize("path", list(CHANGES), ids=lambda p: p or "home")
+def test_a_link_made_on_the_page_reopens_the_same_figures(browser, app_url, path):
+    assert path in {url_path(p) for p in PAGES}
+    charts, change = CHANGES[path]
+    context = browser.new_context(viewport={"width": 1400, "height": 1300})
+    page = context.new_page()
+    page.goto(f"{app_url}/{path}", timeout=LONG_WAIT)
+    default = settle(page, charts)
+    change(page)
+    changed = settle(page, charts, before=default)
+    link = link_from_box(page)
+    assert link.startswith(f"{app_url}/{path}") and "?" in link, link
+    context.close()
+
+    fresh = browser.new_context(viewport={"width": 1400, "height": 1300})
+    other = fresh.new_page()
+    other.goto(link, timeout=LONG_WAIT)
+    reopened = settle(other, charts)
+    assert not other.locator('[data-testid="stException"]').count()
+    fresh.close()
+    assert json.dumps(reopened) == json.dumps(changed)
+    assert json.dumps(reopened) != json.dumps(default)

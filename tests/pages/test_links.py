@@ -1,0 +1,137 @@
+"""Links that reopen a view (ui/links.py): a URL's parameters set the page's controls and text,
+values the controls do not take are refused in one line, and texts travel up to a length.
+
+The browser half (a link made by moving controls, opened in a fresh browser) is in
+tests/e2e/test_links_browser.py.
+"""
+
+import json
+import re
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.pages.conftest import APP, chart_specs, decode, open_page
+from ui.links import LINK_TEXT_MAX
+
+XSS = "<img src=x onerror=alert(1)>"
+
+
+def open_link(page_file: str, params: dict) -> AppTest:
+    """Returns an AppTest whose first run is `page_file` opened with these URL parameters."""
+    at = AppTest.from_file(APP, default_timeout=300)
+    if page_file != "pages/home.py":
+        at.switch_page(page_file)
+    at.query_params.update(params)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def figures(at: AppTest) -> list:
+    """Returns the data of every figure: per trace, its x, y and z (decoded)."""
+    out = []
+    for spec in chart_specs(at):
+        out.append([{k: _plain(decode(t.get(k))) for k in ("x", "y", "z")} for t in spec["data"]])
+    return out
+
+
+def _plain(value):
+    return value.tolist() if hasattr(value, "tolist") else value
+
+
+# page, URL parameters (choices by the label the control shows, as Streamlit writes them), and
+# the same view made by hand: [(widget kind, key, value)]
+LINKS = [
+    ("pages/home.py", {"home_temperature": "0.3"}, [("slider", "home_temperature", 0.3)]),
+    ("pages/playground.py", {"mechanism": "General (bilinear) score", "query_x": "-1.2", "temperature": "0.5",
+                             "mode": "Hard: argmax"},
+     [("selectbox", "mechanism", "qkv-general"), ("slider", "query_x", -1.2), ("slider", "temperature", 0.5),
+      ("radio", "mode", "argmax")]),
+    ("pages/seq2seq.py", {"s2s_text": "12 March 1999", "s2s_variant": "Luong global, general", "s2s_window": "5"},
+     [("text_input", "s2s_text", "12 March 1999"), ("selectbox", "s2s_variant", "luong-general"),
+      ("slider", "s2s_window", 5)]),
+    ("pages/sentence_alignment.py", {"al_text": "A dog ran", "al_pair": "The dog was running", "al_window_mode": "Local (p_t = t·S/T)"},
+     [("text_input", "al_text", "A dog ran"), ("text_input", "al_pair", "The dog was running"),
+      ("radio", "al_window_mode", "local")]),
+    ("pages/feedforward.py", {"length": "120", "seed": "5", "log_y": "true"},
+     [("slider", "length", 120), ("number_input", "seed", 5), ("checkbox", "log_y", True)]),
+    ("pages/images.py", {"image_source": "Random scene", "scene_seed": "11", "cap_temperature": "0.5"},
+     [("radio", "image_source", "Random scene"), ("number_input", "scene_seed", 11),
+      ("slider", "cap_temperature", 0.5)]),
+    ("pages/self_attention.py", {"sa_text": "A dog barked.", "sa_layer": "3", "sa_head": "7", "sa_merge": "true"},
+     [("text_area", "sa_text", "A dog barked."), ("selectbox", "sa_layer", 3), ("selectbox", "sa_head", 7),
+      ("toggle", "sa_merge", True)]),
+]
+
+
+@pytest.mark.parametrize(("page_file", "params", "by_hand"), LINKS, ids=[link[0] for link in LINKS])
+def test_a_link_reopens_the_view_made_by_hand(page_file, params, by_hand):
+    linked = open_link(page_file, params)
+    assert not linked.warning, [w.value for w in linked.warning]
+    made = open_page(page_file, timeout=300)
+    default = figures(made)
+    for kind, key, value in by_hand:
+        widget = getattr(made, kind)(key=key)
+        (widget.input(value) if kind in ("text_input", "text_area") else widget.set_value(value)).run()
+        assert not made.exception
+    assert figures(made) != default, "the link's view differs from the default view"
+    assert figures(linked) == figures(made)
+
+
+def test_values_a_control_does_not_take_are_refused_in_one_line_each():
+    at = open_link("pages/self_attention.py", {"sa_layer": "99", "sa_head": XSS, "sa_view": "Nowhere", "sa_merge": "x"})
+    warnings = [w.value for w in at.warning]
+    assert len(warnings) == 4, warnings
+    assert any("Layer" in w and "“99”" in w for w in warnings)
+    assert all("\n" not in w for w in warnings)
+    assert not any(re.search(r"(?<!\\)<img", w) for w in warnings), "HTML from a URL is shown as text"
+    assert any("\\<img" in w for w in warnings)
+    assert at.selectbox(key="sa_layer").value == 0 and at.selectbox(key="sa_head").value == 0
+    assert chart_specs(at), "the page still draws its figure"
+
+
+def test_a_value_equal_to_the_default_is_not_refused():
+    at = open_link("pages/self_attention.py", {"sa_layer": "0", "sa_merge": "false"})
+    assert not at.warning
+
+
+def test_texts_travel_up_to_the_link_limit():
+    at = open_page("pages/self_attention.py", timeout=300)
+    at.text_area(key="sa_text").input("A short sentence.").run()
+    assert at.query_params["sa_text"] == "A short sentence."
+    assert not any("Links carry" in c.value for c in at.caption)
+    at.text_area(key="sa_text").input("word " * (LINK_TEXT_MAX // 5 + 10)).run()
+    assert "sa_text" not in at.query_params
+    assert any("Links carry texts of up to 1,000 characters" in c.value for c in at.caption)
+
+
+def test_a_link_text_longer_than_the_box_takes_is_refused():
+    at = open_link("pages/sentence_alignment.py", {"al_text": "x" * 6000})
+    assert any("more than this box takes" in w.value for w in at.warning)
+    assert at.text_input(key="al_text").value != "x" * 6000
+
+
+def test_html_in_a_linked_text_is_text():
+    at = open_link("pages/self_attention.py", {"sa_text": XSS})
+    assert at.text_area(key="sa_text").value == XSS
+    assert not any(re.search(r"(?<!\\)<img", m.value) for m in at.markdown)
+
+
+def test_the_playground_table_travels_and_a_bad_one_is_refused():
+    rows = [{"label": "near", "k1": 1.0, "k2": 0.0, "v1": 1.0, "v2": 1.0},
+            {"label": "far", "k1": -1.0, "k2": 0.0, "v1": 0.0, "v2": 0.0}]
+    at = open_link("pages/playground.py", {"kv": json.dumps(rows)})
+    assert not at.warning
+    assert figures(at)[0][0]["x"] == ["near", "far"]
+    for bad in ("not json", json.dumps([{"label": "a"}]), json.dumps([rows[0]] * 40), json.dumps({"a": 1})):
+        broken = open_link("pages/playground.py", {"kv": bad})
+        assert any("table" in w.value for w in broken.warning), bad
+        assert len(figures(broken)[0][0]["x"]) == 5, "the default table"
+
+
+def test_every_export_menu_has_a_link_box_with_the_views_url():
+    at = open_link("pages/self_attention.py", {"sa_layer": "3"})
+    codes = [c.value for c in at.code]
+    assert codes and all("sa_layer=3" in c for c in codes)
+    assert len(codes) == sum(p.proto.popover.label == "Export" for p in at.get("popover"))

@@ -1,0 +1,169 @@
+"""Links that reopen a view.
+
+Every control that defines what a figure shows is bound to the URL (Streamlit's
+bind="query-params": its key is the parameter's name, a default value leaves the URL). Texts
+travel too, up to LINK_TEXT_MAX characters, through st.query_params. Next to every Export menu
+a Link box shows the page's current URL, with a copy button.
+
+A link is checked like the widgets: Streamlit drops a value its control does not take (out of
+range, an unknown choice); on the run that opens the link, each such value gets one line
+saying so, and the control shows its default.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+LINK_TEXT_MAX = 1000
+BIND = "query-params"
+_OPENED = "_links_opened_pages"
+_RAW = "_links_opening_params"
+
+
+def _page_id() -> str:
+    ctx = get_script_run_ctx()
+    return getattr(ctx, "page_script_hash", "") or ""
+
+
+def start_run() -> None:
+    """Remembers the URL's parameters when a page runs for the first time in a session (the run
+    that opens a link); on later runs there is nothing to check."""
+    opened = st.session_state.setdefault(_OPENED, set())
+    page = _page_id()
+    if page in opened:
+        st.session_state[_RAW] = {}
+        return
+    opened.add(page)
+    st.session_state[_RAW] = {name: list(st.query_params.get_all(name)) for name in st.query_params}
+
+
+def _opening_value(key: str) -> list[str] | None:
+    return st.session_state.get(_RAW, {}).get(key)
+
+
+def _shows(raw: list[str], value: Any, format_func: Callable[[Any], Any] | None) -> bool:
+    # Whether the URL's raw value is what the control shows (Streamlit drops a value equal to
+    # the default from the URL, so "missing now" alone does not mean "refused").
+    values = value if isinstance(value, (list, tuple)) else [value]
+    if len(raw) != len(values):
+        return False
+    for text, item in zip(raw, values, strict=True):
+        forms = {str(item), str(item).lower()}
+        if format_func is not None:
+            forms.add(str(format_func(item)))
+        if text in forms or text.lower() in forms:
+            continue
+        try:
+            if isinstance(item, (int, float)) and not isinstance(item, bool) and math.isclose(float(text), item):
+                continue
+        except ValueError:
+            pass
+        return False
+    return True
+
+
+def _clip(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def report_refused(key: str, label: str, value: Any, format_func: Callable[[Any], Any] | None = None) -> None:
+    """Shows one line when the opened link's value for a bound control was not taken."""
+    raw = _opening_value(key)
+    if raw is None or st.query_params.get_all(key) == raw or _shows(raw, value, format_func):
+        return
+    from ui.widgets import escape_markdown
+
+    given = escape_markdown(_clip(", ".join(raw)))
+    shown = format_func(value) if format_func is not None and not isinstance(value, (list, tuple)) else value
+    st.warning(f"The link's value for {escape_markdown(label)}, “{given}”, is not one this control takes; "
+               f"it shows {escape_markdown(_clip(str(shown)))}.", icon=":material/link_off:")
+
+
+def bound(widget: Callable[..., Any], label: str, *args: Any, key: str, **kwargs: Any) -> Any:
+    """Returns widget(label, *args, key=key, bind="query-params", **kwargs): the control's value
+    lives in the URL, and a value the link gave it that it refused is reported in one line."""
+    value = widget(label, *args, key=key, bind=BIND, **kwargs)
+    report_refused(key, label, value, kwargs.get("format_func"))
+    return value
+
+
+def linked_text(widget: Callable[..., Any], label: str, default: str, *, key: str, max_chars: int, **kwargs: Any) -> str:
+    """Returns the text of a text box whose content travels in the URL when it is short enough.
+
+    A link's text longer than max_chars is refused in one line (the default is shown); a text
+    over LINK_TEXT_MAX characters stays out of the URL, with a caption saying so.
+    """
+    raw = _opening_value(key)
+    if raw:
+        if len(raw[-1]) > max_chars:
+            st.warning(f"The link's text has {len(raw[-1]):,} characters, more than this box takes "
+                       f"({max_chars:,}); the default text is shown.", icon=":material/link_off:")
+        else:
+            st.session_state[key] = raw[-1]
+    if key not in st.session_state:
+        st.session_state[key] = default
+    text = widget(label, key=key, max_chars=max_chars, **kwargs)
+    if text == default:
+        st.query_params.pop(key, None)
+    elif len(text) <= LINK_TEXT_MAX:
+        st.query_params[key] = text
+    else:
+        st.query_params.pop(key, None)
+        st.caption(f"Links carry texts of up to {LINK_TEXT_MAX:,} characters: a link made now opens "
+                   "this view with the default text.")
+    return text
+
+
+def linked_rows(key: str, default: list[dict[str, Any]], columns: tuple[str, ...], max_rows: int) -> list[dict[str, Any]]:
+    """Returns the rows a table starts from: the link's (compact JSON under `key`) if it gives a
+    usable list of at most max_rows rows with those columns, else `default` (with one line)."""
+    raw = _opening_value(key)
+    if not raw:
+        return default
+    try:
+        rows = json.loads(raw[-1])
+        if not isinstance(rows, list) or not 0 < len(rows) <= max_rows:
+            raise ValueError
+        return [{c: _cell(row[c]) for c in columns} for row in rows if isinstance(row, dict)] or default
+    except (ValueError, TypeError, KeyError, RecursionError):
+        st.warning(f"The link's table is not one this page can read (at most {max_rows} rows of "
+                   f"{', '.join(columns)}); the default table is shown.", icon=":material/link_off:")
+        return default
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)) and value is not None:
+        raise ValueError
+    return value[:100] if isinstance(value, str) else value
+
+
+def link_rows(key: str, rows: list[dict[str, Any]], default: list[dict[str, Any]]) -> None:
+    """Puts a table's rows into the URL (compact JSON) unless they are the default or too long."""
+    text = json.dumps(rows, separators=(",", ":"), allow_nan=False, default=str) if rows != default else ""
+    if text and len(text) <= LINK_TEXT_MAX:
+        st.query_params[key] = text
+    else:
+        st.query_params.pop(key, None)
+
+
+def current_link() -> str:
+    """Returns the URL of this view: the page's address and every parameter in the URL now."""
+    pairs = [(name, value) for name in st.query_params for value in st.query_params.get_all(name)]
+    base = st.context.url or ""
+    if base and not urlsplit(base).path:
+        base += "/"
+    return base + ("?" + urlencode(pairs) if pairs else "")
+
+
+def link_box() -> None:
+    """Shows a "Link" popover with this view's URL and a copy button."""
+    with st.popover("Link", icon=":material/link:", width="content"):
+        st.caption("This link reopens the view: the page, its text and every control.")
+        st.code(current_link(), language=None, wrap_lines=True)
