@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from models.compare import difference_record
 from models.registry import SELF_ATTENTION, get_mechanism, mechanisms_on_page
 from models.transformer.checkpoint import model_root, resolve_model_dir
 from models.transformer.rollout import MAX_FLOW_TOKENS
@@ -20,6 +21,7 @@ from ui.links import bound, linked_text
 from ui.router import ensure_router
 from ui.transformer import cached_record, cached_rollout, open_clicked_head, warmed_runner
 from ui.widgets import checked, escape_markdown, index_in, option_radio, show_figure
+from viz.compare import difference_heatmap
 from viz.transformer import (
     head_heatmap,
     model_view,
@@ -32,7 +34,8 @@ from viz.transformer import (
 ensure_router()
 
 DEFAULT_TEXT = "The tokenizer splits unfamiliar words like embeddings into pieces, but the cat sat on the mat."
-VIEWS = ("Head view", "Model view", "Head statistics", "Sentence pair", "Rollout and flow")
+VIEWS = ("Head view", "Model view", "Head statistics", "Sentence pair", "Rollout and flow", "Compare two texts")
+DEFAULT_TEXT_B = "The tokenizer splits rare words like transformers into pieces, but the dog sat on the mat."
 ROLLOUT = get_mechanism("transformer-rollout")
 
 st.title("Self-attention of a pretrained transformer")
@@ -193,3 +196,33 @@ with tabs[4]:
         title = f"{method.capitalize()} over {rolled.meta['layers']} layers, heads fused by {fusion}"
         show_figure(rollout_heatmap(rolled.weights, rolled.query_labels, title=title), rolled,
                     key="sa_rollout", name=f"self-attention-{method}-{fusion}")
+
+with tabs[5]:
+    if tabs[5].open:
+        st.markdown(
+            f"The same layer and head (**layer {layer}, head {head}**, from the boxes above) on the text above "
+            "(A) and on a second text (B). The difference α_B − α_A is drawn over the tokens both texts share, "
+            "in order; a token only one text has gets a blank row and column and is marked in its text's colour."
+        )
+        text_b = linked_text(st.text_area, "Text B", DEFAULT_TEXT_B, key="sa_text_b", height=80,
+                             max_chars=mechanism.option("text").max_chars)
+        if not text_b.strip():
+            st.info("Type a text B to compare.")
+            st.stop()
+        with st.spinner("Running the encoder on text B…"):
+            record_b = checked(cached_record, model_dir, text_b, "", merge)
+        map_a, map_b = record.weights[layer, head], record_b.weights[layer, head]
+        diff = difference_record(map_a, map_b, (labels, labels), (record_b.query_labels,) * 2,
+                                 mechanism=record.mechanism, meta={"layer": layer, "head": head,
+                                                                  "model": record.meta.get("model")})
+        left, right = st.columns(2)
+        with left:
+            show_figure(head_heatmap(map_a, labels, title=f"A: layer {layer}, head {head}"),
+                        matrix_record(record, map_a, layer=layer, head=head), key="sa_cmp_a", name="self-attention-A")
+        with right:
+            show_figure(head_heatmap(map_b, record_b.query_labels, title=f"B: layer {layer}, head {head}"),
+                        matrix_record(record_b, map_b, layer=layer, head=head), key="sa_cmp_b", name="self-attention-B")
+        st.caption(f"{diff.meta['shared_query_tokens']} shared tokens; largest change "
+                   f"{diff.meta['max_abs_difference']:.3f}. Red: B attends more; blue: A attends more.")
+        show_figure(difference_heatmap(diff, title=f"α_B − α_A, layer {layer}, head {head}"), diff,
+                    key="sa_cmp_diff", name=f"self-attention-difference-layer{layer}-head{head}")

@@ -2,12 +2,14 @@
 
 import streamlit as st
 
+from models.compare import difference_record
 from models.registry import SEQ2SEQ, get_mechanism, mechanisms_on_page
 from models.seq2seq.quality import per_format_rows
 from models.seq2seq.records import random_example, snapshot_steps, warm_start_of
 from ui.links import bound, linked_text
 from ui.router import ensure_router
 from ui.widgets import checked, option_slider, show_figure
+from viz.compare import difference_heatmap
 from viz.seq2seq import alignment_heatmap
 
 ensure_router()
@@ -82,6 +84,30 @@ for column, default, key in ((left, "bahdanau", "a"), (right, "local-m", "b")):
         st.markdown(f"**Output:** `{other.meta['output']}`")
         cfig = alignment_heatmap(other, truth=truth, title=_name(chosen), height=360)
         show_figure(cfig, other, key=f"s2s_compare_{key}", name=f"seq2seq-{chosen}")
+
+st.header("Compare two inputs")
+st.markdown(
+    f"The selected variant (**{_name(variant)}**) on the date above (A) and on a second one (B). The "
+    "difference α_B − α_A is drawn over the output and input characters both share, in order; a character "
+    "only one has gets a blank row or column, marked in its input's colour."
+)
+text_b = linked_text(st.text_input, "Second date (B)", "9 June 2018", key="s2s_text_b",
+                     max_chars=mechanism.option("text").max_chars)
+if text_b.strip():
+    record_b = checked(_record, variant, text_b, window, None)
+    diff = difference_record(record.weights, record_b.weights, (record.query_labels, record.key_labels),
+                             (record_b.query_labels, record_b.key_labels), mechanism=record.mechanism,
+                             meta={"output_a": record.meta["output"], "output_b": record_b.meta["output"]})
+    left, right = st.columns(2, gap="medium")
+    with left:
+        show_figure(alignment_heatmap(record, title=f"A: {record.meta['output']}", height=360), record,
+                    key="s2s_cmp_a", name=f"seq2seq-{variant}-A")
+    with right:
+        show_figure(alignment_heatmap(record_b, title=f"B: {record_b.meta['output']}", height=360), record_b,
+                    key="s2s_cmp_b", name=f"seq2seq-{variant}-B")
+    st.caption(f"Largest change {diff.meta['max_abs_difference']:.3f}. Red: B attends more; blue: A attends more.")
+    show_figure(difference_heatmap(diff, title="α_B − α_A", query_title="output character", key_title="input character"),
+                diff, key="s2s_cmp_diff", name=f"seq2seq-{variant}-difference")
 
 st.header("Watch it learn")
 teacher = warm_start_of(variant)

@@ -72,8 +72,11 @@ def _matches(drawn: np.ndarray, candidates: list[np.ndarray]) -> bool:
         if c.size != drawn.size:
             continue
         c = c.reshape(drawn.shape)
-        shown = np.isfinite(drawn)  # padding cells drawn blank (NaN) are exported as 0
-        if np.allclose(drawn[shown], c[shown], rtol=1e-6, atol=1e-7) and np.all(c[~shown] == 0):
+        # Cells drawn blank (NaN) are padding, exported as 0, or undefined (a difference over a
+        # token one text lacks), exported as NaN / null.
+        shown = np.isfinite(drawn)
+        blank = c[~shown]
+        if np.allclose(drawn[shown], c[shown], rtol=1e-6, atol=1e-7) and np.all((blank == 0) | np.isnan(blank)):
             return True
     return False
 

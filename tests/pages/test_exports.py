@@ -41,7 +41,8 @@ def test_playground_exports(monkeypatch):
 def test_seq2seq_exports(monkeypatch):
     calls = recording_exports(monkeypatch)
     at = open_page("pages/seq2seq.py", timeout=600)
-    assert walk(at, calls) == {"s2s_main", "s2s_compare_a", "s2s_compare_b", "s2s_step"}
+    assert walk(at, calls) == {"s2s_main", "s2s_compare_a", "s2s_compare_b", "s2s_cmp_a", "s2s_cmp_b", "s2s_cmp_diff",
+                               "s2s_step"}
     at.selectbox(key="s2s_variant").set_value("local-p").run()
     assert "s2s_main" in walk(at, calls)
 
@@ -84,6 +85,7 @@ def test_self_attention_exports(monkeypatch):
     at.radio(key="sa_combine").set_value("mean").run()
     assert walk(at, calls) == {"sa_head"}
     for view, keys in (("Model view", {"sa_model", "sa_enlarged"}), ("Rollout and flow", {"sa_rollout"}),
+                       ("Compare two texts", {"sa_cmp_a", "sa_cmp_b", "sa_cmp_diff"}),
                        ("Head statistics", {"sa_stats"})):
         at.session_state["sa_view"] = view
         at.run()

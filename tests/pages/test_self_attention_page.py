@@ -155,6 +155,32 @@ def test_rollout_and_flow_view(at):
     at.text_area(key="sa_text").input(default_text).run()
 
 
+def test_compare_two_texts_shows_the_difference_on_shared_tokens(at):
+    from models.compare import align_tokens, difference_matrix
+    from models.transformer.records import shared_runner
+
+    at.selectbox(key="sa_layer").set_value(2).run()
+    at.selectbox(key="sa_head").set_value(4).run()
+    view(at, "Compare two texts")
+    specs = chart_specs(at)
+    assert len(specs) == 3 and "layer 2, head 4" in specs[2]["layout"]["title"]["text"]
+    runner = shared_runner(None)
+    a = runner.attention(at.text_area(key="sa_text").value)
+    b = runner.attention(at.text_area(key="sa_text_b").value)
+    alignment = align_tokens(a.query_labels, b.query_labels)
+    expected = difference_matrix(a.weights[2, 4], b.weights[2, 4], alignment, alignment)
+    shown = chart_data(at, 2)
+    np.testing.assert_allclose(shown, expected, atol=1e-5)  # NaN where a token is not shared
+    assert np.isnan(shown).any() and np.isfinite(shown).any()
+    trace = specs[2]["data"][0]
+    assert trace["zmid"] == 0 and trace["zmin"] == -trace["zmax"]
+    assert "cat (A only)" in specs[2]["data"][0]["y"] and any("dog (B only)" in y for y in trace["y"])
+    at.text_area(key="sa_text_b").input(at.text_area(key="sa_text").value).run()
+    assert np.all(chart_data(at, 2) == 0.0), "the same text differs by exactly 0"
+    at.selectbox(key="sa_layer").set_value(0).run()
+    at.selectbox(key="sa_head").set_value(0).run()
+
+
 def test_clicked_cell_opens_that_head():
     state = {"selection": {"points": [{"x": "head 7", "y": "layer 2", "customdata": [2, 7, 0.4]}]}}
     assert head_from_selection(state) == (2, 7)

@@ -23,7 +23,7 @@ def test_default_input_is_decoded_with_a_heatmap(at):
     assert at.title[0].value == "Seq2seq alignment"
     assert "`2018-05-09`" in _markdown(at)
     specs = chart_specs(at)
-    assert len(specs) == 4  # main, compare A, compare B, training step
+    assert len(specs) == 7  # main, two variants, two inputs and their difference, training step
     z = chart_data(at, 0)
     assert z.shape == (10, len("Wednesday 9 May 2018"))
     assert np.all(z >= 0) and np.allclose(z.sum(1), 1.0, atol=1e-4)
@@ -51,10 +51,10 @@ def test_variant_and_window_change_the_heatmap(at):
 def test_training_step_slider_shows_step_0_and_says_what_it_is(at):
     # The module's page is on local-p by now: its step 0 is the warm start from luong-general.
     assert at.selectbox(key="s2s_variant").value == "local-p"
-    final = chart_data(at, 3)
+    final = chart_data(at, 6)
     at.select_slider(key="s2s_step").set_value(0).run()
     assert not at.exception
-    first = chart_data(at, 3)
+    first = chart_data(at, 6)
     assert first.shape == final.shape and not np.allclose(first, final)
     assert "starts from the trained **luong-general** model: step 0 is that warm start" in _markdown(at)
     at.selectbox(key="s2s_variant").select("bahdanau").run()
@@ -88,3 +88,20 @@ def test_bad_inputs_get_one_line_messages():
     at.text_input(key="s2s_text").input("<img src=x onerror=alert(1)>").run()
     assert not at.exception
     assert "&lt;" in chart_specs(at)[0]["layout"]["xaxis"]["ticktext"]
+
+
+def test_two_inputs_and_their_difference(at):
+    from models.compare import align_tokens, difference_matrix
+    from models.registry import get_mechanism
+
+    at.selectbox(key="s2s_variant").select("bahdanau").run()
+    at.text_input(key="s2s_text_b").input("9 June 2018").run()
+    assert not at.exception
+    a = get_mechanism("bahdanau").build({"text": at.text_input(key="s2s_text").value})
+    b = get_mechanism("bahdanau").build({"text": "9 June 2018"})
+    rows, cols = align_tokens(a.query_labels, b.query_labels), align_tokens(a.key_labels, b.key_labels)
+    np.testing.assert_allclose(chart_data(at, 5), difference_matrix(a.weights, b.weights, rows, cols), atol=1e-5)
+    spec = chart_specs(at)[5]
+    assert spec["data"][0]["zmid"] == 0
+    assert any("(A only)" in x for x in spec["data"][0]["x"]) and any("(B only)" in x for x in spec["data"][0]["x"])
+    assert chart_specs(at)[4]["layout"]["title"]["text"] == f"B: {b.meta['output']}"

@@ -1,0 +1,44 @@
+"""The difference view of two inputs: α_B − α_A on a diverging scale centred on 0."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from models.compare import ONLY_A, ONLY_B
+from models.record import AttentionRecord
+from viz.figures import MAX_TICKS, heatmap, unique_labels
+
+DIVERGING = "RdBu_r"  # blue: A attends more, red: B attends more, white: no change
+MARK_COLOURS = {ONLY_A: "#1f5fa8", ONLY_B: "#b2182b"}
+
+
+def _tick_text(labels: tuple[str, ...]) -> list[str]:
+    # Tokens only one input has are drawn in that input's colour (the label also says which).
+    out = []
+    for label, shown in zip(labels, unique_labels(labels)):
+        colour = next((c for source, c in MARK_COLOURS.items() if label.endswith(f"({source})")), None)
+        out.append(f'<span style="color:{colour}">{shown}</span>' if colour else shown)
+    return out
+
+
+def difference_heatmap(record: AttentionRecord, *, title: str, query_title: str = "query token",
+                       key_title: str = "key token") -> go.Figure:
+    """Returns the heatmap of a difference record (models/compare.py): NaN cells (a token only
+    one input has) stay blank; the colour scale is symmetric around 0."""
+    diff = record.weights
+    finite = diff[np.isfinite(diff)]
+    bound = max(float(np.abs(finite).max()) if finite.size else 0.0, 1e-6)
+    fig = heatmap(diff, record.query_labels, record.key_labels, title=title, colorscale=DIVERGING,
+                  query_title=query_title, key_title=key_title, value_name="α_B − α_A")
+    fig.update_traces(
+        zmin=-bound, zmax=bound, zmid=0.0, hoverongaps=False,
+        hovertemplate=f"{query_title}: %{{y}}<br>{key_title}: %{{x}}<br>α_B − α_A = %{{z:+.4f}}<extra></extra>",
+    )
+    fig.update_layout(plot_bgcolor="#e8e8e8")  # blank (undefined) cells show grey, not "no change" white
+    if max(len(record.query_labels), len(record.key_labels)) <= MAX_TICKS:  # else every k-th tick, as heatmap()
+        fig.update_layout(
+            xaxis={"tickvals": unique_labels(record.key_labels), "ticktext": _tick_text(record.key_labels)},
+            yaxis={"tickvals": unique_labels(record.query_labels), "ticktext": _tick_text(record.query_labels)},
+        )
+    return fig
