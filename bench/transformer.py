@@ -253,8 +253,17 @@ def main() -> int:
     parser.add_argument("--torch-tunables", action="store_true", help="give PyTorch the glibc tunables too")
     parser.add_argument("--json", help="also write the rows of every run to this file")
     parser.add_argument("--batch-export", action="store_true", help="time attention_batch against one call per line")
+    parser.add_argument("--whole-process", action="store_true",
+                        help="time whole CLI processes against bench/hf_export.py (bench/batch_export.py)")
+    parser.add_argument("--count", type=int, default=64, help="--whole-process: lines in the batch")
     parser.add_argument("--worker", choices=("jax", "torch"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.whole_process:
+        from batch_export import run_whole_process
+
+        ensure_bench_venv()
+        run_whole_process(max(args.reps // 3, 3), args.count, str(BENCH_PYTHON), GLIBC_TUNABLES)
+        return 0
     if args.batch_export:
         batch_export_bench()
         return 0
