@@ -37,6 +37,8 @@ CHANGES = {
                                          wait_idle(p), press_slider(p, 0))),
     "feedforward": (2, lambda p: press_slider(p, 0)),
     "images": (2, lambda p: press_slider(p, 0)),
+    "transformer": (8, lambda p: (type_text(p, "stTextInput", "Date to normalise", "1 April 1990"), wait_idle(p),
+                                  press_slider(p, 0, 2))),
     "self_attention": (1, lambda p: (type_text(p, "stTextArea", "Text", "The dog chased the ball."), wait_idle(p))),
 }
 

@@ -95,3 +95,13 @@ def test_self_attention_exports(monkeypatch):
     at.session_state["sa_view"] = "Sentence pair"
     at.run()
     assert walk(at, calls, allow_blocks={"sa_pair_blocks"}) == {"sa_pair_blocks"}
+
+
+def test_transformer_exports(monkeypatch):
+    calls = recording_exports(monkeypatch)
+    at = open_page("pages/transformer.py", timeout=300)
+    assert walk(at, calls) == {"tf_encoder_map", "tf_encoder_grid", "tf_step_decoder", "tf_step_cross",
+                               "tf_bahdanau", "tf_best_head", "tf_rollout", "tf_snapshot"}
+    at.session_state["tf_view"] = "Cross-attention"
+    at.run()
+    assert {"tf_cross_map", "tf_cross_grid"} <= walk(at, calls)

@@ -1,0 +1,46 @@
+"""The Transformer page in Chromium: a deep link on the shared server, the decoding-step slider, a tab switch."""
+
+import json
+import time
+
+import pytest
+
+from tests.e2e.conftest import plotly_traces, wait_for_charts, wait_idle
+
+pytestmark = pytest.mark.e2e
+
+CHARTS = 8
+
+
+def wait_for_chart_change(page, index: int, before, timeout: float = 120.0) -> list:
+    """Returns the charts once chart `index` (trace 0) differs from `before`."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        now = plotly_traces(page)
+        if len(now) > index and now[index] and json.dumps(now[index][0]) != json.dumps(before[index][0]):
+            return now
+        time.sleep(0.3)
+    raise AssertionError(f"chart {index} did not change")
+
+
+def test_step_slider_and_tabs_change_the_figures(page, app_url):
+    page.goto(f"{app_url}/transformer?tf_position=2")  # a link that opens decoding step 2
+    page.get_by_text("Transformer: three kinds of attention").first.wait_for(timeout=300_000)
+    wait_for_charts(page, CHARTS, timeout=300_000)
+    wait_idle(page, timeout=300_000)
+    before = plotly_traces(page)
+    assert len(before) == CHARTS
+    assert len(before[2][0]["z"][0]) == 3, "the link's step 2: <s> and two characters written"
+
+    slider = page.locator('[data-testid="stSlider"] input[type="range"]').first
+    slider.focus()
+    slider.press("ArrowRight")
+    stepped = wait_for_chart_change(page, 2, before)
+    assert len(stepped[2][0]["z"][0]) == 4
+    wait_idle(page)
+    assert "tf_position=3" in page.url
+
+    page.get_by_role("tab", name="Cross-attention").click()
+    crossed = wait_for_chart_change(page, 0, stepped)
+    assert len(crossed[0][0]["z"]) == 10 and len(crossed[0][0]["z"][0]) == len("9 May 2018")
+    wait_idle(page)

@@ -1,0 +1,179 @@
+"""The encoder–decoder on the tiny preset: numpy oracles, masks (hypothesis), padding, greedy, checkpoints, training.
+
+Random tiny weights are filled in numpy (tiny_params): eager jax.random compiles once per
+parameter shape, seconds on two cores, and no test here is about the initialiser. Every jitted
+call uses batch 3 and the 40-character bucket (the padding test adds 12), so each compiles once.
+"""
+
+import functools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from models.checkpoint import CheckpointError, filled_state, flat_params, param_shapes
+from models.encdec import model as ed
+from models.encdec.checkpoint import load_checkpoint, load_snapshots, save_checkpoint
+from models.seq2seq import task as dates
+
+TINY = ed.PRESETS["tiny"]
+TEXTS = ["Wednesday, May 9, 2018", "2018-5-9", "9.5.2018"]
+
+
+@functools.cache
+def _tiny_model(seed: int = 1):
+    graphdef, template = ed.abstract_model(TINY)
+    return graphdef, tiny_params(template, seed)
+
+
+def tiny_params(template, seed: int):
+    """Returns random weights shaped like `template`: Glorot-uniform matrices, LayerNorm scale 1, biases 0."""
+    rng = np.random.default_rng(seed)
+    tensors = {}
+    for name, shape in param_shapes(template).items():
+        if name.endswith("scale"):
+            tensors[name] = np.ones(shape, np.float32)
+        elif len(shape) == 1:
+            tensors[name] = np.zeros(shape, np.float32)
+        else:
+            limit = np.sqrt(6.0 / sum(shape))
+            tensors[name] = rng.uniform(-limit, limit, shape).astype(np.float32)
+    return filled_state(template, tensors, where="tiny")
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return _tiny_model()
+
+
+def _src(texts, bucket=40):
+    return ed.pad_batch([dates.encode_source(t).ids for t in texts], bucket)
+
+
+def test_sinusoidal_positions_match_the_paper_formula():
+    table = ed.sinusoidal_positions(40, 16)
+    p, i = 7, 3
+    assert table[p, 2 * i] == pytest.approx(np.sin(p / 10_000 ** (2 * i / 16)), abs=1e-6)
+    assert table[p, 2 * i + 1] == pytest.approx(np.cos(p / 10_000 ** (2 * i / 16)), abs=1e-6)
+    assert np.array_equal(table[0, 1::2], np.ones(8, np.float32))
+
+
+def _layer_norm(x, scale, bias, eps=1e-6):
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * scale + bias
+
+
+def test_first_encoder_attention_matches_a_numpy_oracle(tiny):
+    graphdef, params = tiny
+    flat = flat_params(params)
+    src, lengths = _src(TEXTS)
+    _, encoder, _, _ = (np.asarray(a) for a in ed.teacher_forced(graphdef, params, src, lengths, np.zeros((3, 10), np.int32)))
+    d, h = TINY.model_dim, TINY.num_heads
+    x = flat["source_embed"][src] * np.sqrt(d) + ed.sinusoidal_positions(40, d)[None]
+    x = _layer_norm(x, flat["encoder.0.norm_1.scale"], flat["encoder.0.norm_1.bias"])
+    q = x @ flat["encoder.0.self_attention.w_q"] + flat["encoder.0.self_attention.b_q"]
+    k = x @ flat["encoder.0.self_attention.w_k"] + flat["encoder.0.self_attention.b_k"]
+    split = lambda a: a.reshape(3, 40, h, d // h).transpose(0, 2, 1, 3)  # noqa: E731
+    scores = split(q) @ split(k).transpose(0, 1, 3, 2) / np.sqrt(d // h)
+    scores = np.where(np.arange(40)[None, None, None, :] < lengths[:, None, None, None], scores, -np.inf)
+    expected = np.exp(scores - scores.max(-1, keepdims=True))
+    expected /= expected.sum(-1, keepdims=True)
+    np.testing.assert_allclose(encoder[:, 0], expected, atol=2e-5)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.integers(1, len(dates.SOURCE_VOCAB) - 1), min_size=1, max_size=40))
+def test_masks_are_exact_zeros_and_rows_sum_to_one(source_ids):
+    graphdef, params = _tiny_model()
+    rows = [np.asarray(source_ids, np.int32)] + [dates.encode_source(t).ids for t in TEXTS[1:]]
+    src, lengths = ed.pad_batch(rows, 40)
+    _, _, encoder, decoder, cross = (np.asarray(a)[:1] for a in ed.greedy(graphdef, params, src, lengths))
+    n = len(source_ids)
+    above = np.triu(np.ones((10, 10), bool), k=1)
+    assert np.all(decoder[..., above] == 0.0), "a decoder position must give exactly 0 to later positions"
+    assert np.all(decoder[..., ~above] > 0.0)
+    assert np.all(encoder[..., n:] == 0.0) and np.all(cross[..., n:] == 0.0), "padding keys get exactly 0"
+    for weights in (encoder, decoder, cross):
+        np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)
+
+
+def test_padding_does_not_change_the_result(tiny):
+    graphdef, params = tiny
+    texts = ["2018-5-9", "9.5.2018", "2018年5月9日"]
+    short, long = _src(texts, bucket=12), _src(texts, bucket=40)
+    a = [np.asarray(x) for x in ed.greedy(graphdef, params, *short)]
+    b = [np.asarray(x) for x in ed.greedy(graphdef, params, *long)]
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_allclose(a[1], b[1], atol=1e-5)
+    np.testing.assert_allclose(a[2], b[2][..., :12, :12], atol=1e-6)
+    np.testing.assert_allclose(a[4], b[4][..., :12], atol=1e-6)
+
+
+def test_greedy_is_teacher_forcing_on_its_own_output_and_blind_to_the_future(tiny):
+    graphdef, params = tiny
+    src, lengths = _src(TEXTS)
+    tokens, logits, _, decoder, cross = (np.asarray(a) for a in ed.greedy(graphdef, params, src, lengths))
+    fed = ed.teacher_inputs(tokens)
+    again = [np.asarray(a) for a in ed.teacher_forced(graphdef, params, src, lengths, fed)]
+    assert np.array_equal(np.argmax(again[0], -1), tokens)
+    np.testing.assert_allclose(again[3], cross, atol=1e-6)
+    changed = fed.copy()
+    changed[:, 6:] = (changed[:, 6:] + 3) % TINY.target_vocab  # rewrite the future of position 5
+    future = [np.asarray(a) for a in ed.teacher_forced(graphdef, params, src, lengths, changed)]
+    np.testing.assert_allclose(future[0][:, :6], again[0][:, :6], atol=1e-5)
+    np.testing.assert_allclose(future[2][..., :6, :], again[2][..., :6, :], atol=1e-6)
+
+
+def test_checkpoint_round_trip_with_float16_snapshots_and_strict_loading(tmp_path, tiny):
+    _, params = tiny
+    flat = flat_params(params)
+    path = tmp_path / "transformer.safetensors"
+    save_checkpoint(path, TINY, flat, {0: flat}, {"final_step": 5, "validation_best_cross_head": [0, 1]})
+    cfg, _, params2, info = load_checkpoint(path)
+    assert cfg == TINY and info["snapshot_steps"] == [0] and info["final_step"] == 5
+    assert all(np.array_equal(v, flat_params(params2)[k]) for k, v in flat.items())
+    snap = flat_params(load_snapshots(path, params2)[0])
+    np.testing.assert_allclose(snap["output"], flat["output"], atol=2e-3)
+    with pytest.raises(CheckpointError, match="missing tensors"):
+        filled_state(params, {k: v for k, v in flat.items() if k != "decoder.0.cross_attention.w_q"}, where="t")
+    with pytest.raises(CheckpointError, match="unknown tensors"):
+        filled_state(params, {**flat, "decoder.1.norm_1.scale": np.ones(16, np.float32)}, where="t")
+    with pytest.raises(CheckpointError, match="output has shape"):
+        filled_state(params, {**flat, "output": np.zeros((16, 3), np.float32)}, where="t")
+
+
+def test_config_rejects_heads_that_do_not_divide_the_width():
+    with pytest.raises(ValueError, match="divisible"):
+        ed.EncDecConfig(model_dim=30, num_heads=4)
+
+
+def test_a_few_training_steps_lower_the_loss():
+    import optax
+
+    from models.encdec.train import batch_arrays, cross_entropy_step
+
+    graphdef, template = ed.abstract_model(TINY)
+    params = tiny_params(template, seed=0)  # not the cached weights: the step donates its input buffers
+    optimizer = optax.adam(1e-2)
+    opt_state = optimizer.init(params)
+    step = cross_entropy_step(graphdef, optimizer)
+    batch = batch_arrays(dates.generate(3, seed=11), dates.MAX_INPUT_CHARS)
+    losses = []
+    for _ in range(15):
+        params, opt_state, loss, _ = step(params, opt_state, *batch)
+        losses.append(float(loss))
+    assert losses[-1] < 0.7 * losses[0], losses
+
+
+def test_snapshots_are_picked_over_the_steps_run_and_early_stop_needs_a_streak():
+    from models.encdec.train import EarlyStop, kept_steps, pick_snapshots
+
+    held = {s: {} for s in kept_steps(6000) if s <= 1000}
+    picked = pick_snapshots(held, 1000)
+    assert list(picked) == [0, 25, 50, 100, 150, 250, 400, 600, 800]
+    assert 1000 not in pick_snapshots({**held, 1000: {}}, 1000), "the final weights are stored apart"
+    early = EarlyStop(0.99, 2)
+    assert [early.update(x) for x in (0.995, 0.98, 0.999, 1.0)] == [False, False, False, True]
+    assert not any(EarlyStop(0.5, 0).update(1.0) for _ in range(5)), "patience 0 never stops"

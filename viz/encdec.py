@@ -1,0 +1,91 @@
+"""Figures of the Transformer page: one head's map, the head grid, a decoding step, the rollout.
+
+Built on viz/seq2seq.py's alignment_heatmap (numeric positions with the characters as ticks,
+so repeated characters stay apart and spaces show as "␣") and viz/figures.py's heatmap_grid.
+No streamlit, no jax.
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import plotly.graph_objects as go
+
+from models.record import AttentionRecord
+from viz.figures import heatmap_grid
+from viz.seq2seq import alignment_heatmap
+
+# (x, y) axis titles of each kind of record (record.meta["attention"]).
+AXIS_TITLES = {
+    "encoder": ("key: input character", "query: input character"),
+    "decoder": ("key: what the decoder read (<s>, then the output so far)", "query: output character being written"),
+    "cross": ("key: input character", "query: output character being written"),
+}
+MASKED_COLOR = "#f0f0f0"
+
+
+def _titled(fig: go.Figure, x_title: str, y_title: str) -> go.Figure:
+    # Axis titles are plotly HTML: "<s>" would strike the rest through.
+    fig.update_layout(xaxis_title_text=html.escape(x_title), yaxis_title_text=html.escape(y_title))
+    return fig
+
+
+def attention_map(
+    record: AttentionRecord, *, title: str | None = None, truth=None, height: int | None = None
+) -> go.Figure:
+    """Returns the heatmap of one ("query", "key") map of an encoder, decoder or cross record.
+
+    Decoder maps draw the masked cells (key after the query) blank, not as weight 0: the model
+    could not look there. truth: the true source span (start, end) of each output character
+    (cross maps), drawn as outlined cells.
+    """
+    kind = record.meta.get("attention", "cross")
+    fig = alignment_heatmap(record, truth=truth, title=title, height=height)
+    if kind == "decoder":
+        weights = record.matrix().astype(np.float64)
+        masked = np.triu(np.ones(weights.shape, bool), k=1)
+        fig.data[0].z = np.where(masked, np.nan, weights)
+        fig.update_layout(plot_bgcolor=MASKED_COLOR)
+    return _titled(fig, *AXIS_TITLES.get(kind, AXIS_TITLES["cross"]))
+
+
+def head_grid(record: AttentionRecord, *, title: str | None = None, selected: tuple[int, int] | None = None) -> go.Figure:
+    """Returns every layer × head map of a ("layer", "head", "query", "key") record in one grid.
+
+    selected: (layer, head) whose cell title is marked with ▶ (the map shown large above it).
+    """
+    if record.leading_axes != ("layer", "head"):
+        raise ValueError(f"head_grid needs layer and head axes, got {record.axes}")
+    layers, heads = record.weights.shape[:2]
+    cols = [f"head {j}" for j in range(heads)]
+    rows = [f"layer {i}" for i in range(layers)]
+    fig = heatmap_grid(record.weights, rows, cols, query_labels=record.query_labels, key_labels=record.key_labels,
+                       title=title, cell_px=150, zmax=1.0)
+    if selected is not None:
+        layer, head = selected
+        for annotation in fig.layout.annotations:
+            if annotation.text in (rows[layer], cols[head]):
+                annotation.text = "▶ " + annotation.text
+    fig.update_annotations(font={"size": 11})
+    # Characters such as "2" and "0" would make plotly guess numeric axes and merge the cells.
+    fig.update_xaxes(type="category")
+    fig.update_yaxes(type="category")
+    return fig
+
+
+def decoding_step_figure(record: AttentionRecord, *, title: str | None = None) -> go.Figure:
+    """Returns every head's weights at one decoding step: rows = (layer, head), columns = keys.
+
+    record: models.encdec.records.decoding_step_record (axes ("head", "key")).
+    """
+    fig = alignment_heatmap(record, title=title, height=int(min(max(260, 30 * record.weights.shape[0] + 150), 520)))
+    key_title = ("what the decoder read so far (<s>, then the output)" if record.meta.get("attention") == "decoder"
+                 else "input character")
+    return _titled(fig, key_title, "layer · head")
+
+
+def rollout_figure(record: AttentionRecord, *, title: str | None = None) -> go.Figure:
+    """Returns the heatmap of an encoder rollout or flow record (row: a character after the last layer)."""
+    fig = alignment_heatmap(record, title=title, zmax=None)
+    return _titled(fig, "input character (embedding)", "input character after the last encoder layer")
