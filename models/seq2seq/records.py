@@ -13,14 +13,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import jax.numpy as jnp
 import numpy as np
 
 from models import padding
+from models.aot import StoredFunction
 from models.record import AttentionRecord, InputError
 from models.seq2seq import task as dates
-from models.seq2seq.checkpoint import checkpoint_path, load_checkpoint, load_snapshots
-from models.seq2seq.model import LENGTH_BUCKETS, LOCAL_VARIANTS, VARIANTS, apply, batch_rows, pad_batch
+from models.seq2seq.checkpoint import checkpoint_path, load_snapshot_weights, load_weights
+from models.seq2seq.config import LENGTH_BUCKETS, LOCAL_VARIANTS, VARIANTS, Seq2SeqConfig, batch_rows, pad_batch
+
+# What a stored decoder executable is built from (models/aot.py): a change to any of these
+# files compiles it again.
+DECODER_SOURCES = ("models/attention.py", "models/seq2seq/model.py", "models/seq2seq/config.py",
+                   "models/checkpoint.py")
 
 
 @dataclass(frozen=True)
@@ -36,45 +41,79 @@ class Decoded:
 
 @functools.cache
 def load_variant(variant: str):
-    """Returns (cfg, graphdef, params, info) of a committed checkpoint (cached per process)."""
-    if variant not in VARIANTS:
-        raise InputError(f"unknown seq2seq variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+    """Returns (cfg, graphdef, params, info) of a committed checkpoint (cached per process; builds
+    the nnx model: training and the quality measurement use this, inference uses load_weights)."""
+    from models.seq2seq.checkpoint import load_checkpoint
+
+    _check_variant(variant)
     return load_checkpoint(checkpoint_path(variant))
 
 
+def _check_variant(variant: str) -> None:
+    if variant not in VARIANTS:
+        raise InputError(f"unknown seq2seq variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+
+
 @functools.cache
-def load_variant_snapshots(variant: str) -> dict[int, Any]:
-    """Returns {training step: params}, the final step included (cached per process)."""
-    cfg, graphdef, params, info = load_variant(variant)
-    snaps = load_snapshots(checkpoint_path(variant), params)
-    snaps[int(info["final_step"])] = params
+def variant_weights(variant: str) -> tuple[Seq2SeqConfig, dict[str, np.ndarray], dict[str, Any]]:
+    """Returns (cfg, {name: array}, info) of a committed checkpoint (cached per process; no Flax)."""
+    _check_variant(variant)
+    return load_weights(checkpoint_path(variant))
+
+
+@functools.cache
+def variant_snapshots(variant: str) -> dict[int, dict[str, np.ndarray]]:
+    """Returns {training step: {name: array}}, the final step included (cached per process)."""
+    _, tensors, info = variant_weights(variant)
+    snaps = load_snapshot_weights(checkpoint_path(variant))
+    snaps[int(info["final_step"])] = tensors
     return dict(sorted(snaps.items()))
 
 
 def snapshot_steps(variant: str) -> list[int]:
     """Returns the training steps that have a snapshot (0 = the initial weights: random, or a warm start)."""
-    info = load_variant(variant)[3]
+    info = variant_weights(variant)[2]
     return sorted({*map(int, info["snapshot_steps"]), int(info["final_step"])})
 
 
 def warm_start_of(variant: str) -> str | None:
     """Returns the checkpoint folder name a variant was warm-started from, or None (random init)."""
-    return load_variant(variant)[3].get("warm_start")
+    return variant_weights(variant)[2].get("warm_start")
+
+
+def _decoder_of(cfg: Seq2SeqConfig):
+    """Returns the pure greedy decoder (tensors, ids, lengths, dummy targets, D) → (logits, α, centres)."""
+    from models import checkpoint
+    from models.seq2seq.model import abstract_model, apply
+
+    graphdef, template = abstract_model(cfg)
+
+    def decode(tensors, src_ids, src_len, tgt_in, window):
+        params = checkpoint.filled_state(template, tensors, where=f"seq2seq {cfg.variant}")
+        return apply(graphdef, params, src_ids, src_len, tgt_in, window, teacher_forcing=False)
+
+    return decode
+
+
+@functools.cache
+def stored_decoder(cfg: Seq2SeqConfig) -> StoredFunction:
+    """Returns the decoder of one configuration, compiled once per shape and kept on disk."""
+    return StoredFunction("seq2seq-decode", functools.partial(_decoder_of, cfg), sources=DECODER_SOURCES, static=cfg)
 
 
 def decode_batch(variant: str, texts: list[str], *, window: int | None = None, step: int | None = None) -> list[Decoded]:
-    """Returns the greedy decoding of every text (one jitted call per length bucket).
+    """Returns the greedy decoding of every text (one compiled call per length bucket).
 
     window: D of the local variants (default: the training value); step: a training-step
     snapshot to use instead of the final weights.
     """
-    cfg, graphdef, params, _ = load_variant(variant)
+    cfg, tensors, _ = variant_weights(variant)
     d = cfg.window if window is None else int(window)
     if step is not None:
-        snaps = load_variant_snapshots(variant)
+        snaps = variant_snapshots(variant)
         if int(step) not in snaps:
             raise InputError(f"no snapshot at step {step}; available: {', '.join(map(str, snaps))}")
-        params = snaps[int(step)]
+        tensors = snaps[int(step)]
     sources = [dates.encode_source(t) for t in texts]
     out: list[Decoded | None] = [None] * len(sources)
     by_bucket: dict[int, list[int]] = {}
@@ -83,8 +122,8 @@ def decode_batch(variant: str, texts: list[str], *, window: int | None = None, s
     for bucket, indices in by_bucket.items():
         src, lengths = pad_batch([sources[i].ids for i in indices], bucket, batch_rows(len(indices)))
         dummy = np.zeros((len(src), dates.OUTPUT_LENGTH), np.int32)
-        logits, alpha, centers = apply(graphdef, params, src, lengths, dummy, jnp.float32(d), teacher_forcing=False)
-        tokens = np.asarray(jnp.argmax(logits, -1))
+        logits, alpha, centers = stored_decoder(cfg)(tensors, src, lengths, dummy, np.float32(d))
+        tokens = np.asarray(logits).argmax(-1)
         alpha, centers = np.asarray(alpha, np.float32), np.asarray(centers, np.float32)
         for row, i in enumerate(indices):
             n = len(sources[i].ids)

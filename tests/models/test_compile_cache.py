@@ -1,4 +1,5 @@
-"""The persistent compilation cache: where it lives, and that a second process loads instead of compiling."""
+"""The persistent compilation cache and the stored executables (models/aot.py): where they live,
+and that a second process loads instead of compiling, without building the model."""
 
 import json
 import os
@@ -10,18 +11,21 @@ from models import compile_cache
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# One process: turn the cache on, compile the Bahdanau date model's decode for one input, report
-# the cache hits and the weights' checksum.
+# One process: turn the cache on, decode one date with the Bahdanau model (a stored executable)
+# and jit a small function (JAX's compilation cache); report cache hits, whether Flax was
+# imported, and the record.
 PROBE = """
-import json, jax
+import json, sys, jax, numpy as np
 from models.compile_cache import enable_compilation_cache
 hits = []
 jax.monitoring.register_event_listener(lambda event, **kw: hits.append(event) if event.endswith("cache_hits") else None)
 folder = enable_compilation_cache()
 from models.registry import get_mechanism
 record = get_mechanism("bahdanau").build({"text": "9 May 2018"})
+flax = "flax" in sys.modules
+jax.jit(lambda x: x * 2 + 1)(np.arange(3.0))
 print(json.dumps({"folder": str(folder), "hits": len(hits), "sum": float(record.weights.sum()),
-                  "output": record.meta.get("output")}))
+                  "output": record.meta.get("output"), "flax": flax}))
 """
 
 
@@ -45,9 +49,37 @@ def test_a_second_process_loads_what_the_first_compiled(tmp_path):
         return json.loads(done.stdout.strip().splitlines()[-1])
 
     first = probe()
-    assert first["folder"] == str(tmp_path / "jax-cache") and first["hits"] == 0
-    entries = list((tmp_path / "jax-cache").iterdir())
-    assert entries, "the first process wrote its executables"
+    assert first["folder"] == str(tmp_path / "jax-cache") and first["hits"] == 0 and first["flax"]
+    assert list((tmp_path / "jax-cache" / "stored").glob("*.bin")), "the first process stored its decoder"
     second = probe()
-    assert second["hits"] >= 1, "the second process loaded at least one executable"
+    assert second["hits"] >= 1, "JAX's cache gave the second process the small function"
+    assert not second["flax"], "the stored decoder ran without building the model"
     assert second["sum"] == first["sum"] and second["output"] == first["output"] == "2018-05-09"
+
+
+def test_a_broken_stored_executable_is_compiled_again(tmp_path, monkeypatch):
+    import jax.numpy as jnp
+    import numpy as np
+
+    from models.aot import StoredFunction
+
+    monkeypatch.setenv(compile_cache.ENV, str(tmp_path))
+    built = []
+
+    def build():
+        built.append(1)
+        return lambda params, x: jnp.tanh(params["w"] * x)
+
+    args = ({"w": np.float32(2.0)}, np.arange(4, dtype=np.float32))
+    first = np.asarray(StoredFunction("probe", build, sources=["models/aot.py"])(*args))
+    stored = list((tmp_path / "stored").glob("*.bin"))
+    assert len(stored) == 1 and built == [1]
+    again = np.asarray(StoredFunction("probe", build, sources=["models/aot.py"])(*args))
+    assert built == [1], "a new StoredFunction loaded the executable instead of building"
+    stored[0].write_bytes(b"not an executable")
+    repaired = np.asarray(StoredFunction("probe", build, sources=["models/aot.py"])(*args))
+    assert built == [1, 1] and np.array_equal(first, again) and np.array_equal(first, repaired)
+    np.testing.assert_allclose(first, np.tanh(2 * np.arange(4)), rtol=1e-6)
+    other = StoredFunction("probe", build, sources=["models/aot.py"], static="other")(*args)
+    assert built == [1, 1, 1] and len(list((tmp_path / "stored").glob("*.bin"))) == 2, "static settings key apart"
+    assert np.array_equal(np.asarray(other), first)

@@ -105,3 +105,11 @@ def test_transformer_exports(monkeypatch):
     at.session_state["tf_view"] = "Cross-attention"
     at.run()
     assert {"tf_cross_map", "tf_cross_grid"} <= walk(at, calls)
+
+
+def test_induction_exports(monkeypatch):
+    calls = recording_exports(monkeypatch)
+    at = open_page("pages/induction.py", timeout=300)
+    assert walk(at, calls) == {"ind_curves", "ind_head_map", "ind_copy"}
+    at.select_slider(key="ind_step").set_value(0).run()
+    assert walk(at, calls) == {"ind_curves", "ind_head_map", "ind_copy"}

@@ -1,0 +1,661 @@
+"""UI latency in real Chromium: control → rerun → two paints, on every page, against a trivial floor.
+
+    .venv/bin/python bench/ui_latency.py [--pages home,playground] [--repeat 5] [--max-controls 8] [--json FILE]
+
+What it does, in one run:
+
+1. Starts bench/floor_app.py (one slider, one 64 × 64 plotly heatmap) with `streamlit run` on a
+   free loopback port and measures it: cold first render (server start → first figure painted),
+   warm render (page load → first figure painted) and the slider's round trip.
+2. Starts `streamlit run app.py` fresh on another free port, opens the first page asked for
+   (cold first render), then, for every page the app's navigation shows (models/registry.py
+   PAGES whose file exists; home is "/"): its first visit, its warm render, and the round trip of
+   every visible slider, select box, radio group, toggle/checkbox and number input, up to
+   --max-controls per page (sliders first, then select boxes, radios, toggles, number inputs).
+3. Measures the floor's slider again (drift check) and prints markdown tables of medians and
+   their ratio to the floor. It never asserts a time.
+
+The round trip, as issue 12 defines it: a MutationObserver on `[data-testid=stApp]`'s
+`data-test-script-state` is armed before the key press or click; the clock starts at the
+keydown/pointerdown event in the page; a rerun counts when a record's oldValue is "running" and
+the app is no longer running (both changes can arrive in one callback); the clock stops in the
+second requestAnimationFrame callback after that. All times are in the page's own clock.
+
+Sliders step with ArrowRight (ArrowLeft only if there is no room to the right), always in one
+direction per control: Streamlit sometimes sends no rerun for a keyboard change back to a value
+the slider had a moment before (/work/shared/NOTES.md). Select boxes take the next option,
+radios the next choice (choices that open a file uploader are skipped), toggles flip, number
+inputs step up (down at the top). After its repetitions a select box, radio or toggle is put
+back to the value it had, so the page keeps its default layout for the next control. A control
+whose first change leaves every figure's data and layout as they were is reported as skipped
+("no figure changed"). Buttons, text boxes, file uploaders, downloads and tabs are not measured.
+
+Run it on a quiet machine: the browser's own rendering shares the cores with the server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from models.registry import PAGES  # noqa: E402  (numpy only: no jax, no streamlit)
+
+# The same flags as tests/e2e/conftest.py CHROMIUM_ARGS (not imported: that module needs pytest).
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+CHROMIUM = os.environ.get("BROWSER_PATH", "/usr/bin/chromium")
+VIEWPORT = {"width": 1400, "height": 1300}
+# As the Makefile exports for `make run` (docs/PERFORMANCE.md): the server is measured as served.
+GLIBC_TUNABLES = "glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967295:glibc.malloc.arena_max=1"
+FLOOR_APP = "bench/floor_app.py"
+LOG_DIR = ROOT / "test-artifacts"
+RERUN_TIMEOUT_MS = 60_000  # a first change may load a model or compile a new length bucket
+LOAD_TIMEOUT_MS = 300_000  # a first visit on a busy machine may load MiniLM and compile
+PAUSE_S = 0.3  # between repetitions, after the app is idle: lets a slider's keyboard state settle
+CONTROL_KINDS = (  # measured in this order of kinds, each in page order
+    ("slider", "stSlider"),
+    ("select", "stSelectbox"),
+    ("radio", "stRadio"),
+    ("toggle", "stCheckbox"),
+    ("number", "stNumberInput"),
+)
+SKIPPED_CHOICE = re.compile(r"upload", re.IGNORECASE)  # radio choices that open a file uploader
+
+# ----------------------------------------------------------------------------- page scripts
+
+# Installed in every document before its own scripts: the time (ms since navigation start) at
+# which the first plotly figure has data and two frames have been painted after it.
+FIRST_FIGURE_INIT = """
+(() => {
+  window.__firstFigure = null;
+  const look = () => {
+    const plot = document.querySelector('.js-plotly-plot');
+    if (plot && plot._fullData && plot._fullData.length) {
+      requestAnimationFrame(() => requestAnimationFrame(() => { window.__firstFigure = performance.now(); }));
+    } else {
+      requestAnimationFrame(look);
+    }
+  };
+  requestAnimationFrame(look);
+})();
+"""
+
+ARM_JS = """
+() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  const m = {t0: null, ms: null};
+  let finish;
+  m.done = new Promise(resolve => { finish = resolve; });
+  const start = () => { if (m.t0 === null) m.t0 = performance.now(); };
+  const events = ['keydown', 'pointerdown'];
+  for (const type of events) window.addEventListener(type, start, {capture: true});
+  const observer = new MutationObserver(records => {
+    if (m.t0 === null || !records.some(r => r.oldValue === 'running')) return;
+    if (app.getAttribute('data-test-script-state') === 'running') return;
+    observer.disconnect();
+    for (const type of events) window.removeEventListener(type, start, {capture: true});
+    requestAnimationFrame(() => requestAnimationFrame(() => { m.ms = performance.now() - m.t0; finish(m.ms); }));
+  });
+  observer.observe(app, {attributes: true, attributeFilter: ['data-test-script-state'], attributeOldValue: true});
+  window.__bench = m;
+}
+"""
+
+WAIT_JS = """
+(timeout) => Promise.race([window.__bench.done, new Promise(resolve => setTimeout(() => resolve(null), timeout))])
+"""
+
+# A cheap digest of every figure's data and layout (template left out), to tell whether a
+# control changed what is drawn. Long arrays are sampled; strings are hashed in full up to 20k.
+FINGERPRINT_JS = """
+() => {
+  let h = 0, budget = 400000;
+  const mix = v => { h = (Math.imul(h ^ v, 16777619) + 0x9e3779b9) | 0; };
+  const walk = (v, depth) => {
+    if (budget-- <= 0 || depth > 12 || v === null || v === undefined) return;
+    if (typeof v === 'number') { mix(Math.round(v * 1e6) | 0); return; }
+    if (typeof v === 'boolean') { mix(v ? 1 : 2); return; }
+    if (typeof v === 'string') { mix(v.length); for (let i = 0; i < Math.min(v.length, 20000); i++) mix(v.charCodeAt(i)); return; }
+    if (ArrayBuffer.isView(v) || Array.isArray(v)) {
+      mix(v.length); const stride = Math.max(1, Math.floor(v.length / 5000));
+      for (let i = 0; i < v.length; i += stride) walk(v[i], depth + 1); return;
+    }
+    if (typeof v === 'object') {
+      for (const k of Object.keys(v).sort()) {
+        if (k === 'template' || k.startsWith('_')) continue; mix(k.length); walk(v[k], depth + 1);
+      }
+    }
+  };
+  const plots = Array.from(document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot'));
+  for (const p of plots) { walk(p.data, 0); walk(p.layout, 0); }
+  return plots.length + ':' + h;
+}
+"""
+
+CONTROLS_JS = """
+(kinds) => {
+  const main = document.querySelector('[data-testid="stMain"]') || document.body;
+  const out = [];
+  for (const [kind, testid] of kinds) {
+    main.querySelectorAll(`[data-testid="${testid}"]`).forEach((el, index) => {
+      if (el.closest('[data-testid="stPopoverBody"]')) return;
+      const box = el.closest('[data-testid="stElementContainer"]');
+      const keyClass = box ? Array.from(box.classList).find(c => c.startsWith('st-key-')) : null;
+      const labelEl = el.querySelector('[data-testid="stWidgetLabel"]');
+      const input = el.querySelector('input');
+      out.push({
+        kind, testid, index,
+        key: keyClass ? keyClass.slice('st-key-'.length) : null,
+        label: ((labelEl ? labelEl.innerText : (input && input.getAttribute('aria-label')) || el.innerText) || '').trim(),
+        visible: el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden',
+        disabled: !!(input && input.disabled),
+      });
+    });
+  }
+  return out;
+}
+"""
+
+SLIDER_STATE_JS = """
+el => ({value: Number(el.value), min: Number(el.min), max: Number(el.max), step: Number(el.step) || 1})
+"""
+
+# ----------------------------------------------------------------------------- servers
+
+
+def free_port() -> int:
+    """Returns a free TCP port on 127.0.0.1."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Server:
+    """A `streamlit run` process on 127.0.0.1 and the wall-clock time (s) it was started at."""
+
+    proc: subprocess.Popen
+    url: str
+    started_at: float
+    log: Path
+
+
+def server_env() -> dict[str, str]:
+    """Returns the environment `make run` gives the app (glibc tunables unless already set)."""
+    return {**os.environ, "PYTHONUNBUFFERED": "1", "GLIBC_TUNABLES": os.environ.get("GLIBC_TUNABLES", GLIBC_TUNABLES)}
+
+
+@contextlib.contextmanager
+def streamlit_server(script: str, *, timeout: float = 120.0) -> Iterator[Server]:
+    """Yields a healthy `streamlit run script` on a free loopback port; stops it on exit."""
+    port = free_port()
+    LOG_DIR.mkdir(exist_ok=True)
+    log_path = LOG_DIR / f"bench-{Path(script).stem}-{port}.log"
+    started_at = time.time()
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port),
+             "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+            cwd=ROOT, env=server_env(), stdout=log, stderr=subprocess.STDOUT,
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            wait_healthy(url, proc, timeout, log_path)
+            yield Server(proc, url, started_at, log_path)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def wait_healthy(url: str, proc: subprocess.Popen | None, timeout: float, log_path: Path | None = None) -> None:
+    """Returns once url/_stcore/health answers 200; raises if the process exits or time runs out."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {proc.returncode}; see {log_path}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{url} did not become healthy in {timeout:.0f} s")
+
+
+def launch_chromium(playwright):
+    """Returns a headless Chromium launched with the browser tests' flags."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+
+# ----------------------------------------------------------------------------- measuring
+
+
+@dataclass
+class ControlResult:
+    """The round trips (ms) of one control, or why it was skipped."""
+
+    kind: str
+    label: str
+    key: str | None
+    times_ms: list[float] = field(default_factory=list)
+    lost: int = 0  # changes that produced no rerun within RERUN_TIMEOUT_MS
+    skipped: str | None = None
+    fingerprint_before: str | None = None  # of the figures before the first change
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.times_ms) if self.times_ms else None
+
+
+def css_class(key: str) -> str:
+    """Returns `key` escaped for a CSS class selector (Streamlit's st-key-<key> class)."""
+    return re.sub(r"([^A-Za-z0-9_-])", r"\\\1", key)
+
+
+def control_locator(page, control: dict):
+    """Returns a locator of the control's widget element (by its key class, else by position)."""
+    if control["key"]:
+        return page.locator(f'[data-testid="stMain"] .st-key-{css_class(control["key"])} '
+                            f'[data-testid="{control["testid"]}"]').first
+    return page.locator(f'[data-testid="stMain"] [data-testid="{control["testid"]}"]').nth(control["index"])
+
+
+def wait_idle(page, timeout: float = RERUN_TIMEOUT_MS) -> None:
+    """Returns once the Streamlit script is not running."""
+    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=timeout)
+
+
+def timed(page, action) -> float | None:
+    """Returns the round trip (ms) of `action()`: event → rerun done → two paints; None if no rerun."""
+    page.evaluate(ARM_JS)
+    action()
+    ms = page.evaluate(WAIT_JS, RERUN_TIMEOUT_MS)
+    return None if ms is None else round(ms, 1)
+
+
+def first_figure_ms(page, url: str) -> tuple[float, float]:
+    """Loads `url` and returns (ms from navigation start to the first figure painted, timeOrigin epoch ms)."""
+    page.goto(url, timeout=LOAD_TIMEOUT_MS)
+    page.wait_for_function("() => window.__firstFigure !== null", timeout=LOAD_TIMEOUT_MS, polling=50)
+    figure_ms, origin = page.evaluate("() => [window.__firstFigure, performance.timeOrigin]")
+    return round(figure_ms, 1), origin
+
+
+def settle(page) -> None:
+    """Waits until the app is idle and a short pause has passed."""
+    wait_idle(page)
+    time.sleep(PAUSE_S)
+
+
+def slider_steps(page, locator, repeat: int) -> list:
+    """Returns one action per repetition: an arrow press, always in the direction with room."""
+    thumb = locator.locator('input[type="range"]').first
+    state = thumb.evaluate(SLIDER_STATE_JS)
+    room_right = round((state["max"] - state["value"]) / state["step"])
+    room_left = round((state["value"] - state["min"]) / state["step"])
+    if room_right >= repeat or room_right >= room_left:
+        key, room = "ArrowRight", room_right
+    else:
+        key, room = "ArrowLeft", room_left
+    thumb.focus()
+    return [lambda: thumb.press(key) for _ in range(min(repeat, room))]
+
+
+def selected_index(options) -> int:
+    """Returns the index of the option marked selected (aria-selected / data-selected / checked)."""
+    flags = options.evaluate_all(
+        "els => els.map(e => e.getAttribute('aria-selected') === 'true' || e.getAttribute('data-selected') === 'true'"
+        " || !!(e.querySelector('input:checked')))"
+    )
+    return flags.index(True) if True in flags else 0
+
+
+def measure_select(page, locator, repeat: int, result: ControlResult) -> None:
+    """Picks the next option `repeat` times (wrapping), then the original one again."""
+    original = None
+    for _ in range(repeat):
+        locator.click()
+        options = page.locator('[role="listbox"] [role="option"]')
+        options.first.wait_for(timeout=10_000)
+        count, current = options.count(), selected_index(options)
+        original = current if original is None else original
+        if count < 2:
+            page.keyboard.press("Escape")
+            result.skipped = "one option only"
+            return
+        target = options.nth((current + 1) % count)
+        if not record(page, result, timed(page, target.click)):
+            break
+        settle(page)
+    if original is not None:  # put it back, untimed
+        locator.click()
+        page.locator('[role="listbox"] [role="option"]').nth(original).click()
+        settle(page)
+
+
+def measure_radio(page, locator, repeat: int, result: ControlResult) -> None:
+    """Clicks the next choice `repeat` times (wrapping, skipping uploads), then the original one."""
+    options = locator.locator('[data-testid="stRadioOption"]')
+    labels = [text.strip() for text in options.all_inner_texts()]
+    usable = [i for i, text in enumerate(labels) if not SKIPPED_CHOICE.search(text)]
+    original = selected_index(options)
+    if len(usable) < 2:
+        result.skipped = "fewer than two choices without a file uploader"
+        return
+    for _ in range(repeat):
+        current = selected_index(options)
+        later = [i for i in usable if i > current] or usable
+        if not record(page, result, timed(page, options.nth(later[0]).click)):
+            break
+        settle(page)
+    if selected_index(options) != original:
+        options.nth(original).click()
+        settle(page)
+
+
+def measure_clicks(page, clickable, repeat: int, result: ControlResult) -> None:
+    """Clicks `clickable` `repeat` times, each a measured rerun."""
+    for _ in range(repeat):
+        if not record(page, result, timed(page, clickable.click)):
+            break
+        settle(page)
+
+
+def record(page, result: ControlResult, ms: float | None) -> bool:
+    """Records one round trip (None: no rerun came); returns whether to go on with the control.
+
+    The first change of a control that drew the same figures marks it skipped, and so does a
+    first change that brought no rerun at all.
+    """
+    if ms is None:
+        result.lost += 1
+        if not result.times_ms:
+            result.skipped = f"no rerun within {RERUN_TIMEOUT_MS / 1000:.0f} s"
+            return False
+        return True
+    result.times_ms.append(ms)
+    if len(result.times_ms) == 1 and page.evaluate(FINGERPRINT_JS) == result.fingerprint_before:
+        result.skipped = "no figure changed"
+        result.times_ms.clear()
+        return False
+    return True
+
+
+def measure_control(page, control: dict, repeat: int) -> ControlResult:
+    """Returns the control's round trips over `repeat` changes in one direction."""
+    result = ControlResult(control["kind"], control["label"] or f"{control['kind']} {control['index']}", control["key"])
+    locator = control_locator(page, control)
+    locator.scroll_into_view_if_needed()
+    settle(page)
+    result.fingerprint_before = page.evaluate(FINGERPRINT_JS)
+    kind = control["kind"]
+    if kind == "slider":
+        for step in slider_steps(page, locator, repeat):
+            if not record(page, result, timed(page, step)):
+                break
+            settle(page)
+        if not result.times_ms and not result.skipped:
+            result.skipped = "no room to step"
+    elif kind == "select":
+        measure_select(page, locator, repeat, result)
+    elif kind == "radio":
+        measure_radio(page, locator, repeat, result)
+    elif kind == "toggle":
+        measure_clicks(page, locator.locator("label").first, repeat, result)
+        if len(result.times_ms) % 2:  # an odd number of flips: flip back, untimed
+            locator.locator("label").first.click()
+            settle(page)
+    elif kind == "number":
+        up = locator.locator('[data-testid="stNumberInputStepUp"]')
+        down = locator.locator('[data-testid="stNumberInputStepDown"]')
+        measure_clicks(page, down if up.is_disabled() else up, repeat, result)
+    return result
+
+
+def visible_controls(page) -> list[dict]:
+    """Returns the page's visible, enabled controls, sliders first, each kind in page order."""
+    return [c for c in page.evaluate(CONTROLS_JS, [list(k) for k in CONTROL_KINDS]) if c["visible"] and not c["disabled"]]
+
+
+def control_id(control: dict) -> tuple:
+    return (control["kind"], control["key"] or f"{control['label']}#{control['index']}")
+
+
+def measure_page_controls(page, repeat: int, cap: int) -> tuple[list[ControlResult], list[str]]:
+    """Returns the results of up to `cap` controls and the labels of those left out by the cap.
+
+    The controls are looked up again after each one, so a control that appears only after
+    another's change (and stays) is found; one that disappears is simply not measured.
+    """
+    results, done = [], set()
+    while len(results) < cap:
+        pending = [c for c in visible_controls(page) if control_id(c) not in done]
+        if not pending:
+            break
+        control = pending[0]
+        done.add(control_id(control))
+        try:
+            results.append(measure_control(page, control, repeat))
+        except Exception as error:  # a bench reports a broken control and goes on
+            results.append(ControlResult(control["kind"], control["label"], control["key"],
+                                         skipped=f"error: {str(error).splitlines()[0][:120]}"))
+            with contextlib.suppress(Exception):
+                page.keyboard.press("Escape")
+                settle(page)
+    left_out = [f"{c['kind']} '{c['label']}'" for c in visible_controls(page) if control_id(c) not in done]
+    return results, left_out
+
+
+# ----------------------------------------------------------------------------- the run
+
+
+@dataclass
+class PageResult:
+    title: str
+    path: str
+    first_visit_ms: float | None = None
+    warm_ms: list[float] = field(default_factory=list)
+    controls: list[ControlResult] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    exceptions: int = 0  # st.exception boxes shown after the first visit
+
+
+def shown_pages(wanted: list[str] | None) -> list[tuple[str, str]]:
+    """Returns (title, url path) of the registry pages whose file exists (what the navigation shows)."""
+    pages = [(p.title, "" if p.default else p.url_path, p.url_path) for p in PAGES if (ROOT / p.file).exists()]
+    if wanted:
+        unknown = set(wanted) - {stem for _, _, stem in pages}
+        if unknown:
+            raise SystemExit(f"unknown or missing pages: {', '.join(sorted(unknown))}")
+        pages = [p for p in pages if p[2] in wanted]
+    return [(title, path) for title, path, _ in pages]
+
+
+def new_page(browser, errors: list[str]):
+    """Returns a fresh page in its own context, with the first-figure clock installed."""
+    context = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
+    context.add_init_script(FIRST_FIGURE_INIT)
+    page = context.new_page()
+    page.on("pageerror", lambda error: errors.append(str(error).splitlines()[0]))
+    return page
+
+
+def measure_floor(browser, server: Server, repeat: int, *, cold: bool) -> dict:
+    """Returns the floor app's renders and slider round trips (cold only right after its start)."""
+    errors: list[str] = []
+    page = new_page(browser, errors)
+    figure_ms, origin = first_figure_ms(page, server.url + "/")
+    out = {"cold_ms": origin + figure_ms - server.started_at * 1000 if cold else None, "first_visit_ms": figure_ms}
+    out["warm_ms"] = [first_figure_ms(page, server.url + "/")[0] for _ in range(repeat)]
+    settle(page)
+    control = next(c for c in visible_controls(page) if c["kind"] == "slider")
+    result = measure_control(page, control, repeat)
+    out["round_trip_ms"], out["lost"], out["page_errors"] = result.times_ms, result.lost, errors
+    page.context.close()
+    return out
+
+
+def measure_app_page(page, url: str, title: str, path: str, repeat: int, cap: int,
+                     first_visit_ms: float | None = None) -> PageResult:
+    """Returns one page's first visit (unless already made), warm renders and control round trips."""
+    result = PageResult(title, path)
+    result.first_visit_ms = first_visit_ms if first_visit_ms is not None else first_figure_ms(page, f"{url}/{path}")[0]
+    result.warm_ms = [first_figure_ms(page, f"{url}/{path}")[0] for _ in range(repeat)]
+    settle(page)
+    result.exceptions = page.locator('[data-testid="stException"]').count()
+    result.controls, result.left_out = measure_page_controls(page, repeat, cap)
+    return result
+
+
+def run(args) -> dict:
+    """Returns every raw figure of the run (see the module docstring for what is measured)."""
+    from playwright.sync_api import sync_playwright
+
+    pages = shown_pages(args.pages.split(",") if args.pages else None)
+    floor_repeat = max(args.repeat, 5)
+    report = {"machine": {"cpus": os.cpu_count(), "loadavg_start": os.getloadavg()}, "repeat": args.repeat}
+    with sync_playwright() as playwright, streamlit_server(FLOOR_APP) as floor:
+        browser = launch_chromium(playwright)
+        report["floor_start"] = measure_floor(browser, floor, floor_repeat, cold=True)
+        print(f"floor: {fmt(median(report['floor_start']['round_trip_ms']))} ms", file=sys.stderr)
+        with streamlit_server("app.py", timeout=300) as app:
+            errors: list[str] = []
+            page = new_page(browser, errors)
+            title, path = pages[0]
+            figure_ms, origin = first_figure_ms(page, f"{app.url}/{path}")
+            report["app_cold"] = {"page": title, "ms": origin + figure_ms - app.started_at * 1000}
+            report["pages"] = []
+            for i, (title, path) in enumerate(pages):
+                print(f"{title}…", file=sys.stderr)
+                errors.clear()
+                result = measure_app_page(page, app.url, title, path, args.repeat, args.max_controls,
+                                          first_visit_ms=figure_ms if i == 0 else None)
+                result.page_errors = list(errors)
+                report["pages"].append(result)
+            report["app_log_tracebacks"] = app.log.read_text(errors="replace").count("Traceback")
+        report["floor_end"] = measure_floor(browser, floor, floor_repeat, cold=False)
+        browser.close()
+    report["machine"]["loadavg_end"] = os.getloadavg()
+    return report
+
+
+# ----------------------------------------------------------------------------- printing
+
+
+def median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def fmt(value: float | None, digits: int = 0) -> str:
+    return "—" if value is None else f"{value:,.{digits}f}"
+
+
+def ratio(value: float | None, floor: float | None) -> str:
+    return "—" if value is None or not floor else f"{value / floor:.1f}"
+
+
+def print_report(report: dict) -> None:
+    """Prints the markdown tables of the run."""
+    start, end = report["floor_start"], report["floor_end"]
+    floor_trips = start["round_trip_ms"] + end["round_trip_ms"]
+    floor_ms = median(floor_trips)
+    floor_render = median(start["warm_ms"] + end["warm_ms"])
+    load = report["machine"]
+    print(f"UI latency, Chromium headless; {load['cpus']} CPUs, load average {load['loadavg_start'][0]:.2f} at the start, "
+          f"{load['loadavg_end'][0]:.2f} at the end; repeat {report['repeat']}.\n")
+    print(f"Floor (bench/floor_app.py: one slider, one 64 × 64 heatmap): round trip median **{fmt(floor_ms)} ms** "
+          f"(n = {len(floor_trips)}; {fmt(median(start['round_trip_ms']))} ms at the start, "
+          f"{fmt(median(end['round_trip_ms']))} ms at the end); warm render {fmt(floor_render)} ms.")
+    print(f"Cold first render (server start → first figure painted): app, {report['app_cold']['page']}: "
+          f"{fmt(report['app_cold']['ms'])} ms; floor: {fmt(start['cold_ms'])} ms.\n")
+    print("| page | control | median ms | × floor | n |")
+    print("|---|---|---|---|---|")
+    for page in report["pages"]:
+        labels = Counter(c.label for c in page.controls)
+        for c in page.controls:
+            if c.skipped:
+                continue
+            lost = f" ({c.lost} lost)" if c.lost else ""
+            name = f"{c.label} ({c.kind}" + (f", key {c.key})" if labels[c.label] > 1 and c.key else ")")
+            print(f"| {page.title} | {name} | {fmt(c.median)} | {ratio(c.median, floor_ms)} | {len(c.times_ms)}{lost} |")
+    print("\n| page | first visit ms | warm render ms | × floor render | n |")
+    print("|---|---|---|---|---|")
+    for page in report["pages"]:
+        warm = median(page.warm_ms)
+        print(f"| {page.title} | {fmt(page.first_visit_ms)} | {fmt(warm)} | {ratio(warm, floor_render)} | {len(page.warm_ms)} |")
+    notes = []
+    for page in report["pages"]:
+        if not page.controls:
+            notes.append(f"- {page.title}: no slider, select box, radio, toggle or number input shown")
+        for c in page.controls:
+            if c.skipped:
+                notes.append(f"- {page.title}: {c.kind} '{c.label}' skipped: {c.skipped}")
+        if page.left_out:
+            notes.append(f"- {page.title}: over the cap, not measured: {', '.join(page.left_out)}")
+        if page.exceptions:
+            notes.append(f"- {page.title}: the page shows {page.exceptions} exception box(es) (see the server log)")
+        if page.page_errors:
+            notes.append(f"- {page.title}: {len(page.page_errors)} page errors, first: {page.page_errors[0]}")
+    if report["app_log_tracebacks"]:
+        notes.append(f"- the app server logged {report['app_log_tracebacks']} tracebacks")
+    if notes:
+        print("\nNot measured or worth a look:")
+        print("\n".join(notes))
+
+
+def as_json(report: dict) -> dict:
+    """Returns the report with its dataclasses as plain dicts."""
+    def plain(value):
+        if isinstance(value, PageResult | ControlResult):
+            return {k: plain(v) for k, v in vars(value).items()}
+        if isinstance(value, dict):
+            return {k: plain(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [plain(v) for v in value]
+        return value
+    return plain(report)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", help="comma-separated url paths (home, playground, …); default: every page shown")
+    parser.add_argument("--repeat", type=int, default=5, help="changes per control and warm renders per page (default 5)")
+    parser.add_argument("--max-controls", type=int, default=8, help="controls measured per page (default 8)")
+    parser.add_argument("--json", type=Path, help="also write the raw figures to this file")
+    args = parser.parse_args(argv)
+    report = run(args)
+    print_report(report)
+    if args.json:
+        args.json.write_text(json.dumps(as_json(report), indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,137 @@
+"""Compiled functions kept on disk, so that a short process (the CLI) neither traces, nor
+compiles, nor builds the model.
+
+JAX's persistent compilation cache (models/compile_cache.py) saves the XLA compile, but a new
+process still imports Flax, builds the nnx module and traces the function before it can look
+the compile up: about a second on 2 cores, more than a one-input export itself takes. A
+`StoredFunction` keeps the compiled executable of each input signature in the cache folder
+(jax.experimental.serialize_executable); a later process loads it and calls it directly, and the
+function and the model are built only when no executable is stored yet.
+
+Arguments are pytrees of arrays in plain containers (dicts, lists, tuples): parameters travel as
+{name: array}, so no Flax type is needed to call a stored executable. An executable is stored
+under a key made of the function's name, its static settings, a fingerprint of the source
+files it is built from, the argument signature, JAX's version, the device and the CPU's
+instruction-set flags; one that fails to load is deleted and compiled again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from models.compile_cache import cache_folder
+
+ROOT = Path(__file__).resolve().parents[1]
+MAX_STORED = 512  # executables kept; the least recently used beyond this are deleted
+
+
+def _cpu_flags() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as info:
+            for line in info:
+                if line.startswith("flags"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or platform.machine()
+
+
+def sources_fingerprint(paths: Sequence[str]) -> str:
+    """Returns a hash of the contents of these source files (relative to the repository)."""
+    digest = hashlib.sha256()
+    for path in sorted(paths):
+        digest.update(path.encode())
+        digest.update((ROOT / path).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _signature(args: tuple) -> str:
+    import jax
+
+    leaves, treedef = jax.tree_util.tree_flatten(args)
+    return repr(treedef) + ";" + ";".join(f"{np.dtype(x.dtype).str}{tuple(x.shape)}" for x in leaves)
+
+
+class StoredFunction:
+    """A jitted pure function whose compiled executables are kept on disk, one per signature.
+
+    build() returns the pure function; it runs (and may import Flax and build the model) only
+    when an executable has to be compiled. static: settings the function closes over (they are
+    part of the key). sources: the files the function is made from (their contents are too).
+    """
+
+    def __init__(self, name: str, build: Callable[[], Callable[..., Any]], *, sources: Sequence[str],
+                 static: Any = None):
+        self.name = name
+        self._build = build
+        self._sources = tuple(sources)
+        self._static = repr(static)
+        self._function: Callable[..., Any] | None = None
+        self._loaded: dict[str, Callable[..., Any]] = {}
+        self._prefix: str | None = None
+
+    def _key(self, signature: str) -> str:
+        if self._prefix is None:
+            import jax
+
+            device = jax.devices()[0]
+            self._prefix = "\n".join([self.name, self._static, sources_fingerprint(self._sources), jax.__version__,
+                                      device.platform, getattr(device, "device_kind", ""), _cpu_flags(),
+                                      os.environ.get("XLA_FLAGS", "")])
+        return hashlib.sha256((self._prefix + "\n" + signature).encode()).hexdigest()[:40]
+
+    def _jitted(self) -> Callable[..., Any]:
+        if self._function is None:
+            import jax
+
+            self._function = jax.jit(self._build())
+        return self._function
+
+    def __call__(self, *args: Any) -> Any:
+        folder = cache_folder()
+        if folder is None:  # caching turned off: an ordinary jit
+            return self._jitted()(*args)
+        signature = _signature(args)
+        executable = self._loaded.get(signature)
+        if executable is None:
+            executable = self._load_or_compile(folder / "stored", self._key(signature), args)
+            self._loaded[signature] = executable
+        return executable(*args)
+
+    def _load_or_compile(self, folder: Path, key: str, args: tuple) -> Callable[..., Any]:
+        from jax.experimental.serialize_executable import deserialize_and_load, serialize
+
+        path = folder / f"{key}.bin"
+        if path.is_file():
+            try:
+                payload, in_tree, out_tree = pickle.loads(path.read_bytes())
+                executable = deserialize_and_load(payload, in_tree, out_tree)
+                os.utime(path)  # recently used
+                return executable
+            except Exception:  # noqa: BLE001 - a stale or broken file is compiled again
+                path.unlink(missing_ok=True)
+        compiled = self._jitted().lower(*args).compile()
+        try:
+            from models.checkpoint import write_atomic
+
+            folder.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, pickle.dumps(serialize(compiled)))
+            _trim(folder)
+        except (OSError, ValueError, TypeError, pickle.PicklingError):
+            pass  # storing is an optimisation: the compiled function works either way
+        return compiled
+
+
+def _trim(folder: Path, keep: int = MAX_STORED) -> None:
+    files = sorted(folder.glob("*.bin"), key=lambda f: f.stat().st_mtime, reverse=True)
+    for stale in files[keep:]:
+        stale.unlink(missing_ok=True)

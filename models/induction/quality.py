@@ -1,0 +1,140 @@
+"""Quality of the induction model, measured against the task's ground truth.
+
+- per-head scores (models/transformer/heads.py, TransformerLens's definitions): previous-token,
+  duplicate-token and induction (Σ A·P / Σ A), and Olsson et al.'s prefix-matching score on
+  [BOS] + r + r, each the mean over a batch of sequences;
+- the loss on each half of [BOS] + r + r: the first copy is unpredictable (ln 50 ≈ 3.91 at best),
+  the second, after its first token, is predictable by copying;
+- the phase change, read from the training log: the steepest fall of the repeated-half loss and
+  the first logged step where some head's prefix-matching score reaches the goal of 0.4.
+numpy here; `measure` runs the jitted model once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from models.induction import task
+from models.induction.model import apply
+from models.transformer import heads as hd
+
+LOG_SEED = 12_345  # the training log's sequences
+HELD_OUT_SEED = 20_220_308  # the quality test's and bench's sequences
+HALF = 31  # r of 31 tokens: [BOS] + r + r fills 63 of the 64 positions
+COUNT = 32
+GOAL = 0.4  # prefix-matching score the committed model must reach (random ≈ 1/T)
+SCORES = ("previous", "duplicate", "induction", "prefix_matching")
+SCORE_TITLES = {"previous": "previous-token", "duplicate": "duplicate-token", "induction": "induction",
+                "prefix_matching": "prefix-matching"}
+
+
+def head_scores(weights: np.ndarray, tokens: np.ndarray, half: int | None = None) -> dict[str, np.ndarray]:
+    """Returns {score name: float32 [L, H]}, each the mean over the batch.
+
+    weights [B, L, H, T, T]; tokens int [B, T]; half: the sequences are [BOS] + r + r with r of
+    `half` tokens (adds "prefix_matching").
+    """
+    weights = np.asarray(weights, np.float64)
+    per_sequence = [hd.head_scores(w, t) for w, t in zip(weights, np.asarray(tokens))]
+    out = {name: np.mean([s[name] for s in per_sequence], axis=0).astype(np.float32) for name in hd.PATTERNS}
+    if half is not None:
+        out["prefix_matching"] = hd.prefix_matching_score(weights, half).mean(axis=0).astype(np.float32)
+    return out
+
+
+def next_token_losses(logits: np.ndarray, tokens: np.ndarray) -> np.ndarray:
+    """Returns float64 [B, T − 1]: −log p(tokens[t + 1] | tokens[..t]).  logits [B, T, V]; tokens [B, T]."""
+    logits = np.asarray(logits, np.float64)[:, :-1]
+    shifted = logits - logits.max(-1, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+    return -np.take_along_axis(log_probs, np.asarray(tokens)[:, 1:, None].astype(np.int64), axis=-1)[..., 0]
+
+
+def half_losses(logits: np.ndarray, tokens: np.ndarray, half: int) -> tuple[float, float]:
+    """Returns (mean loss on the first copy's tokens, mean loss on the second copy's tokens after
+    its first) of [BOS] + r + r.  logits [B, T, V]; tokens [B, T], T = 1 + 2·half."""
+    losses = next_token_losses(logits, tokens)  # column t − 1 predicts token t
+    return float(losses[:, :half].mean()), float(losses[:, half + 1 :].mean())
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """Scores and losses of one set of parameters on [BOS] + r + r sequences."""
+
+    scores: dict[str, np.ndarray]  # name -> [L, H]
+    first_half_loss: float
+    repeated_loss: float
+
+
+def measure(graphdef, params, *, seed: int = HELD_OUT_SEED, count: int = COUNT, half: int = HALF) -> Measurement:
+    """Returns the head scores and half losses of `params` on `count` seeded [BOS] + r + r sequences."""
+    tokens = task.repeated_batch(seed, count, half)
+    logits, weights = apply(graphdef, params, tokens)
+    first, repeated = half_losses(np.asarray(logits), tokens, half)
+    return Measurement(head_scores(np.asarray(weights), tokens, half), first, repeated)
+
+
+def drop_window(steps: np.ndarray, loss: np.ndarray, *, share: float = 0.25,
+                min_fall: float = 1.0) -> tuple[int, int] | None:
+    """Returns (first, last) logged step of the loss's steepest fall: the stretch around its fastest
+    fall (the loss smoothed over 3 logs) where it falls at least `share` as fast; None when the loss
+    never falls by `min_fall` nats from its early plateau to its end.  steps, loss [N]."""
+    steps, loss = np.asarray(steps), np.asarray(loss, np.float64)
+    n = max(1, len(loss) // 10)
+    if len(loss) < 4 or float(np.median(loss[1 : n + 1])) - float(np.median(loss[-n:])) < min_fall:
+        return None
+    padded = np.concatenate([loss[:1], loss, loss[-1:]])
+    smooth = np.convolve(padded, np.ones(3) / 3, mode="valid")  # [N]
+    rate = -np.diff(smooth) / np.diff(steps)  # [N − 1]: fall per step between logs i and i + 1
+    peak = int(np.argmax(rate))
+    fast = rate >= share * rate[peak]
+    first, last = peak, peak
+    while first > 0 and fast[first - 1]:
+        first -= 1
+    while last < len(rate) - 1 and fast[last + 1]:
+        last += 1
+    return int(steps[first]), int(steps[last + 1])
+
+
+@dataclass(frozen=True)
+class PhaseChange:
+    """The phase change as the training log shows it."""
+
+    best_head: tuple[int, int]  # (layer, head) with the highest final prefix-matching score
+    best_score: float  # its final prefix-matching score
+    emerged_step: int | None  # first logged step where any head's prefix-matching score >= GOAL
+    drop: tuple[int, int] | None  # the steepest fall of the repeated-half loss (first, last step)
+    repeated_before: float  # repeated-half loss at the start of the drop
+    repeated_after: float  # at its end
+    repeated_final: float  # at the last logged step
+    baseline: float  # 1/T of the log's sequences
+
+    @property
+    def coincides(self) -> bool:
+        """Returns whether the head reached the goal inside the drop window."""
+        if self.emerged_step is None or self.drop is None:
+            return False
+        return self.drop[0] <= self.emerged_step <= self.drop[1]
+
+
+def phase_change(log: Mapping[str, Any]) -> PhaseChange:
+    """Returns the phase change read from a training log (checkpoint info["log"])."""
+    steps = np.asarray(log["step"])
+    prefix = np.asarray(log["prefix_matching"], np.float64)  # [N, L, H]
+    repeated = np.asarray(log["repeated_loss"], np.float64)
+    final = prefix[-1]
+    best = np.unravel_index(int(np.argmax(final)), final.shape)
+    reached = np.flatnonzero(prefix.reshape(len(steps), -1).max(-1) >= GOAL)
+    drop = drop_window(steps, repeated)
+    before = repeated[int(np.searchsorted(steps, drop[0]))] if drop else repeated[0]
+    after = repeated[int(np.searchsorted(steps, drop[1]))] if drop else repeated[-1]
+    return PhaseChange(
+        best_head=(int(best[0]), int(best[1])), best_score=float(final[best]),
+        emerged_step=int(steps[reached[0]]) if reached.size else None, drop=drop,
+        repeated_before=float(before), repeated_after=float(after), repeated_final=float(repeated[-1]),
+        baseline=1.0 / (1 + 2 * int(log.get("half", HALF))),
+    )

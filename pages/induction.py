@@ -1,0 +1,108 @@
+"""Induction heads: a two-layer attention-only transformer, trained here, forms them while you watch."""
+
+import streamlit as st
+
+from models.induction.records import model_size, phase_change, prediction_rows, snapshot_steps, training_record
+from models.induction.task import LETTERS, WORDS
+from models.registry import INDUCTION, mechanisms_on_page
+from ui.links import bound, linked_text
+from ui.router import ensure_router
+from ui.widgets import checked, option_number, option_slider, show_figure
+from viz.induction import copy_view, head_pattern, training_curves
+
+ensure_router()
+mechanism = mechanisms_on_page(INDUCTION.file)[0]
+layers, heads = model_size()
+EXAMPLE_TEXT = "k dog m sun p cat z red q fox b owl c k dog m sun p cat z red q fox b"
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _record(text: str | None, seed: int, length: int, step: int | None):
+    return mechanism.build({"text": text, "seed": seed, "length": length, "step": step})
+
+
+@st.cache_data(show_spinner=False)
+def _curves():
+    return training_record(mechanism.id)
+
+
+st.title("Induction heads")
+st.markdown(
+    "An **induction head** finds the earlier occurrence of the current token and predicts the token "
+    "that followed it: after `… k dog … k` it says `dog`. It takes two layers: a head in layer 0 copies "
+    "each token's predecessor into its position, and a head in layer 1 matches its query against that "
+    "copy, so it attends to *the token right after an earlier copy of me* and copies it to the output. "
+    f"The model here is a {layers}-layer, attention-only causal transformer ({heads} heads per layer, no MLPs), "
+    "trained here on sequences of 64 tokens in which a random segment of 8–24 tokens "
+    "appears twice. Its loss on the repeated half falls suddenly when the head forms: the phase change "
+    "of Olsson et al. (2022)."
+)
+st.latex(mechanism.formula)
+st.caption(f"{mechanism.paper}. Vocabulary (50 tokens, type them separated by spaces): the letters "
+           f"{LETTERS[0]}–{LETTERS[-1]} and the words {', '.join(WORDS)}; every sequence starts with [BOS].")
+
+change = phase_change()
+steps = snapshot_steps()
+best = f"L{change.best_head[0]}H{change.best_head[1]}"
+st.header("The phase change")
+cols = st.columns(4)
+cols[0].metric("Induction head", best, help="the head with the highest prefix-matching score at the end")
+cols[1].metric("Its prefix-matching score", f"{change.best_score:.2f}", help=f"random ≈ 1/T = {change.baseline:.3f}")
+cols[2].metric("Reached 0.4 at step", "never" if change.emerged_step is None else f"{change.emerged_step:,}")
+if change.drop is not None:
+    cols[3].metric("Loss on the repeated half", f"{change.repeated_final:.2f} nats",
+                   delta=f"{change.repeated_after - change.repeated_before:+.2f} in steps {change.drop[0]:,}–"
+                   f"{change.drop[1]:,}", delta_color="inverse", help="at the end of training; the change "
+                   "shown is the steepest fall, the phase change")
+if st.session_state.get("ind_step") not in steps:
+    st.session_state.ind_step = steps[-1]
+step = bound(st.select_slider, "Training step (a snapshot)", steps, key="ind_step",
+             help="About 20 snapshots, dense where the loss drops; the last is the final model.")
+curves = _curves()
+st.caption("Every head's scores on 32 sequences [BOS] + r + r (r of 31 random tokens), measured every 25 steps; "
+           "the dotted line is the chosen snapshot. Previous-token: attention on the token before; "
+           "duplicate-token: on earlier copies of the same token; prefix-matching: on the token after the "
+           "earlier copy (Olsson et al.); a head that ignores content scores about 1/T.")
+show_figure(training_curves(curves, step=step), curves, key="ind_curves", name="induction-training")
+
+st.header("One head at one snapshot")
+st.markdown("The attention of any head on a generated repeated sequence [BOS] + r + r. Red squares: where an "
+            "induction head looks (the token right after the earlier copy of each query's token).")
+left, right = st.columns([1, 3], gap="large")
+with left:
+    layer = bound(st.radio, "Layer", list(range(layers)), index=change.best_head[0], key="ind_layer", horizontal=True)
+    head = bound(st.radio, "Head", list(range(heads)), index=change.best_head[1], key="ind_head", horizontal=True)
+    seed = option_number(mechanism.option("seed"), key="ind_seed")
+    length = option_slider(mechanism.option("length"), key="ind_length")
+    targets = bound(st.checkbox, "Outline the induction targets", value=True, key="ind_targets")
+with right:
+    record = checked(_record, None, seed, length, step)
+    scores = {name: values[layer][head] for name, values in record.meta["scores"].items()}
+    st.caption(f"L{layer}H{head} at step {step:,}: " + ", ".join(f"{k} {v:.2f}" for k, v in scores.items())
+               + f" (random ≈ {record.meta['random_baseline']:.3f})")
+    fig = head_pattern(record, layer, head, show_targets=targets, title=f"L{layer}H{head} at step {step:,}")
+    show_figure(fig, record, key="ind_head_map", name=f"induction-L{layer}H{head}-step{step}")
+
+st.header("Your own sequence")
+st.markdown(f"Type tokens from the vocabulary; repeat a stretch and watch the model continue it. Each row "
+            f"reads *token → the model's next-token prediction*; the marker shows the key the induction head "
+            f"({best}) reads most, green where that key follows an earlier copy of the row's token and the "
+            "prediction is the token there (it copied it). The snapshot "
+            "slider above applies here too: before the phase change nothing is copied. The model learnt on "
+            "64-token sequences where most tokens are random and any token has likely appeared before by chance, "
+            "so one matching token is weak evidence: its confidence grows as the repeat runs on, and it is "
+            "surer on long repeats (12 tokens and more) than on short ones.")
+text = linked_text(st.text_input, "Your tokens", EXAMPLE_TEXT, key="ind_text",
+                   max_chars=mechanism.option("text").max_chars)
+if not text.strip():
+    st.info("Type a few tokens separated by spaces, e.g. `k dog m sun k dog`.", icon=":material/edit:")
+    st.stop()
+typed = checked(_record, text, seed, length, step)
+continuation = typed.meta["predictions"][-1]
+st.markdown(f"**Next token predicted after your sequence:** `{continuation}` "
+            f"({typed.meta['prediction_probabilities'][-1]:.0%}) at step {step:,}")
+for notice in typed.meta["notices"]:
+    st.warning(notice, icon=":material/info:")
+show_figure(copy_view(typed, title=f"{best} on your tokens, step {step:,}"), typed, key="ind_copy",
+            name=f"induction-text-step{step}")
+st.dataframe(prediction_rows(typed), hide_index=True, key="ind_predictions")

@@ -1,0 +1,80 @@
+"""AppTest of the Induction heads page: the curves, one head at one snapshot, typed tokens, exports."""
+
+import numpy as np
+import pytest
+
+from models.induction.records import induction_head, snapshot_steps
+from tests.pages.conftest import chart_data, chart_specs, open_page
+from tests.pages.exports import assert_export_is_the_figure, recording_exports
+
+PAGE = "pages/induction.py"
+CURVES, HEAD, COPY = 0, 1, 2
+
+
+@pytest.fixture(scope="module")
+def at():
+    app = open_page(PAGE, timeout=300)
+    assert not app.exception, app.exception
+    return app
+
+
+def _markdown(at) -> str:
+    return "\n".join(m.value for m in at.markdown)
+
+
+def test_the_page_shows_the_curves_a_head_and_the_copy_view(at):
+    assert at.title[0].value == "Induction heads"
+    specs = chart_specs(at)
+    assert len(specs) == 3
+    kinds = [t["type"] for t in specs[CURVES]["data"]]
+    assert kinds.count("heatmap") == 3 and kinds.count("scatter") >= 3  # three scores under the losses
+    assert chart_data(at, CURVES, trace=kinds.index("heatmap")).shape[0] == 8  # every head
+    head = chart_data(at, HEAD)
+    assert head.shape == (63, 63)
+    np.testing.assert_allclose(head.sum(1), 1.0, atol=1e-4)
+    assert np.all(head[np.triu_indices(63, 1)] == 0)
+    layer, head = induction_head()
+    assert f"L{layer}H{head} at step {snapshot_steps()[-1]:,}" in specs[HEAD]["layout"]["title"]["text"]
+    assert "**Next token predicted after your sequence:** `owl`" in _markdown(at)  # … fox b owl c … fox b
+
+
+def test_head_and_snapshot_pickers_change_the_pattern(at):
+    before = chart_data(at, HEAD)
+    layer, head = induction_head()
+    at.radio(key="ind_head").set_value((head + 1) % 4).run()
+    assert not at.exception
+    other = chart_data(at, HEAD)
+    assert not np.allclose(other, before)
+    at.radio(key="ind_head").set_value(head).run()
+    at.select_slider(key="ind_step").set_value(0).run()
+    assert not at.exception
+    untrained = chart_data(at, HEAD)
+    assert not np.allclose(untrained, before)
+    assert "at step 0" in chart_specs(at)[HEAD]["layout"]["title"]["text"]
+    assert chart_specs(at)[CURVES]["layout"]["shapes"][0]["x0"] == 0  # the step line moved to 0
+    at.select_slider(key="ind_step").set_value(snapshot_steps()[-1]).run()
+    np.testing.assert_allclose(chart_data(at, HEAD), before, atol=1e-6)
+
+
+def test_typed_tokens_are_continued_and_bad_tokens_get_one_line(at):
+    at.text_input(key="ind_text").input("e cat w sky n bee h jam t map r car e cat w sky n bee h jam").run()
+    assert not at.exception
+    assert "after your sequence:** `t`" in _markdown(at)  # what followed the earlier "jam"
+    assert chart_data(at, COPY).shape == (21, 21)
+    ticks = chart_specs(at)[COPY]["layout"]["yaxis"]["ticktext"]
+    assert ticks[-1] == "jam → t"
+    at.text_input(key="ind_text").input("x zebra <b>").run()
+    assert not at.exception and len(at.error) == 1
+    assert "'zebra'" in at.error[0].value and "\n" not in at.error[0].value
+
+
+def test_every_export_is_its_figure(monkeypatch):
+    calls = recording_exports(monkeypatch)
+    at = open_page(PAGE, timeout=300)
+    assert not at.exception
+    seen = set()
+    for key, record, fig in calls:
+        if key.startswith("ind_"):
+            assert assert_export_is_the_figure(key, record, fig) >= 1
+            seen.add(key)
+    assert seen == {"ind_curves", "ind_head_map", "ind_copy"}

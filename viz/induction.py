@@ -1,0 +1,144 @@
+"""Figures of the induction page: the training curves, one head's pattern, and the copy view.
+
+Positions are numeric on both axes (tick text = the tokens), so repeated tokens stay apart.
+No streamlit, no jax.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from models.record import AttentionRecord
+from models.transformer.heads import induction_pattern
+from viz.figures import COLORSCALE, safe_label
+
+LOSS_COLORS = {"loss": "#7f7f7f", "first_half_loss": "#1f77b4", "repeated_loss": "#d62728"}
+LOSS_NAMES = {"loss": "training loss (all positions)", "first_half_loss": "loss on the first copy of r",
+              "repeated_loss": "loss on the repeated half"}
+STEP_COLOR = "#ff7f0e"
+TARGET_COLOR = "#e31a1c"
+COPY_COLOR = "#2ca02c"
+
+
+def _ticks(labels: Sequence[object]) -> list[str]:
+    return [safe_label(x) for x in labels]
+
+
+def training_curves(record: AttentionRecord, *, step: int | None = None, height: int | None = None) -> go.Figure:
+    """Returns the loss curves over training and, under them on the same step axis, one heatmap per
+    score (heads × steps): previous-token, duplicate-token and prefix-matching.
+
+    record: weights [score, head, step] (models.induction.records.training_record), extras steps,
+    loss, first_half_loss, repeated_loss, snapshot_steps. step: drawn as a vertical line.
+    """
+    steps = np.asarray(record.extras["steps"])
+    heads = [safe_label(h) for h in record.meta["heads"]]
+    titles = ["loss (nats)", *(f"{safe_label(s)} score" for s in record.query_labels)]
+    fig = make_subplots(rows=1 + len(record.query_labels), cols=1, shared_xaxes=True, vertical_spacing=0.05,
+                        row_heights=[0.34] + [0.66 / len(record.query_labels)] * len(record.query_labels),
+                        subplot_titles=titles)
+    for name, color in LOSS_COLORS.items():
+        values = np.asarray(record.extras[name], np.float64)
+        fig.add_trace(go.Scatter(x=steps, y=values, mode="lines", name=LOSS_NAMES[name], line={"color": color, "width": 2},
+                                 hovertemplate="step %{x}<br>%{y:.3f} nats<extra>" + LOSS_NAMES[name] + "</extra>"),
+                      row=1, col=1)
+    snaps = np.asarray(record.extras.get("snapshot_steps", ()), np.int64)
+    if snaps.size:
+        repeated = np.interp(snaps, steps, np.asarray(record.extras["repeated_loss"], np.float64))
+        fig.add_trace(go.Scatter(x=snaps, y=repeated, mode="markers", name="snapshots (the slider's steps)",
+                                 marker={"symbol": "line-ns-open", "size": 10, "color": "#000000"},
+                                 hovertemplate="snapshot at step %{x}<extra></extra>"), row=1, col=1)
+    for row, scores in enumerate(record.weights, start=2):  # [head, step]
+        fig.add_trace(go.Heatmap(
+            z=scores, x=steps, y=list(range(len(heads))), coloraxis="coloraxis", name=titles[row - 1],
+            customdata=np.array([[h] * len(steps) for h in heads], dtype=object),
+            hovertemplate="%{customdata} at step %{x}<br>score %{z:.3f}<extra></extra>",
+        ), row=row, col=1)
+        fig.update_yaxes(tickmode="array", tickvals=list(range(len(heads))), ticktext=heads, autorange="reversed",
+                         row=row, col=1)
+    if step is not None:
+        fig.add_vline(x=int(step), line={"color": STEP_COLOR, "width": 2, "dash": "dot"}, row="all", col=1)
+    fig.update_yaxes(title_text="nats", rangemode="tozero", row=1, col=1)
+    fig.update_xaxes(title_text="training step", row=len(record.query_labels) + 1, col=1)
+    fig.update_layout(
+        height=height or 760, margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        coloraxis={"colorscale": COLORSCALE, "cmin": 0.0, "cmax": 1.0,
+                   "colorbar": {"title": {"text": "score"}, "len": 0.62, "y": 0.31}},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.03, "x": 0},
+    )
+    return fig
+
+
+def _pattern_heatmap(weights: np.ndarray, labels: Sequence[str], y_text: Sequence[str], title: str | None,
+                     height: int | None) -> go.Figure:
+    # One head's [T, T] map on numeric axes; hover names both tokens.
+    t = weights.shape[0]
+    ticks = _ticks(labels)
+    fig = go.Figure(go.Heatmap(
+        z=weights, x=np.arange(t), y=np.arange(t), zmin=0.0, zmax=1.0, colorscale=COLORSCALE, name="α",
+        colorbar={"title": {"text": "α"}},
+        customdata=np.array([[[ticks[i], ticks[j]] for j in range(t)] for i in range(t)], dtype=object),
+        hovertemplate="query %{y}: %{customdata[0]}<br>key %{x}: %{customdata[1]}<br>α = %{z:.4f}<extra></extra>",
+    ))
+    fig.update_layout(
+        title={"text": html.escape(title) if title else None},
+        height=height or int(min(max(360, 13 * t + 200), 900)),
+        margin={"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
+        xaxis={"title": {"text": "key (attended token)"}, "tickmode": "array", "tickvals": list(range(t)),
+               "ticktext": ticks, "range": [-0.5, t - 0.5], "tickangle": -90},
+        yaxis={"title": {"text": "query (current token)"}, "tickmode": "array", "tickvals": list(range(t)),
+               "ticktext": list(y_text), "range": [t - 0.5, -0.5]},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0},
+    )
+    return fig
+
+
+def head_pattern(record: AttentionRecord, layer: int, head: int, *, title: str | None = None,
+                 show_targets: bool = True, height: int | None = None) -> go.Figure:
+    """Returns one head's attention over a sequence as a heatmap (queries down, keys across).
+
+    record: weights [layer, head, T, T] with extras tokens [T]. show_targets: outline the cells an
+    induction head attends to (the token right after an earlier copy of the query's token).
+    """
+    weights = record.matrix(layer=layer, head=head)
+    fig = _pattern_heatmap(weights, record.key_labels, _ticks(record.query_labels), title, height)
+    if show_targets:
+        rows, cols = np.nonzero(induction_pattern(np.asarray(record.extras["tokens"])))
+        fig.add_trace(go.Scatter(
+            x=cols, y=rows, mode="markers", name="token after an earlier copy (induction target)",
+            marker={"symbol": "square-open", "size": 7, "color": TARGET_COLOR, "line": {"width": 1}},
+            hovertemplate="induction target: query %{y} → key %{x}<extra></extra>",
+        ))
+    return fig
+
+
+def copy_view(record: AttentionRecord, *, title: str | None = None, height: int | None = None) -> go.Figure:
+    """Returns the induction head's attention over a sequence with the model's prediction in every
+    row label ("token → predicted next") and a marker on the key each row reads most: green where
+    that key follows an earlier copy of the row's token and holds the prediction (the head copied
+    it), grey elsewhere.
+
+    record: weights [layer, head, T, T], meta predictions, copies_from, copied, induction_head.
+    """
+    layer, head = record.meta["induction_head"]
+    weights = record.matrix(layer=layer, head=head)
+    predictions = record.meta["predictions"]
+    rows = [f"{safe_label(tok)} → {safe_label(pred)}" for tok, pred in zip(record.query_labels, predictions)]
+    fig = _pattern_heatmap(weights, record.key_labels, rows, title, height)
+    reads = np.asarray(record.meta["copies_from"], np.int64)
+    copied = np.asarray(record.meta["copied"], bool)
+    positions = np.arange(len(reads))
+    kinds = ((copied, "copies: reads the token after an earlier copy and predicts it", COPY_COLOR, "circle"),
+             (~copied, "reads most, no copy", "#bbbbbb", "x"))
+    for mask, name, color, symbol in kinds:
+        fig.add_trace(go.Scatter(
+            x=reads[mask], y=positions[mask], mode="markers", name=name,
+            marker={"symbol": symbol, "size": 9, "color": color, "line": {"color": "white", "width": 1}},
+            hovertemplate="query %{y} reads key %{x} most<extra></extra>",
+        ))
+    return fig
