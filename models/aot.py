@@ -76,7 +76,7 @@ class StoredFunction:
         self._sources = tuple(sources)
         self._static = repr(static)
         self._function: Callable[..., Any] | None = None
-        self._loaded: dict[str, Callable[..., Any]] = {}
+        self._loaded: dict[tuple, Callable[..., Any]] = {}
         self._prefix: str | None = None
 
     def _key(self, signature: str) -> str:
@@ -100,11 +100,14 @@ class StoredFunction:
         folder = cache_folder()
         if folder is None:  # caching turned off: an ordinary jit
             return self._jitted()(*args)
-        signature = _signature(args)
-        executable = self._loaded.get(signature)
+        import jax
+
+        leaves, treedef = jax.tree_util.tree_flatten(args)
+        seen = (treedef, tuple((np.shape(x), np.result_type(x)) for x in leaves))  # cheap, hashable
+        executable = self._loaded.get(seen)
         if executable is None:
-            executable = self._load_or_compile(folder / "stored", self._key(signature), args)
-            self._loaded[signature] = executable
+            executable = self._load_or_compile(folder / "stored", self._key(_signature(args)), args)
+            self._loaded[seen] = executable
         return executable(*args)
 
     def _load_or_compile(self, folder: Path, key: str, args: tuple) -> Callable[..., Any]:

@@ -19,13 +19,12 @@ import functools
 import json
 import os
 from pathlib import Path
+from typing import Any
 
-import jax.numpy as jnp
 import numpy as np
-from flax import nnx
 
 from models.record import InputError
-from models.transformer.model import ACTIVATIONS, BertConfig, BertModel
+from models.transformer.config import ACTIVATIONS, BertConfig
 
 IGNORED_EXACT = frozenset({"embeddings.position_ids"})
 IGNORED_PREFIXES = ("pooler.",)
@@ -113,17 +112,51 @@ def torch_name(path: tuple) -> str:
 
 
 @functools.lru_cache(maxsize=8)
-def _skeleton(cfg: BertConfig) -> tuple[nnx.GraphDef, tuple[tuple[tuple, tuple[int, ...]], ...]]:
-    # The module's structure and parameter shapes, traced once per config without allocating
-    # weights (tracing the random initialisers is the slow part of building a module).
+def _skeleton(cfg: BertConfig):
+    """Returns (graphdef, ((nnx path, shape), ...)) of BertModel(cfg), traced once per config
+    without allocating weights (tracing the random initialisers is the slow part)."""
+    from flax import nnx
+
+    from models.transformer.model import BertModel
+
     abstract = nnx.eval_shape(lambda: BertModel(cfg, rngs=nnx.Rngs(0)))
     graphdef, state = nnx.split(abstract)
     return graphdef, tuple((tuple(path), tuple(leaf.shape)) for path, leaf in nnx.to_flat_state(state))
 
 
+def _dense(prefix: tuple, fan_in: int, fan_out: int) -> dict[tuple, tuple[int, ...]]:
+    return {(*prefix, "kernel"): (fan_in, fan_out), (*prefix, "bias"): (fan_out,)}
+
+
+def _norm(prefix: tuple, width: int) -> dict[tuple, tuple[int, ...]]:
+    return {(*prefix, "LayerNorm", "scale"): (width,), (*prefix, "LayerNorm", "bias"): (width,)}
+
+
 def expected_shapes(cfg: BertConfig) -> dict[tuple, tuple[int, ...]]:
-    """Returns {nnx path: shape} for every parameter of BertModel(cfg), without allocating it."""
-    return dict(_skeleton(cfg)[1])
+    """Returns {nnx path: shape} for every parameter of BertModel(cfg), from the config alone (no
+    Flax; tests/models/transformer/test_checkpoint.py checks it against the module's own tree)."""
+    d, f = cfg.hidden_size, cfg.intermediate_size
+    shapes = {
+        ("embeddings", "word_embeddings", "embedding"): (cfg.vocab_size, d),
+        ("embeddings", "position_embeddings", "embedding"): (cfg.max_position_embeddings, d),
+        ("embeddings", "token_type_embeddings", "embedding"): (cfg.type_vocab_size, d),
+        **_norm(("embeddings",), d),
+    }
+    for i in range(cfg.num_hidden_layers):
+        layer = ("encoder", "layer", i)
+        for name in ("query", "key", "value"):
+            shapes.update(_dense((*layer, "attention", "self", name), d, d))
+        shapes.update(_dense((*layer, "attention", "output", "dense"), d, d))
+        shapes.update(_norm((*layer, "attention", "output"), d))
+        shapes.update(_dense((*layer, "intermediate", "dense"), d, f))
+        shapes.update(_dense((*layer, "output", "dense"), f, d))
+        shapes.update(_norm((*layer, "output"), d))
+    return shapes
+
+
+def dotted(path: tuple) -> str:
+    """Returns the dotted name of an nnx parameter path ("encoder.layer.0.attention.self.query.kernel")."""
+    return ".".join(str(p) for p in path)
 
 
 def map_tensors(cfg: BertConfig, tensors: dict[str, np.ndarray]) -> dict[tuple, np.ndarray]:
@@ -187,13 +220,28 @@ def read_safetensors(model_dir: str | Path) -> dict[str, np.ndarray]:
         raise InputError(f"{file} is not a readable safetensors file ({str(error).splitlines()[0]})") from None
 
 
-def load_bert(model_dir: str | Path) -> BertModel:
+def load_tensors(model_dir: str | Path) -> tuple[BertConfig, dict[str, np.ndarray]]:
+    """Returns (config, {dotted nnx path: float32 array}) of a Hugging Face-format folder, checked
+    strictly like load_bert but without building the module (no Flax)."""
+    cfg = read_config(model_dir)
+    return cfg, {dotted(path): value for path, value in map_tensors(cfg, read_safetensors(model_dir)).items()}
+
+
+def model_from_tensors(cfg: BertConfig, tensors: dict[str, Any]):
+    """Returns BertModel(cfg) holding these parameters ({dotted path: array}, arrays or tracers)."""
+    from flax import nnx
+
+    graphdef, paths = _skeleton(cfg)
+    state = nnx.from_flat_state([(path, nnx.Param(tensors[dotted(path)])) for path, _ in paths])
+    return nnx.merge(graphdef, state)
+
+
+def load_bert(model_dir: str | Path):
     """Returns a BertModel with every parameter loaded from a Hugging Face-format folder.
 
     Raises InputError (CheckpointError for tensor mismatches) with a one-line message.
     """
-    cfg = read_config(model_dir)
-    mapped = map_tensors(cfg, read_safetensors(model_dir))
-    graphdef, _ = _skeleton(cfg)
-    state = nnx.from_flat_state([(path, nnx.Param(jnp.asarray(value))) for path, value in mapped.items()])
-    return nnx.merge(graphdef, state)
+    import jax.numpy as jnp
+
+    cfg, tensors = load_tensors(model_dir)
+    return model_from_tensors(cfg, {name: jnp.asarray(value) for name, value in tensors.items()})

@@ -19,12 +19,12 @@ from typing import Any
 
 import jax
 import numpy as np
-from flax import nnx
 
+from models.aot import StoredFunction
 from models.padding import bucket
 from models.record import AttentionRecord, InputError
-from models.transformer.checkpoint import load_bert, read_config
-from models.transformer.model import BertConfig, encoder_forward
+from models.transformer.checkpoint import load_tensors
+from models.transformer.config import BertConfig
 from models.transformer.tokenization import Encoding, check_text, load_tokenizer
 
 AXES = ("layer", "head", "query", "key")
@@ -52,42 +52,47 @@ def length_buckets(max_length: int) -> tuple[int, ...]:
     return tuple(b for b in BUCKETS if b < max_length) + (max_length,)
 
 
+# What the stored forward executables are built from (models/aot.py).
+FORWARD_SOURCES = ("models/transformer/model.py", "models/transformer/config.py", "models/transformer/checkpoint.py")
+
+
+def _forward_of(cfg: BertConfig, output: int):
+    """Returns the pure forward (params, input_ids, token_type_ids, key_mask) → hidden states [B, T, D]
+    (output 0) or the tuple of L attention maps [B, H, T, T] (output 1)."""
+    from models.transformer.checkpoint import model_from_tensors
+    from models.transformer.model import encoder_forward
+
+    def forward(params, input_ids, token_type_ids, key_mask):
+        return encoder_forward(model_from_tensors(cfg, params), input_ids, token_type_ids, key_mask)[output]
+
+    return forward
+
+
 class AttentionRunner:
     """A loaded BERT-family model that turns text into attention records.
 
-    Loads weights once, splits the nnx module once and keeps two jitted pure functions:
-    one returning every layer's attention probabilities, one the last hidden states.
+    Loads the weights once, as {parameter path: device array}, and keeps two compiled pure
+    functions (models/aot.py: stored on disk per input shape, so a new process need not build
+    the module): one returning every layer's attention probabilities, one the last hidden states.
     """
 
     def __init__(self, model_dir: str | Path):
         self.model_dir = Path(model_dir)
-        self.config: BertConfig = read_config(self.model_dir)
+        self.config, tensors = load_tensors(self.model_dir)
         self.tokenizer = load_tokenizer(self.model_dir, self.config.max_position_embeddings)
         if self.tokenizer.vocab_size > self.config.vocab_size:
             raise InputError(
                 f"{self.model_dir}: tokenizer.json has {self.tokenizer.vocab_size} tokens but the model only "
                 f"{self.config.vocab_size} embeddings; they do not belong together"
             )
-        graphdef, state = nnx.split(load_bert(self.model_dir))
-        # The state is passed to the jitted functions as a flat list of arrays: flattening an
-        # nnx.State on every call costs more than the call itself for short inputs.
-        self._state, treedef = jax.tree.flatten(state)
+        # {dotted parameter path: device array}, put on the device once.
+        self._state = {name: jax.device_put(value) for name, value in tensors.items()}
         self.buckets = length_buckets(self.config.max_position_embeddings)
         self.name = DEFAULT_MODEL_NAME if self._is_default() else self.model_dir.name
-
-        def model_of(leaves):
-            return nnx.merge(graphdef, jax.tree.unflatten(treedef, leaves))
-
-        def attention_fn(leaves, input_ids, token_type_ids, key_mask):
-            # -> tuple of L arrays [B, H, T, T]
-            return encoder_forward(model_of(leaves), input_ids, token_type_ids, key_mask)[1]
-
-        def hidden_fn(leaves, input_ids, token_type_ids, key_mask):
-            # -> [B, T, D]
-            return encoder_forward(model_of(leaves), input_ids, token_type_ids, key_mask)[0]
-
-        self._attention_fn = jax.jit(attention_fn)
-        self._hidden_fn = jax.jit(hidden_fn)
+        self._attention_fn = StoredFunction("bert-attention", functools.partial(_forward_of, self.config, 1),
+                                            sources=FORWARD_SOURCES, static=self.config)
+        self._hidden_fn = StoredFunction("bert-hidden", functools.partial(_forward_of, self.config, 0),
+                                         sources=FORWARD_SOURCES, static=self.config)
 
     def _is_default(self) -> bool:
         try:

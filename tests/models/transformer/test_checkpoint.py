@@ -181,3 +181,27 @@ def test_a_bad_config_value_is_one_line(tmp_path, field, value):
     with pytest.raises(InputError, match=field) as info:
         read_config(tmp_path)
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("config", [BertConfig(), BertConfig.from_dict(TINY_CONFIG),
+                                    BertConfig(hidden_size=32, num_attention_heads=2, num_hidden_layers=3,
+                                               intermediate_size=48, type_vocab_size=1)])
+def test_shapes_from_the_config_are_the_modules_own(config):
+    # The loader checks tensors against shapes computed from the config (no Flax needed);
+    # they must be exactly the parameter tree of BertModel(config).
+    from models.transformer.checkpoint import _skeleton, expected_shapes
+
+    assert expected_shapes(config) == dict(_skeleton(config)[1])
+
+
+def test_the_tensors_a_runner_keeps_are_the_loaded_modules_parameters(tiny_dir):
+    from flax import nnx
+
+    from models.transformer.checkpoint import load_tensors
+
+    cfg, tensors = load_tensors(tiny_dir)
+    model = load_bert(tiny_dir)
+    flat = {".".join(map(str, path)): np.asarray(leaf.get_value()) for path, leaf in nnx.to_flat_state(nnx.state(model))}
+    assert set(flat) == set(tensors) and cfg == model.config
+    for name, value in tensors.items():
+        np.testing.assert_array_equal(flat[name], value)
