@@ -100,3 +100,13 @@ def difference_record(matrix_a: np.ndarray, matrix_b: np.ndarray, a_labels: tupl
               "max_abs_difference": float(np.abs(defined).max()) if defined.size else 0.0},
         extras={"query_in_a": rows.in_a, "query_in_b": rows.in_b, "key_in_a": cols.in_a, "key_in_b": cols.in_b},
     )
+
+
+def row_difference_record(a_labels: Sequence[str], a_values: np.ndarray, b_labels: Sequence[str],
+                          b_values: np.ndarray, *, mechanism: str, row: str,
+                          meta: Mapping[str, Any] | None = None) -> AttentionRecord:
+    """Returns the one-row ("query", "key") record of B − A for two labelled sequences of weights
+    (e.g. a document's words or sentences): aligned like token sequences, NaN where a label is
+    only in one of them."""
+    return difference_record(np.asarray(a_values, np.float64)[None], np.asarray(b_values, np.float64)[None],
+                             ([row], a_labels), ([row], b_labels), mechanism=mechanism, meta=meta)

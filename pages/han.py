@@ -4,7 +4,8 @@ import streamlit as st
 
 from models.han.records import context_word_record, default_predictor, probability_record, sentence_score_record
 from models.registry import HAN, mechanisms_on_page
-from ui.han import show_analysis, train_your_own
+from ui.han import compare_documents, show_analysis, train_your_own
+from ui.links import linked_text
 from ui.router import ensure_router
 from ui.widgets import checked, show_figure
 from viz.han import probability_bars, score_bars, sentence_labels
@@ -16,8 +17,12 @@ DEFAULT_TEXT = (
     "The waiter forgot our order twice and was rude when we asked about it. "
     "We took the bus home afterwards."
 )
+DEFAULT_TEXT_B = (
+    "We went there on a Friday evening with my sister. The table by the window was free. "
+    "The waiter was friendly and brought our order quickly. "
+    "We took the bus home afterwards."
+)
 TOP_WORDS = 15
-VOCABULARY = 10_000  # the first 10,000 whole words of the vocabulary
 mechanism = mechanisms_on_page(HAN.file)[0]
 
 
@@ -28,7 +33,7 @@ def analyse(text: str):
 
 @st.cache_data(show_spinner=False)
 def context_words(k: int):
-    return context_word_record(mechanism.id, default_predictor(), k, VOCABULARY)
+    return context_word_record(mechanism.id, default_predictor(), k)
 
 
 st.title("Hierarchical attention")
@@ -36,14 +41,17 @@ st.markdown(
     "A hierarchical attention network reads a document twice over. Inside each sentence, word attention "
     "weighs the words against a learned **word context vector u_w** and sums them into a sentence vector; "
     "over the document, sentence attention weighs the sentences against a learned **sentence context "
-    "vector u_s**. This one was trained here on generated restaurant reviews, where only the opinion "
-    "sentences tell the **sentiment** and the **topic** (food, service, price, ambience)."
+    "vector u_s**. This one was trained here on generated reviews of products, hotels, apps, films, services, "
+    "travel and restaurants, where only the opinion sentences tell the **sentiment** and the **topic** (quality, "
+    "service, price, ambience); the neutral ones are full of colours, numbers and objects, and some reviews have "
+    "no opinion at all, for which it learnt to spread its sentence attention evenly."
 )
 st.latex(mechanism.formula)
-st.caption(mechanism.paper + ". Word vectors: MiniLM's input embeddings (frozen); a word's α is the sum of its word pieces' α.")
+st.caption(mechanism.paper + ". Word vectors: MiniLM's contextual token vectors (frozen, each sentence read alone); "
+           "a word's α is the sum of its word pieces' α.")
 
-text = st.text_area("Type or paste a document of several sentences", DEFAULT_TEXT, key="han_text", height=110,
-                    max_chars=mechanism.option("text").max_chars)
+text = linked_text(st.text_area, "Type or paste a document of several sentences", DEFAULT_TEXT, key="han_text",
+                   height=110, max_chars=mechanism.option("text").max_chars)
 with st.spinner("Reading…"):
     record = checked(analyse, text)
 
@@ -61,9 +69,10 @@ show_analysis(record, key="han_main", name="han-attention")
 st.subheader("The learned context vectors")
 st.markdown(
     "u_w and u_s are parameters, learned like any weight: a word's score is u_itᵀu_w with "
-    "u_it = tanh(W_w h_it + b_w), and the softmax of the scores is α. **Left:** the first 10,000 whole words of MiniLM's vocabulary, each read "
-    "alone as a one-word sentence, scored against u_w: the words the word level looks for, and those it ignores. "
-    "**Right:** this document's sentences scored against u_s (before the softmax)."
+    "u_it = tanh(W_w h_it + b_w), and the softmax of the scores is α. **Left:** the words of 40 generated reviews "
+    "(never trained on), each scored against u_w in its own sentence, highest score per word: the words the word "
+    "level looks for, and those it ignores. **Right:** this document's sentences scored against u_s (before the "
+    "softmax)."
 )
 uw_col, us_col = st.columns(2, gap="large")
 with uw_col:
@@ -75,6 +84,14 @@ with us_col:
     fig = score_bars(sentence_labels(sentences.key_labels), sentences.weights,
                      title="This document's sentences against u_s", value_name="uᵀu_s")
     show_figure(fig, sentences, key="han_us", name="han-context-sentences")
+
+st.subheader("Compare two documents")
+st.markdown(
+    "The same network on the document above (A) and on a second one (B): B's attention, then B − A for the "
+    "sentences and for every word's share of the document (α_i · α_it), over the sentences and words both "
+    "share, in order. A sentence or word only one document has is left blank and marked."
+)
+compare_documents(record, analyse, DEFAULT_TEXT_B)
 
 st.divider()
 st.subheader("Train your own")

@@ -10,16 +10,21 @@ the URL (?model=…) and the model is kept on disk after every epoch, so a reloa
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import streamlit as st
 
+from models.compare import row_difference_record
 from models.han.checkpoint import checkpoint_bytes
 from models.han.data import MAX_CSV_BYTES, LabelledTexts, parse_csv
-from models.han.records import HANPredictor, result_record
-from models.han.train import OWN_EPOCHS, OwnModel, example_csv_bytes, load_own_model, own_model_path, train_own
+from models.han.records import HANPredictor, document_word_weights, result_record
+from models.han.store import OwnModel, load_own_model, own_model_path
+from models.han.train import OWN_EPOCHS, example_csv_bytes, train_own
 from models.record import AttentionRecord
 from models.training import Job, TrainingService
+from ui.links import linked_text
 from ui.widgets import checked, escape_markdown, option_slider, show_figure
+from viz.compare import difference_heatmap
 from viz.han import han_heatmap, highlighted_html
 
 JOB_KEY = "han_job"  # session state: the id of this session's training job
@@ -40,7 +45,8 @@ def training_service() -> TrainingService:
 
 
 def show_analysis(record: AttentionRecord, *, key: str, name: str) -> None:
-    """Shows the highlighted text (escaped) beside the sentences × words heatmap, with export."""
+    """Shows the highlighted text (escaped) beside the sentences × words heatmap, with export, and
+    beside the heatmap the notice that no sentence stands out when the model's rule says so."""
     for notice in record.meta.get("notices", []):
         st.info(notice, icon=":material/content_cut:")
     text_col, heat_col = st.columns([1, 2], gap="medium")
@@ -49,16 +55,44 @@ def show_analysis(record: AttentionRecord, *, key: str, name: str) -> None:
         st.caption("Amber: sentence weight α_i. Blue: word weight α_it within its sentence.")
         st.markdown(highlighted_html(record), unsafe_allow_html=True)  # every word is html.escape'd
     with heat_col:
+        if record.meta.get("attention_notice"):
+            st.warning(record.meta["attention_notice"], icon=":material/blur_on:")
         show_figure(han_heatmap(record, title="Word α per sentence, and sentence α"), record, key=f"{key}_heatmap",
                     name=name)
+
+
+def compare_documents(record: AttentionRecord, analyse: Callable[[str], AttentionRecord], default_b: str) -> None:
+    """The "Compare two documents" section: document B's attention beside A's, and B − A for
+    the sentences and for the words (each word's share of the document, α_i · α_it)."""
+    text_b = linked_text(st.text_area, "Document B", default_b, key="han_text_b", height=90, max_chars=20_000)
+    if not text_b.strip():
+        st.info("Type a document B to compare.")
+        return
+    with st.spinner("Reading document B…"):
+        other = checked(analyse, text_b, stop=False)
+    if other is None:
+        return
+    show_analysis(other, key="han_b", name="han-attention-B")
+    sentences = row_difference_record(record.query_labels, record.extras["sentence_weights"], other.query_labels,
+                                      other.extras["sentence_weights"], mechanism=record.mechanism, row="α_i")
+    words = row_difference_record(*document_word_weights(record), *document_word_weights(other),
+                                  mechanism=record.mechanism, row="α_i·α_it")
+    st.caption(f"Red: B gives more weight; blue: A does. Largest change: {sentences.meta['max_abs_difference']:.3f} "
+               f"for a sentence, {words.meta['max_abs_difference']:.3f} for a word's share of the document.")
+    show_figure(difference_heatmap(sentences, title="Sentence α: B − A", query_title="", key_title="sentence"),
+                sentences, key="han_cmp_sentences", name="han-difference-sentences")
+    show_figure(difference_heatmap(words, title="Each word's share of the document: B − A", query_title="",
+                                   key_title="word"), words, key="han_cmp_words", name="han-difference-words")
 
 
 def train_your_own() -> None:
     """The "Train your own" section."""
     st.markdown(
         "Upload a CSV with a **text** column and a **label** column (UTF-8, at most "
-        f"{MAX_CSV_BYTES // 1_000_000} MB, at least two classes). A small HAN trains here, on MiniLM's frozen "
-        "word-piece vectors, so words your data uses rarely still mean something."
+        f"{MAX_CSV_BYTES // 1_000_000} MB, at least two classes). A small HAN trains here on the same frozen "
+        "MiniLM vectors as the model above (each word piece as MiniLM reads it in its sentence), so words your "
+        "data uses rarely still mean something. Reading the documents through MiniLM comes first and takes a "
+        "while for large files."
     )
     st.download_button("Example CSV (generated reviews, sentiment labels)", example_csv_bytes(),
                        file_name="han-example.csv", mime="text/csv", key="han_example_csv")

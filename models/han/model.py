@@ -6,11 +6,12 @@ Sentence level:  h_i = BiGRU(s_i);  u_i = tanh(W_s h_i + b_s);
                  α_i = softmax_i(u_iᵀ u_s);  v = Σ_i α_i h_i
 Classifier:      one softmax head per label (the built-in model: sentiment and topic).
 
-x_it are MiniLM input word-piece embeddings (frozen, read from the installed package at
-run time and passed in as an argument, so they are never part of the checkpoint).
-Attention runs over word pieces; a word's weight is the sum of its pieces' weights.
+x_it are frozen MiniLM vectors of the word pieces (models/han/features.py: its contextual
+token vectors, its input embeddings, or both), computed outside and passed in, so they are
+never part of the checkpoint. Attention runs over word pieces; a word's weight is the sum of
+its pieces' weights.
 
-Shapes: B documents, S sentences, T pieces per sentence, E = 384, H = GRU width per direction.
+Shapes: B documents, S sentences, T pieces per sentence, E = 384 or 768, H = GRU width per direction.
 """
 
 from __future__ import annotations
@@ -30,7 +31,11 @@ EMBED_DIM = 384
 
 @dataclass(frozen=True)
 class HANConfig:
-    """Sizes and label heads. heads: ((head name, (class names...)), ...)."""
+    """Sizes and label heads. heads: ((head name, (class names...)), ...).
+
+    features: which frozen MiniLM vectors the network reads (models/han/features.py FEATURES);
+    embed_dim their width. A checkpoint from before features existed read "embeddings".
+    """
 
     heads: tuple[tuple[str, tuple[str, ...]], ...]
     word_hidden: int = 48
@@ -38,10 +43,11 @@ class HANConfig:
     sentence_hidden: int = 48
     sentence_attention: int = 64
     embed_dim: int = EMBED_DIM
+    features: str = "embeddings"
 
 
-REVIEW_HEADS = (("sentiment", ("negative", "positive")), ("topic", ("food", "service", "price", "ambience")))
-REVIEWS = HANConfig(heads=REVIEW_HEADS)
+REVIEW_HEADS = (("sentiment", ("negative", "positive")), ("topic", ("quality", "service", "price", "ambience")))
+REVIEWS = HANConfig(heads=REVIEW_HEADS, features="contextual")
 TINY = HANConfig(heads=(("label", ("a", "b")),), word_hidden=4, word_attention=4, sentence_hidden=4, sentence_attention=4, embed_dim=8)
 
 
@@ -130,18 +136,12 @@ class HAN(nnx.Module):
         return logits, word_alpha.reshape(b, s, t), sent_alpha, word_scores, self.sentence_attention.scores(sents)
 
 
-def embed(table, ids):
-    """Returns table[ids]: frozen piece vectors.  ids [...] int -> [..., E]."""
-    return jnp.take(table, ids, axis=0)
-
-
 @functools.lru_cache(maxsize=8)
 def compiled_forward(graphdef) -> Callable:
-    """Returns jit((state, table, ids, piece_mask, sentence_mask) -> model outputs)."""
+    """Returns jit((state, x [B, S, T, E], piece_mask, sentence_mask) -> model outputs)."""
 
     @jax.jit
-    def forward(state, table, ids, piece_mask, sentence_mask):
-        model = nnx.merge(graphdef, state)
-        return model(embed(table, ids), piece_mask, sentence_mask)
+    def forward(state, x, piece_mask, sentence_mask):
+        return nnx.merge(graphdef, state)(x, piece_mask, sentence_mask)
 
     return forward

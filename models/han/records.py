@@ -3,9 +3,11 @@
     get_mechanism("han").build({"text": "The pasta was cold. We took the bus home."})
 
 returns word α per sentence as ("sentence", "word") with the sentence α, the scores against
-the context vectors and each head's probabilities as extras. The record builders of the
-page's other figures (class probabilities, context-vector scores) live here too, so every
-export holds exactly the numbers its figure shows.
+the context vectors and each head's probabilities as extras. When the sentence attention is
+spread (its normalised entropy at least the threshold measured on generated reviews and kept
+in the checkpoint), the record says the network found no opinion sentence. The record
+builders of the page's other figures (class probabilities, context-vector scores) live here
+too, so every export holds exactly the numbers its figure shows.
 """
 
 from __future__ import annotations
@@ -17,14 +19,16 @@ from pathlib import Path
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
-from flax import nnx
 
 from models.han.checkpoint import CHECKPOINT, load_checkpoint, load_checkpoint_bytes
-from models.han.data import Document, encode_document, load_word_embeddings, make_batch, word_weights
+from models.han.data import Document, encode_document, make_batch, word_weights
+from models.han.features import document_vectors, feature_batch
 from models.han.model import HANConfig, compiled_forward
 from models.record import AttentionRecord
+
+REFERENCE_SEED = 777  # the generated reviews whose words the u_w chart scores (never trained on)
+REFERENCE_DOCUMENTS = 40
 
 
 @dataclass(frozen=True)
@@ -33,7 +37,8 @@ class HANResult:
 
     word_alpha: per sentence, float32 [words] (sums of piece α); sentence_alpha [S];
     word_scores: per sentence, the max piece score uᵀu_w per word; sentence_scores [S];
-    probabilities: per head, float32 [C].
+    probabilities: per head, float32 [C]; spread: the normalised entropy of sentence α
+    (1 = even); no_opinion: spread >= the model's measured threshold (None: the model has none).
     """
 
     doc: Document
@@ -43,6 +48,8 @@ class HANResult:
     sentence_scores: np.ndarray
     probabilities: tuple[np.ndarray, ...]
     heads: tuple[tuple[str, tuple[str, ...]], ...]
+    spread: float = 0.0
+    no_opinion: bool | None = None
 
     @property
     def predictions(self) -> tuple[str, ...]:
@@ -58,13 +65,20 @@ class HANResult:
 
 
 class HANPredictor:
-    """A loaded HAN (split once, jitted forward) plus the frozen MiniLM table."""
+    """A loaded HAN (split once, jitted forward) and how it gets its frozen piece vectors.
 
-    def __init__(self, cfg: HANConfig, graphdef, state, table: np.ndarray | None = None, meta=None):
+    featurize(docs) -> per document, per sentence [T_i, E] (default: models.han.features
+    document_vectors with the config's features). meta: the checkpoint's info; its
+    "no_opinion_spread" is the threshold of the no-opinion rule.
+    """
+
+    def __init__(self, cfg: HANConfig, graphdef, state, featurize: Callable | None = None, meta=None):
         self.cfg, self.graphdef, self.state = cfg, graphdef, state
-        self.table = word_table() if table is None else jnp.asarray(table)
+        self.featurize = featurize or functools.partial(document_vectors, features=cfg.features)
         self.meta = dict(meta or {})
+        self.no_opinion_spread = self.meta.get("no_opinion_spread")
         self._forward = compiled_forward(graphdef)
+        self._reference_words: tuple[list[str], np.ndarray] | None = None
 
     @classmethod
     def from_checkpoint(cls, path: Path = CHECKPOINT) -> HANPredictor:
@@ -77,71 +91,51 @@ class HANPredictor:
         return cls(cfg, graphdef, state, meta=meta)
 
     def run_batch(self, docs: Sequence[Document], batch_size: int = 8) -> list[HANResult]:
-        """Returns one HANResult per document."""
+        """Returns one HANResult per document (piece vectors for all of them first, in MiniLM's batches)."""
+        from models.han.quality import sentence_spread
+
+        vectors = self.featurize(docs)
         results = []
         for start in range(0, len(docs), batch_size):
             chunk = docs[start : start + batch_size]
             batch = make_batch(chunk, batch_size)  # always batch_size rows: one compile per length bucket
-            logits, wa, sa, ws, ss = self._forward(self.state, self.table, batch.ids, batch.piece_mask, batch.sentence_mask)
+            x = feature_batch(vectors[start : start + batch_size], batch)
+            logits, wa, sa, ws, ss = self._forward(self.state, x, batch.piece_mask, batch.sentence_mask)
             probs = [np.asarray(jax.nn.softmax(lg, axis=-1)) for lg in logits]
             wa, sa, ws, ss = (np.asarray(a) for a in (wa, sa, ws, ss))
             for b, doc in enumerate(chunk):
                 n_s = len(doc.pieces)
-                w_alpha, w_scores = [], []
-                for i in range(n_s):
-                    n_w = len(doc.words[i])
-                    w_alpha.append(word_weights(wa[b, i], doc.piece_words[i], n_w))
-                    w_scores.append(_max_per_word(ws[b, i], doc.piece_words[i], n_w))
-                results.append(
-                    HANResult(doc, tuple(w_alpha), sa[b, :n_s].copy(), tuple(w_scores), ss[b, :n_s].copy(),
-                              tuple(p[b] for p in probs), self.cfg.heads)
-                )
+                w_alpha = [word_weights(wa[b, i], doc.piece_words[i], len(doc.words[i])) for i in range(n_s)]
+                w_scores = [_max_per_word(ws[b, i], doc.piece_words[i], len(doc.words[i])) for i in range(n_s)]
+                spread = sentence_spread(sa[b, :n_s])
+                no_opinion = None if self.no_opinion_spread is None or n_s < 2 else spread >= self.no_opinion_spread
+                results.append(HANResult(doc, tuple(w_alpha), sa[b, :n_s].copy(), tuple(w_scores), ss[b, :n_s].copy(),
+                                         tuple(p[b] for p in probs), self.cfg.heads, spread, no_opinion))
         return results
 
     def analyse(self, text: str) -> HANResult:
         """Returns the HANResult of one text; InputError if it is empty."""
         return self.run_batch([encode_document(text)])[0]
 
-    def context_word_scores(self, limit: int | None = None) -> tuple[list[str], np.ndarray]:
-        """Returns (words, float32 [V] scores): MiniLM's whole-word vocabulary, each word read
-        alone as a one-word sentence and scored against u_w (uᵀu_w before the softmax).
+    def context_word_scores(self) -> tuple[list[str], np.ndarray]:
+        """Returns (words, float32 [V] scores): every distinct word (lower case, no punctuation) of
+        REFERENCE_DOCUMENTS generated reviews, scored uᵀu_w in its own sentence (its highest
+        score over its occurrences). It shows what the word-level context vector u_w looks for
+        in the text the model reads. Computed once per predictor."""
+        if self._reference_words is None:
+            from models.han.task import generate_reviews
 
-        It shows what the word-level context vector u_w looks for, free of any context.
-        """
-        words, ids = vocabulary_words()
-        if limit is not None:
-            words, ids = words[:limit], ids[:limit]
-        scores = compiled_word_scores(self.graphdef)(self.state, jnp.take(self.table, jnp.asarray(ids), axis=0))
-        return words, np.asarray(scores, np.float32)
-
-
-@functools.lru_cache(maxsize=1)
-def word_table() -> jax.Array:
-    """Returns MiniLM's input embedding table on the device, one copy per process (47 MB)."""
-    return jnp.asarray(load_word_embeddings())
-
-
-@functools.lru_cache(maxsize=1)
-def vocabulary_words() -> tuple[list[str], np.ndarray]:
-    """Returns MiniLM's whole-word tokens of 3+ letters and their ids (int32 [V])."""
-    from models.han.data import load_tokenizer
-
-    vocab = load_tokenizer().get_vocab()
-    pairs = sorted((i, w) for w, i in vocab.items() if w.isalpha() and w.isascii() and len(w) >= 3)
-    return [w for _, w in pairs], np.asarray([i for i, _ in pairs], np.int32)
-
-
-@functools.lru_cache(maxsize=8)
-def compiled_word_scores(graphdef) -> Callable:
-    """Returns jit((state, x [V, E]) -> [V]): each vector read as a one-step sentence, scored against u_w."""
-
-    @jax.jit
-    def word_scores(state, x):
-        model = nnx.merge(graphdef, state)
-        h = model.word_encoder(x[:, None, :], jnp.ones((x.shape[0], 1), bool))
-        return model.word_attention.scores(h)[:, 0]
-
-    return word_scores
+            reviews = generate_reviews(REFERENCE_DOCUMENTS, REFERENCE_SEED)
+            best: dict[str, float] = {}
+            for result in self.run_batch([encode_document(r.text) for r in reviews]):
+                for sentence_words, scores in zip(result.doc.words, result.word_scores):
+                    for word, score in zip(sentence_words, scores):
+                        key = "".join(ch for ch in word.lower() if ch.isalnum() or ch == "-")
+                        if key:
+                            best[key] = max(best.get(key, -np.inf), float(score))
+            words = sorted(best)
+            self._reference_words = (words, np.asarray([best[w] for w in words], np.float32))
+        return self._reference_words
 
 
 def _max_per_word(scores: np.ndarray, piece_words: Sequence[int], num_words: int) -> np.ndarray:
@@ -163,7 +157,9 @@ def result_record(result: HANResult, mechanism: str = "han") -> AttentionRecord:
     axes ("sentence", "word"); query_labels: the sentences; key_labels: word slots
     "w1".."wN" (the words differ per sentence; extras["words"] [S, W_max] holds each slot's
     word, "" for padding). Extras: sentence_weights [S], words, prediction [K] (one per head),
-    probabilities_<head> [C], classes_<head> [C].
+    probabilities_<head> [C], classes_<head> [C]. Meta: sentence_spread (normalised entropy of
+    sentence α), no_opinion (the rule's verdict, None without one) and attention_notice (what
+    the page says beside the figure when no sentence stands out, else "").
     """
     matrix = result.word_matrix()
     words = np.full(matrix.shape, "", dtype=object)
@@ -189,11 +185,19 @@ def result_record(result: HANResult, mechanism: str = "han") -> AttentionRecord:
             "prediction": dict(zip([n for n, _ in result.heads], result.predictions)),
             "notices": list(result.doc.notices) + _reading_notices(result.doc),
             "key_labels": "word slots w1..wN; extras 'words' holds each sentence's word per slot",
+            "sentence_spread": round(float(result.spread), 4),
+            "no_opinion": result.no_opinion,
+            "attention_notice": NO_OPINION_NOTICE.format(spread=result.spread) if result.no_opinion else "",
         },
         extras=extras,
     )
 
 
+NO_OPINION_NOTICE = (
+    "No sentence stands out: the sentence attention is spread (normalised entropy {spread:.2f}, where 1 is even), "
+    "as this model's attention is on reviews without an opinion. It found no opinion sentence here, so the "
+    "highlighted sentence is no finding and the prediction is close to a guess."
+)
 SHORT_NOTICE = (
     "a hierarchical attention network reads documents of several sentences; with one sentence its sentence "
     "attention is 1 by construction, and a text this short is far from the reviews it was trained on"
@@ -235,18 +239,34 @@ def sentence_score_record(record: AttentionRecord) -> AttentionRecord:
     )
 
 
-def context_word_record(mechanism_id: str, predictor: HANPredictor, k: int, vocabulary: int) -> AttentionRecord:
+def context_word_record(mechanism_id: str, predictor: HANPredictor, k: int) -> AttentionRecord:
     """Returns the ("word",) record of the k highest- then the k lowest-scoring words against u_w.
 
-    vocabulary: how many of MiniLM's whole words (in id order) are scored. The order is the
-    chart's: top words descending, then the bottom words from the least low to the lowest.
+    Words: those of the predictor's reference reviews, each scored in its sentence
+    (HANPredictor.context_word_scores). The order is the chart's: top words descending, then
+    the bottom words from the least low to the lowest.
     """
-    words, scores = predictor.context_word_scores(limit=vocabulary)
+    words, scores = predictor.context_word_scores()
     order = np.argsort(scores, kind="stable")
     top, bottom = order[::-1][:k], order[:k][::-1]
     picked = np.concatenate([top, bottom])
     return AttentionRecord(
         mechanism=mechanism_id, weights=scores[picked].astype(np.float32), axes=("word",), query_labels=("u_w",),
         key_labels=tuple(words[i] for i in picked),
-        meta={"shown": f"top and bottom {k} of the first {vocabulary:,} whole words against u_w (before the softmax)"},
+        meta={"shown": f"top and bottom {k} of the {len(words):,} words of {REFERENCE_DOCUMENTS} generated reviews, "
+                       "each scored in its sentence against u_w (before the softmax)"},
     )
+
+
+def document_word_weights(record: AttentionRecord) -> tuple[list[str], np.ndarray]:
+    """Returns (the document's words in order, float32 [N]: each word's share of the document,
+    α_i · α_it, summing to 1 over the document)."""
+    words = np.asarray(record.extras["words"])
+    sentence = np.asarray(record.extras["sentence_weights"], np.float64)
+    labels, weights = [], []
+    for i in range(words.shape[0]):
+        for j in range(words.shape[1]):
+            if words[i, j] != "":
+                labels.append(str(words[i, j]))
+                weights.append(sentence[i] * float(record.weights[i, j]))
+    return labels, np.asarray(weights, np.float32)

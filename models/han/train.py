@@ -2,69 +2,95 @@
 point ``python -m models.train han`` (generated reviews).
 
 The built-in model has two heads over one shared attention: sentiment (negative/positive)
-and topic (food/service/price/ambience). Only the opinion sentences of a review carry
-either label, so both heads push attention towards them. In-app training ("train your
-own") uses the same step and epochs through OwnTraining.
+and topic (quality/service/price/ambience). Only the opinion sentences of a review carry
+either label, so both heads push attention towards them. Targets are distributions: a
+review with two opinions on two topics has half of each, a review without an opinion has
+uniform targets, and for those reviews a spread term, KL(uniform ‖ sentence α), asks the
+sentence attention to say that nothing stands out. In-app training ("train your own") uses
+the same features, step and epochs through OwnTraining.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import csv
+import dataclasses
 import functools
 import io
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
 from flax import nnx
 
 from models.han.checkpoint import CHECKPOINT, save_checkpoint
-from models.han.data import Batch, Document, batch_shape, encode_document, load_word_embeddings, make_batch
-from models.han.model import HAN, REVIEWS, HANConfig, embed
+from models.han.data import Document, batch_shape, encode_document, make_batch
+from models.han.features import FEATURES, document_vectors, feature_batch, feature_dim
+from models.han.model import HAN, REVIEWS, HANConfig
+from models.han.store import OwnModel, save_own_model
 from models.han.task import SENTIMENTS, TOPICS, Review, generate_reviews
 from models.options import Option
-from models.training import NO_PROGRESS, RUNS_ROOT, Progress, StopRequest, TqdmProgress, make_train_step, output_file
+from models.training import NO_PROGRESS, Progress, StopRequest, TqdmProgress, make_train_step, output_file
 
 TRAIN_SEED = 0
+SPREAD_WEIGHT = 1.0  # weight of KL(uniform ‖ sentence α) on reviews without an opinion
 
 
-def head_losses(model: HAN, table, batch: dict) -> jnp.ndarray:
-    """Returns the mean cross-entropy summed over heads.  batch: ids, masks, labels [B, K], row_mask [B]."""
-    logits, *_ = model(embed(table, batch["ids"]), batch["piece_mask"], batch["sentence_mask"])
+def spread_penalty(sentence_scores, sentence_mask) -> jnp.ndarray:
+    """Returns KL(uniform ‖ α) per document [B] over its real sentences (0 when α is uniform).
+
+    sentence_scores [B, S] (uᵀu_s before the softmax), sentence_mask [B, S] bool.
+    """
+    log_alpha = jax.nn.log_softmax(jnp.where(sentence_mask, sentence_scores, -1e9), axis=-1)
+    count = jnp.maximum(jnp.sum(sentence_mask, axis=-1), 1)
+    mean_log_alpha = jnp.sum(jnp.where(sentence_mask, log_alpha, 0.0), axis=-1) / count
+    return -jnp.log(count) - mean_log_alpha
+
+
+def head_losses(model: HAN, batch: dict, spread_weight: float = SPREAD_WEIGHT) -> jnp.ndarray:
+    """Returns the mean soft cross-entropy summed over heads, plus spread_weight × the mean spread
+    penalty of the rows marked in batch["spread"].  batch: x [B, S, T, E], masks, targets (one
+    [B, C_k] distribution per head), row_mask [B], spread [B]."""
+    logits, _, _, _, sentence_scores = model(batch["x"], batch["piece_mask"], batch["sentence_mask"])
+    rows = jnp.maximum(jnp.sum(batch["row_mask"]), 1.0)
     total = 0.0
-    for k, head_logits in enumerate(logits):
-        ce = optax.softmax_cross_entropy_with_integer_labels(head_logits, batch["labels"][:, k])
-        total = total + jnp.sum(ce * batch["row_mask"]) / jnp.maximum(jnp.sum(batch["row_mask"]), 1.0)
-    return total
+    for head_logits, target in zip(logits, batch["targets"]):
+        total = total + jnp.sum(optax.softmax_cross_entropy(head_logits, target) * batch["row_mask"]) / rows
+    penalty = spread_penalty(sentence_scores, batch["sentence_mask"]) * batch["spread"]
+    return total + spread_weight * jnp.sum(penalty) / jnp.maximum(jnp.sum(batch["spread"]), 1.0)
 
 
 @functools.lru_cache(maxsize=8)
-def compiled_train_step(graphdef, optimizer: optax.GradientTransformation) -> Callable:
-    """Returns jit((state, opt_state, table, batch) -> (state, opt_state, loss, None)), one per model shape."""
-    return make_train_step(lambda state, table, batch: head_losses(nnx.merge(graphdef, state), table, batch), optimizer)
+def compiled_train_step(graphdef, optimizer: optax.GradientTransformation, spread_weight: float = SPREAD_WEIGHT) -> Callable:
+    """Returns jit((state, opt_state, batch) -> (state, opt_state, loss, None)), one per model shape."""
+    return make_train_step(lambda state, batch: head_losses(nnx.merge(graphdef, state), batch, spread_weight), optimizer)
 
 
-def batch_arrays(batch: Batch, labels: np.ndarray, rows: int) -> dict:
-    """Returns the dict a train step takes.  labels [n, K] int for the first n rows."""
-    full = np.zeros((batch.ids.shape[0], labels.shape[1]), np.int32)
-    full[: len(labels)] = labels
-    row_mask = np.zeros(batch.ids.shape[0], np.float32)
+def one_hot_targets(labels: np.ndarray, cfg: HANConfig) -> tuple[np.ndarray, ...]:
+    """Returns one float32 [n, C_k] one-hot target per head.  labels [n, K] int."""
+    labels = np.asarray(labels).reshape(len(labels), -1)
+    return tuple(np.eye(len(classes), dtype=np.float32)[labels[:, k]] for k, (_, classes) in enumerate(cfg.heads))
+
+
+def batch_arrays(x: np.ndarray, batch, targets: Sequence[np.ndarray], spread: np.ndarray, rows: int) -> dict:
+    """Returns the dict a train step takes: targets and spread for the first `rows` rows, zero beyond."""
+    size = x.shape[0]
+
+    def padded(a: np.ndarray) -> np.ndarray:
+        out = np.zeros((size, *a.shape[1:]), np.float32)
+        out[: len(a)] = a
+        return out
+
+    row_mask = np.zeros(size, np.float32)
     row_mask[:rows] = 1.0
-    return {
-        "ids": batch.ids,
-        "piece_mask": batch.piece_mask,
-        "sentence_mask": batch.sentence_mask,
-        "labels": full,
-        "row_mask": row_mask,
-    }
+    return {"x": x, "piece_mask": batch.piece_mask, "sentence_mask": batch.sentence_mask,
+            "targets": tuple(padded(t) for t in targets), "row_mask": row_mask, "spread": padded(spread)}
 
 
 @functools.lru_cache(maxsize=8)
@@ -97,27 +123,32 @@ class TrainState:
 def train_epochs(
     train: TrainState,
     docs: Sequence[Document],
-    labels: np.ndarray,
+    targets: Sequence[np.ndarray],
     *,
+    vectors: Sequence[Sequence[np.ndarray]],
     epochs: int,
+    spread: np.ndarray | None = None,
+    spread_weight: float = SPREAD_WEIGHT,
     batch_size: int = 32,
     seed: int = 0,
-    table: np.ndarray | None = None,
     progress: Progress = NO_PROGRESS,
     max_steps: int | None = None,
     stop: StopRequest | None = None,
 ) -> list[float]:
-    """Trains in place; returns the mean loss of each epoch.  labels [n, K] int.
+    """Trains in place; returns the mean loss of each epoch.
 
-    progress gets (step, total, loss=...) after every step; a stop request ends training
-    after the current step, keeping every step done. All batches are padded to one shape
-    (the buckets that fit the longest document), so a run compiles once.
+    targets: one float32 [n, C_k] distribution per head; vectors: per document, per sentence
+    [T_i, E] (models.han.features.document_vectors); spread [n]: 1 for documents whose
+    sentence attention should be uniform (no opinion), default none. progress gets (step,
+    total, loss=...) after every step; a stop request ends training after the current step,
+    keeping every step done. All batches are padded to one shape (the buckets that fit the
+    longest document), so a run compiles once.
     """
-    table = jnp.asarray(load_word_embeddings() if table is None else table)
-    step_fn = compiled_train_step(train.graphdef, train.optimizer)
+    step_fn = compiled_train_step(train.graphdef, train.optimizer, spread_weight)
     stop = stop or StopRequest()
     rng = np.random.default_rng(seed)
     n = len(docs)
+    spread = np.zeros(n, np.float32) if spread is None else np.asarray(spread, np.float32)
     shape = batch_shape(docs)
     per_epoch = (n + batch_size - 1) // batch_size
     total = per_epoch * epochs if max_steps is None else min(max_steps, per_epoch * epochs)
@@ -129,8 +160,10 @@ def train_epochs(
             if step >= total or stop.requested:
                 break
             idx = order[start : start + batch_size]
-            arrays = batch_arrays(make_batch([docs[j] for j in idx], batch_size, shape), labels[idx], len(idx))
-            train.state, train.opt_state, loss, _ = step_fn(train.state, train.opt_state, table, arrays)
+            batch = make_batch([docs[j] for j in idx], batch_size, shape)
+            x = feature_batch([vectors[j] for j in idx], batch)
+            arrays = batch_arrays(x, batch, [t[idx] for t in targets], spread[idx], len(idx))
+            train.state, train.opt_state, loss, _ = step_fn(train.state, train.opt_state, arrays)
             step += 1
             epoch_losses.append(float(loss))
             progress.update(step, total, loss=epoch_losses[-1])
@@ -152,6 +185,7 @@ class OwnTraining:
     train: TrainState
     docs: list[Document]
     labels: np.ndarray  # int [n, 1]
+    vectors: list  # per document, per sentence float16 [T_i, E] (the frozen MiniLM features)
     epochs: int
     data_name: str
     epoch: int = 0
@@ -181,7 +215,7 @@ OWN_BATCH = 8
 def own_config(classes: tuple[str, ...]) -> HANConfig:
     """Returns the config of an in-app model: small, so a few hundred rows train in tens of seconds."""
     return HANConfig(heads=(("label", tuple(classes)),), word_hidden=24, word_attention=32,
-                     sentence_hidden=24, sentence_attention=32)
+                     sentence_hidden=24, sentence_attention=32, embed_dim=REVIEWS.embed_dim, features=REVIEWS.features)
 
 
 def start_own(texts: Sequence[str], labels: np.ndarray, classes: tuple[str, ...], *, epochs: int,
@@ -189,8 +223,9 @@ def start_own(texts: Sequence[str], labels: np.ndarray, classes: tuple[str, ...]
     """Returns a fresh OwnTraining on labelled texts (labels int [n] into classes); InputError if a text is unusable."""
     docs = [encode_document(t) for t in texts]
     cfg = own_config(classes)
+    vectors = document_vectors(docs, cfg.features, dtype=np.float16)
     return OwnTraining(cfg, TrainState.create(cfg, seed=0, learning_rate=1e-2), docs,
-                       np.asarray(labels, np.int32)[:, None], epochs, data_name)
+                       np.asarray(labels, np.int32)[:, None], vectors, epochs, data_name)
 
 
 def train_own_epoch(own: OwnTraining, progress: Progress = NO_PROGRESS) -> None:
@@ -205,35 +240,11 @@ def train_own_epoch(own: OwnTraining, progress: Progress = NO_PROGRESS) -> None:
         def close(self) -> None:
             pass
 
-    losses = train_epochs(own.train, own.docs, own.labels, epochs=1, batch_size=OWN_BATCH, seed=own.epoch,
-                          progress=Counting(), stop=own.stop)
+    losses = train_epochs(own.train, own.docs, one_hot_targets(own.labels, own.cfg), vectors=own.vectors, epochs=1,
+                          batch_size=OWN_BATCH, seed=own.epoch, progress=Counting(), stop=own.stop)
     own.losses.extend(losses)
     if not own.stop.requested:
         own.epoch += 1
-
-
-@dataclass(frozen=True)
-class OwnModel:
-    """A model trained in the app, as the page shows it and as it is kept on disk."""
-
-    cfg: HANConfig
-    graphdef: Any
-    state: Any
-    data_name: str
-    rows: int
-    epochs: int
-    epoch: int
-    steps: int
-    losses: tuple[float, ...]
-    note: str = ""  # why training ended early, if it did
-
-    @property
-    def finished(self) -> bool:
-        return self.epoch >= self.epochs
-
-    def info(self) -> dict[str, Any]:
-        return {"trained_on": self.data_name, "rows": self.rows, "epochs": self.epochs, "epoch": self.epoch,
-                "steps": self.steps, "losses": list(self.losses), "note": self.note}
 
 
 def own_model(own: OwnTraining, note: str = "") -> OwnModel:
@@ -246,7 +257,7 @@ def train_own(texts: Sequence[str], labels: np.ndarray, classes: tuple[str, ...]
               progress, save_to: Path | None = None) -> OwnModel:
     """The app's training job: reads the documents, trains epoch by epoch within the job's budget
     (progress: a models.training.JobProgress), saving the model after every epoch to `save_to`."""
-    progress.note("reading the documents")
+    progress.note("reading the documents (MiniLM's vectors of every sentence)")
     own = start_own(texts, labels, classes, epochs=epochs, data_name=data_name)
     own.stop = progress.stop
     progress.note(f"epoch 1/{own.epochs}: preparing (the first training on this server compiles its step)")
@@ -261,87 +272,64 @@ def train_own(texts: Sequence[str], labels: np.ndarray, classes: tuple[str, ...]
     return model
 
 
-OWN_DIR = RUNS_ROOT / "app" / "han"  # in-app models, kept OWN_TTL seconds so a reload finds them
-OWN_TTL = 24 * 3600
-OWN_KEEP = 200
-_OWN_ID = re.compile(r"[A-Za-z0-9_-]{8,32}")
+def review_targets(reviews: Sequence[Review]) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
+    """Returns ((sentiment [n, 2], topic [n, 4]) target distributions, spread [n]).
 
-
-def own_model_path(job_id: str, folder: Path | None = None) -> Path | None:
-    """Returns where an in-app model is kept (default folder OWN_DIR), or None for an id that is not one of ours."""
-    return (folder or OWN_DIR) / f"{job_id}.safetensors" if _OWN_ID.fullmatch(str(job_id or "")) else None
-
-
-def save_own_model(model: OwnModel, path: Path) -> Path:
-    """Writes an in-app model (atomically) and drops kept models past their time."""
-    save_checkpoint(path, model.state, model.cfg, model.info())
-    purge_own_models(path.parent)
-    return path
-
-
-def load_own_model(path: Path | None) -> OwnModel | None:
-    """Returns the in-app model kept at `path`, or None if it is missing, expired or unreadable."""
-    from models.han.checkpoint import load_checkpoint
-
-    if path is None or not path.is_file() or time.time() - path.stat().st_mtime > OWN_TTL:
-        return None
-    try:
-        cfg, graphdef, state, info = load_checkpoint(path)
-    except Exception:  # noqa: BLE001 - a damaged or foreign file is simply not there
-        return None
-    return OwnModel(cfg, graphdef, state, str(info.get("trained_on", "")), int(info.get("rows", 0)),
-                    int(info.get("epochs", 0)), int(info.get("epoch", 0)), int(info.get("steps", 0)),
-                    tuple(float(x) for x in info.get("losses", [])), str(info.get("note", "")))
-
-
-def purge_own_models(folder: Path, *, ttl: float = OWN_TTL, keep: int = OWN_KEEP) -> None:
-    """Deletes in-app models older than ttl seconds, and all but the newest `keep`."""
-    if not folder.is_dir():
-        return
-    files = sorted(folder.glob("*.safetensors"), key=lambda p: p.stat().st_mtime, reverse=True)
-    now = time.time()
-    for index, path in enumerate(files):
-        if index >= keep or now - path.stat().st_mtime > ttl:
-            with contextlib.suppress(OSError):
-                path.unlink()
-
-
-def review_labels(reviews: Sequence[Review]) -> np.ndarray:
-    """Returns int32 [n, 2]: (sentiment index, topic index) per review."""
-    return np.asarray([[SENTIMENTS.index(r.sentiment), TOPICS.index(r.topic)] for r in reviews], np.int32)
+    Sentiment: one-hot, uniform for a review without an opinion; topic: the mean of its
+    opinions' one-hots (uniform without one); spread: 1 for reviews without an opinion.
+    """
+    sentiment = np.full((len(reviews), len(SENTIMENTS)), 1 / len(SENTIMENTS), np.float32)
+    topic = np.full((len(reviews), len(TOPICS)), 1 / len(TOPICS), np.float32)
+    for i, review in enumerate(reviews):
+        if review.sentiment is not None:
+            sentiment[i] = np.eye(len(SENTIMENTS))[SENTIMENTS.index(review.sentiment)]
+            topic[i] = np.mean([np.eye(len(TOPICS))[TOPICS.index(t)] for t in review.topics], axis=0)
+    return (sentiment, topic), np.asarray([review.sentiment is None for review in reviews], np.float32)
 
 
 def example_csv_bytes(count: int = 200, seed: int = 7) -> bytes:
-    """Returns a CSV (text,label) of generated reviews labelled by sentiment: a template for uploads."""
+    """Returns a CSV (text,label) of generated reviews with an opinion, labelled by sentiment: a template for uploads."""
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(["text", "label"])
-    for review in generate_reviews(count, seed):
-        writer.writerow([review.text, review.sentiment])
+    written, start = 0, seed
+    while written < count:
+        for review in generate_reviews(count, start):
+            if review.sentiment is not None and written < count:
+                writer.writerow([review.text, review.sentiment])
+                written += 1
+        start += 1000
     return out.getvalue().encode("utf-8")
 
 
 def train_reviews(
-    cfg: HANConfig = REVIEWS, *, documents: int = 4000, epochs: int = 4, batch_size: int = 32,
-    learning_rate: float = 3e-3, seed: int = TRAIN_SEED, progress: Progress = NO_PROGRESS,
-    max_steps: int | None = None, stop: StopRequest | None = None,
+    cfg: HANConfig = REVIEWS, *, documents: int = 3000, epochs: int = 4, batch_size: int = 32,
+    learning_rate: float = 3e-3, seed: int = TRAIN_SEED, spread_weight: float = SPREAD_WEIGHT,
+    progress: Progress = NO_PROGRESS, max_steps: int | None = None, stop: StopRequest | None = None,
 ) -> tuple[TrainState, list[float]]:
     """Returns a HAN trained on generated reviews, and its loss per epoch."""
     reviews = generate_reviews(documents, seed)
     docs = [encode_document(r.text) for r in reviews]
+    vectors = document_vectors(docs, cfg.features, dtype=np.float16)
+    targets, spread = review_targets(reviews)
     train = TrainState.create(cfg, seed=seed, learning_rate=learning_rate)
-    losses = train_epochs(train, docs, review_labels(reviews), epochs=epochs, batch_size=batch_size,
-                          seed=seed, progress=progress, max_steps=max_steps, stop=stop)
+    losses = train_epochs(train, docs, targets, vectors=vectors, spread=spread, spread_weight=spread_weight,
+                          epochs=epochs, batch_size=batch_size, seed=seed, progress=progress, max_steps=max_steps,
+                          stop=stop)
     progress.close()
     return train, losses
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--documents", type=int, default=4000, help="generated training reviews")
+    parser.add_argument("--documents", type=int, default=3000, help="generated training reviews")
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--seed", type=int, default=TRAIN_SEED)
+    parser.add_argument("--features", choices=FEATURES, default=REVIEWS.features,
+                        help="frozen MiniLM vectors the network reads (models/han/features.py)")
+    parser.add_argument("--spread-weight", type=float, default=SPREAD_WEIGHT,
+                        help="weight of KL(uniform || sentence attention) on reviews without an opinion")
     parser.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (smoke tests)")
     parser.add_argument("--out", type=Path, default=None, help="checkpoint file (default runs/han/han.safetensors)")
     parser.add_argument("--overwrite-committed", action="store_true",
@@ -349,35 +337,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from models.han.quality import HELD_OUT_SEED, PLAIN_REVIEWS, load_plain_reviews, plain_quality, review_quality
+    from models.han.quality import calibrate_no_opinion, print_report
     from models.han.records import HANPredictor
 
     out = output_file(args.out, CHECKPOINT, overwrite_committed=args.overwrite_committed)
+    cfg = dataclasses.replace(REVIEWS, features=args.features, embed_dim=feature_dim(args.features))
     start = time.perf_counter()
     stop = StopRequest()
     steps = -(-args.documents // args.batch) * args.epochs
     with stop.on_signals():
         train, losses = train_reviews(
-            REVIEWS, documents=args.documents, epochs=args.epochs, batch_size=args.batch, learning_rate=args.lr,
-            seed=args.seed, progress=TqdmProgress("han", min(steps, args.max_steps or steps)),
-            max_steps=args.max_steps, stop=stop,
+            cfg, documents=args.documents, epochs=args.epochs, batch_size=args.batch, learning_rate=args.lr,
+            seed=args.seed, spread_weight=args.spread_weight,
+            progress=TqdmProgress("han", min(steps, args.max_steps or steps)), max_steps=args.max_steps, stop=stop,
         )
     seconds = time.perf_counter() - start
+    predictor = HANPredictor(cfg, train.graphdef, train.state)
+    threshold, balanced = calibrate_no_opinion(predictor)
     info = {
-        "trained_on": f"{args.documents} generated reviews, seed {args.seed}, {args.epochs} epochs, batch {args.batch}",
+        "trained_on": f"{args.documents} generated reviews, seed {args.seed}, {args.epochs} epochs, batch {args.batch}, "
+                      f"features {args.features}, spread weight {args.spread_weight}",
         "training_seconds": round(seconds),
         "epoch_losses": [round(x, 4) for x in losses],
+        "no_opinion_spread": round(threshold, 4),
+        "no_opinion_balanced_accuracy": round(balanced, 4),
     }
-    save_checkpoint(out, train.state, REVIEWS, info)
-    print(f"epoch losses {[round(x, 4) for x in losses]}; trained in {seconds:.0f} s; wrote {out}")
-    predictor = HANPredictor(REVIEWS, train.graphdef, train.state)
-    quality = review_quality(predictor, generate_reviews(500, HELD_OUT_SEED))
-    for name, value in quality.rows():
-        print(f"  {name}: {value:.1%}")
-    if PLAIN_REVIEWS.is_file():
-        plain = plain_quality(predictor, load_plain_reviews())
-        print(f"  plain reviews: top sentence is the opinion {plain.top_sentence_is_opinion:.0%}, "
-              f"sentiment {plain.sentiment_accuracy:.0%}, topic {plain.topic_accuracy:.0%}")
-        for miss in plain.misses:
-            print(f"    missed: {miss}")
+    save_checkpoint(out, train.state, cfg, info)
+    print(f"epoch losses {info['epoch_losses']}; trained in {seconds:.0f} s; wrote {out}")
+    print_report(HANPredictor(cfg, train.graphdef, train.state, meta=info))
     return 0

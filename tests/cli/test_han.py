@@ -24,7 +24,7 @@ def test_export_han_npz(tmp_path):
     assert int(np.argmax(sentence_weights)) == 1  # the opinion sentence
     assert list(data["prediction"]) == ["negative", "service"]
     assert data["probabilities_sentiment"].shape == (2,) and data["probabilities_topic"].shape == (4,)
-    assert list(data["classes_topic"]) == ["food", "service", "price", "ambience"]
+    assert list(data["classes_topic"]) == ["quality", "service", "price", "ambience"]
     assert str(data["mechanism"]) == "han" and list(data["axes"]) == ["sentence", "word"]
 
 
@@ -38,7 +38,7 @@ def test_export_han_json_and_batch(tmp_path):
     folder = tmp_path / "many"
     assert main(["export", "--mechanism", "han", "--input-file", str(lines), "--format", "npz", "--out", str(folder)]) == 0
     second = np.load(folder / "0002.npz")
-    assert list(second["prediction"]) == ["positive", "food"]
+    assert list(second["prediction"]) == ["positive", "quality"]
 
 
 def test_export_han_bad_input(tmp_path, capsys):

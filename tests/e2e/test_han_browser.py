@@ -1,6 +1,7 @@
 """The Hierarchical attention page in Chromium: type a document, the heatmap follows; no script runs from the text."""
 
 import re
+import time
 
 import numpy as np
 import pytest
@@ -9,7 +10,7 @@ from tests.e2e.conftest import ROOT, plotly_traces, wait_for_change, wait_for_ch
 
 pytestmark = pytest.mark.e2e
 
-HEATMAP = 2  # sentiment bars, topic bars, heatmap, u_w words, u_s sentences
+HEATMAP, US_SCORES = 2, 4  # sentiment bars, topic bars, heatmap, u_w words, u_s sentences
 DOCUMENT = (
     "<img src=x onerror=alert(1)> We visited on a rainy Sunday. "
     "The pizza was cold and tasted like cardboard. My cousin paid and we left."
@@ -32,9 +33,11 @@ def test_typing_a_document_updates_the_heatmap_and_stays_escaped(page, app_url):
     box.press("Control+Enter")
     after = wait_for_change(page, before, timeout=90)
     wait_idle(page)
-    page.get_by_text("sentiment: negative").first.wait_for(timeout=30_000)
-    after = plotly_traces(page)
-    assert len(after[HEATMAP][1]["y"]) == 3
+    deadline = time.time() + 60
+    while len(after[US_SCORES][0]["y"]) != 3 and time.time() < deadline:  # the last chart follows too
+        time.sleep(0.2)
+        after = plotly_traces(page)
+    assert len(after[HEATMAP][1]["y"]) == 3 and len(after[US_SCORES][0]["y"]) == 3
     z = after[HEATMAP][1]["z"]
     assert z != before[HEATMAP][1]["z"]
     sentence_alpha = [row[0] for row in after[HEATMAP][0]["z"]]
@@ -54,16 +57,17 @@ def test_train_your_own_stops_on_request_and_offers_the_model(page, app_url, tmp
     from models.han.train import example_csv_bytes
 
     csv = tmp_path / "reviews.csv"
-    csv.write_bytes(example_csv_bytes(count=2000))  # 250 steps an epoch: training lasts long enough to stop
+    csv.write_bytes(example_csv_bytes(count=480))  # 60 steps an epoch: training lasts long enough to stop
     page.goto(f"{app_url}/han")
     page.get_by_text("Train your own").first.wait_for(timeout=90_000)
     wait_idle(page, timeout=240_000)
     page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(csv))
-    page.get_by_text("2000 rows, 2 classes").first.wait_for(timeout=60_000)
+    page.get_by_text("480 rows, 2 classes").first.wait_for(timeout=60_000)
     wait_idle(page)
     page.get_by_role("button", name="Train", exact=True).click()
     # The progress bar reports steps while an epoch runs; Stop interrupts the run.
-    page.get_by_text(re.compile(r"epoch [1-5]/5: step \d+/1250")).first.wait_for(timeout=240_000)  # after the compile
+    # after MiniLM read the documents and the step compiled
+    page.get_by_text(re.compile(r"epoch [1-5]/5: step \d+/300")).first.wait_for(timeout=240_000)
     page.get_by_role("button", name="Stop training").click()
     stopped = page.get_by_text("Your model: stopped after")
     stopped.first.wait_for(timeout=120_000)

@@ -39,6 +39,9 @@ CHANGES = {
     "images": (2, lambda p: press_slider(p, 0)),
     "transformer": (8, lambda p: (type_text(p, "stTextInput", "Date to normalise", "1 April 1990"), wait_idle(p),
                                   press_slider(p, 0, 2))),
+    "han": (8, lambda p: (type_text(p, "stTextArea", "Type or paste", "The soup was cold. The staff was lovely."),
+                          wait_idle(p))),
+    "induction": (3, lambda p: press_slider(p, 1)),
     "self_attention": (1, lambda p: (type_text(p, "stTextArea", "Text", "The dog chased the ball."), wait_idle(p))),
 }
 

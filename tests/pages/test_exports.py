@@ -75,7 +75,8 @@ def test_feedforward_exports(monkeypatch):
 def test_han_exports(monkeypatch):
     calls = recording_exports(monkeypatch)
     at = open_page("pages/han.py", timeout=300)
-    assert walk(at, calls) == {"han_probs_sentiment", "han_probs_topic", "han_main_heatmap", "han_uw", "han_us"}
+    assert walk(at, calls) == {"han_probs_sentiment", "han_probs_topic", "han_main_heatmap", "han_uw", "han_us",
+                                   "han_b_heatmap", "han_cmp_sentences", "han_cmp_words"}
 
 
 def test_self_attention_exports(monkeypatch):

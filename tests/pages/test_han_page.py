@@ -1,6 +1,7 @@
 """AppTest for the Hierarchical attention page: prediction, safe highlighting, heatmap, CSV errors."""
 
 import numpy as np
+import pytest
 
 from tests.pages.conftest import chart_data, chart_specs, open_page
 
@@ -16,7 +17,7 @@ def test_han_page_reads_a_document_escapes_it_and_reacts_to_new_text():
     at = open_page("pages/han.py")
     assert not at.exception
     specs = chart_specs(at)
-    assert len(specs) == 5
+    assert len(specs) == 8  # 2 predictions, the heatmap, u_w, u_s; document B and the two differences
     word_alpha = chart_data(at, HEATMAP, "z", trace=1)
     sentence_alpha = chart_data(at, HEATMAP, "z", trace=0)
     assert word_alpha.shape[0] == 4
@@ -30,7 +31,20 @@ def test_han_page_reads_a_document_escapes_it_and_reacts_to_new_text():
     html_text = _text_html(at)
     assert "&lt;img" in html_text and "<img" not in html_text
     assert chart_data(at, HEATMAP, "z", trace=1).shape[0] == 2
-    assert [s["layout"]["title"]["text"] for s in chart_specs(at)[:2]] == ["sentiment: positive", "topic: food"]
+    assert [s["layout"]["title"]["text"] for s in chart_specs(at)[:2]] == ["sentiment: positive", "topic: quality"]
+    assert not at.warning  # an opinion was found: no notice
+
+
+def test_a_document_without_an_opinion_says_its_attention_is_spread():
+    at = open_page("pages/han.py")
+    at.text_area(key="han_text").set_value(
+        "The kettle is grey. It has a blue light and a metal lid. We keep it next to the fridge. I bought it on a Tuesday."
+    ).run()
+    assert not at.exception
+    notices = [w.value for w in at.warning]
+    assert len(notices) == 1 and notices[0].startswith("No sentence stands out"), notices
+    sentence_alpha = chart_data(at, HEATMAP, "z", trace=0)[:, 0]
+    assert sentence_alpha.max() < 0.5  # spread, as the notice says
 
 
 def test_han_page_bad_input_messages():
@@ -76,15 +90,15 @@ def test_train_your_own_trains_in_the_background_and_offers_the_model(served_dow
     from streamlit.testing.v1 import AppTest
 
     from models.checkpoint import flat_params
-    from models.han import train as han_train
+    from models.han import store as han_store
     from models.han.checkpoint import checkpoint_bytes, load_checkpoint_bytes
     from models.han.train import TrainState, example_csv_bytes
 
-    monkeypatch.setattr(han_train, "OWN_DIR", tmp_path)
+    monkeypatch.setattr(han_store, "OWN_DIR", tmp_path)
     at = AppTest.from_function(_train_your_own_alone, default_timeout=600).run()
-    at.get("file_uploader")[0].set_value(("reviews.csv", example_csv_bytes(), "text/csv"))
+    at.get("file_uploader")[0].set_value(("reviews.csv", example_csv_bytes(count=64), "text/csv"))
     at.run()
-    assert any("200 rows, 2 classes" in c.value for c in at.caption)
+    assert any("64 rows, 2 classes" in c.value for c in at.caption)
     at.slider(key="han_own_epochs").set_value(2).run()
     at.button(key="han_train_start").click().run()
     assert not at.exception
@@ -129,8 +143,34 @@ def test_out_of_range_widget_values_are_refused_on_the_server():
     from models.han.train import example_csv_bytes
 
     at = AppTest.from_function(_train_your_own_alone, default_timeout=600).run()
-    at.get("file_uploader")[0].set_value(("reviews.csv", example_csv_bytes(), "text/csv"))
+    at.get("file_uploader")[0].set_value(("reviews.csv", example_csv_bytes(count=16), "text/csv"))
     at.run()
     at.session_state["han_own_epochs"] = 10**9  # what a scripted client could send
     at.run()
     assert not at.exception and at.slider(key="han_own_epochs").value <= 10
+
+
+def test_two_documents_and_their_differences():
+    from models.compare import align_tokens
+    from models.han.records import document_word_weights
+    from models.registry import get_mechanism
+
+    at = open_page("pages/han.py")
+    text_a, text_b = at.text_area(key="han_text").value, at.text_area(key="han_text_b").value
+    han = get_mechanism("han")
+    a, b = han.build({"text": text_a}), han.build({"text": text_b})
+    sentences, words = chart_specs(at)[6], chart_specs(at)[7]
+    assert sentences["layout"]["title"]["text"] == "Sentence α: B − A"
+    shown = chart_data(at, 6)[0]
+    alignment = align_tokens(a.query_labels, b.query_labels)
+    for k, (i, j) in enumerate(zip(alignment.in_a, alignment.in_b)):
+        if i >= 0 and j >= 0:
+            assert shown[k] == pytest.approx(b.extras["sentence_weights"][j] - a.extras["sentence_weights"][i], abs=1e-5)
+        else:
+            assert np.isnan(shown[k])
+    assert np.isnan(shown).sum() == 2, "the waiter sentence differs: one (A only), one (B only)"
+    labels_a, weights_a = document_word_weights(a)
+    assert weights_a.sum() == pytest.approx(1.0, abs=1e-4) and len(labels_a) == len(text_a.split())
+    assert any("(B only)" in x for x in words["data"][0]["x"])
+    at.text_area(key="han_text_b").set_value(text_a).run()
+    assert np.all(chart_data(at, 6) == 0.0) and np.all(chart_data(at, 7) == 0.0)

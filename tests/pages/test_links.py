@@ -37,7 +37,12 @@ def figures(at: AppTest) -> list:
 
 
 def _plain(value):
-    return value.tolist() if hasattr(value, "tolist") else value
+    # NaN (a blank cell) becomes None, so that equal figures compare equal.
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return None if isinstance(value, float) and value != value else value
 
 
 # page, URL parameters (choices by the label the control shows, as Streamlit writes them), and
@@ -63,6 +68,11 @@ LINKS = [
                               "tf_position": "4"},
      [("text_input", "tf_text", "1 April 1990"), ("tabs", "tf_view", "Cross-attention"),
       ("selectbox", "tf_cross_head", 2), ("slider", "tf_position", 4)]),
+    ("pages/han.py", {"han_text": "The soup was cold. We sat by the door. The staff was lovely."},
+     [("text_area", "han_text", "The soup was cold. We sat by the door. The staff was lovely.")]),
+    ("pages/induction.py", {"ind_seed": "5", "ind_length": "41", "ind_layer": "0", "ind_text": "a b c d a b c"},
+     [("number_input", "ind_seed", 5), ("slider", "ind_length", 41), ("radio", "ind_layer", 0),
+      ("text_input", "ind_text", "a b c d a b c")]),
     ("pages/self_attention.py", {"sa_text": "A dog barked.", "sa_layer": "3", "sa_head": "7", "sa_merge": "true"},
      [("text_area", "sa_text", "A dog barked."), ("selectbox", "sa_layer", 3), ("selectbox", "sa_head", 7),
       ("toggle", "sa_merge", True)]),

@@ -1,30 +1,41 @@
-"""HAN model tests on tiny configs: shapes, masks, numpy oracles, strict checkpoints, text handling."""
+"""HAN model tests on tiny configs: shapes, masks, numpy oracles, the losses, strict checkpoints, text handling."""
 
 import json
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from flax import nnx
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from models.checkpoint import CheckpointError, config_dict
 from models.han.checkpoint import checkpoint_bytes, load_checkpoint_bytes
 from models.han.data import encode_document, make_batch, word_weights
+from models.han.features import feature_batch
 from models.han.model import HAN, TINY, HANConfig, compiled_forward
 from models.han.records import HANPredictor, result_record
-from models.han.train import TrainState, train_epochs
+from models.han.train import TrainState, head_losses, one_hot_targets, spread_penalty, train_epochs
 
 RNG = np.random.default_rng(0)
-TABLE = RNG.normal(size=(30522, TINY.embed_dim)).astype(np.float32)  # stands in for MiniLM's table
+TABLE = RNG.normal(size=(30522, TINY.embed_dim)).astype(np.float32)  # stands in for MiniLM's vectors
 DOCS = [encode_document("The soup was cold. We left early! My friend paid the bill."), encode_document("Lovely garden.")]
 # One model, one jitted forward, one padded shape (8 rows, the predictor's bucket for <= 8
 # documents) shared by most tests: every new shape costs a compile.
 MODEL = HAN(TINY, rngs=nnx.Rngs(0))
 GRAPHDEF, STATE = nnx.split(MODEL, nnx.Param)
-PREDICTOR = HANPredictor(TINY, GRAPHDEF, STATE, table=TABLE)
 
 
-def _forward(batch):
-    return compiled_forward(GRAPHDEF)(STATE, TABLE, batch.ids, batch.piece_mask, batch.sentence_mask)
+def featurize(docs):
+    return [tuple(TABLE[np.asarray(p)] for p in doc.pieces) for doc in docs]
+
+
+PREDICTOR = HANPredictor(TINY, GRAPHDEF, STATE, featurize=featurize)
+
+
+def _forward(batch, docs=DOCS):
+    x = feature_batch(featurize(docs), batch)
+    return compiled_forward(GRAPHDEF)(STATE, x, batch.piece_mask, batch.sentence_mask)
 
 
 def _sigmoid(x):
@@ -153,8 +164,9 @@ def test_training_runs_a_few_steps_and_lowers_the_loss():
         def close(self):
             pass
 
-    losses = train_epochs(train, docs, labels, epochs=6, batch_size=16, table=TABLE, progress=Recorder())
-    assert steps[-1] == (6, 6)
+    losses = train_epochs(train, docs, one_hot_targets(labels, cfg), vectors=featurize(docs), epochs=6, batch_size=4,
+                          progress=Recorder())  # batch 4: the compiled step of the next test
+    assert steps[-1] == (24, 24)
     assert losses[-1] < losses[0]
 
 
@@ -177,7 +189,58 @@ def test_a_stop_request_ends_training_after_the_current_step_and_keeps_it():
         def close(self):
             pass
 
-    losses = train_epochs(train, docs, labels, epochs=6, batch_size=4, table=TABLE, progress=StopAfterTwo(), stop=stop)
+    losses = train_epochs(train, docs, one_hot_targets(labels, cfg), vectors=featurize(docs), epochs=6, batch_size=4,
+                          progress=StopAfterTwo(), stop=stop)
     assert len(losses) == 1  # the first epoch, cut after its second step
     after = {k: np.asarray(v) for k, v in nnx.to_flat_state(train.state)}
     assert any(not np.array_equal(before[k], after[k]) for k in before)
+
+
+def _numpy_spread(scores, mask):
+    # KL(uniform || softmax over the real sentences), one document
+    real = scores[mask]
+    alpha = np.exp(real - real.max())
+    alpha /= alpha.sum()
+    uniform = np.full(len(real), 1 / len(real))
+    return float(np.sum(uniform * (np.log(uniform) - np.log(alpha))))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(-6, 6), min_size=8, max_size=8), st.integers(1, 8))
+def test_spread_penalty_is_kl_from_uniform_over_real_sentences(scores, real):
+    scores = np.asarray(scores, np.float32)[None]
+    mask = np.arange(8)[None] < real
+    penalty = float(spread_penalty(jnp.asarray(scores), jnp.asarray(mask))[0])
+    assert penalty == pytest.approx(_numpy_spread(scores[0], mask[0]), abs=1e-4)
+    assert penalty >= -1e-6  # a KL divergence
+    padded = scores.copy()
+    padded[0, real:] = 100.0  # what padded sentences score changes nothing
+    assert float(spread_penalty(jnp.asarray(padded), jnp.asarray(mask))[0]) == pytest.approx(penalty, abs=1e-5)
+    even = np.zeros_like(scores)
+    assert float(spread_penalty(jnp.asarray(even), jnp.asarray(mask))[0]) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_head_losses_are_soft_cross_entropy_plus_the_weighted_spread_of_marked_rows():
+    batch = make_batch(DOCS, 8)
+    x = feature_batch(featurize(DOCS), batch)
+    logits, _, _, _, sentence_scores = compiled_forward(GRAPHDEF)(STATE, x, batch.piece_mask, batch.sentence_mask)
+    target = np.zeros((8, 2), np.float32)
+    target[0], target[1] = [0.5, 0.5], [0.0, 1.0]  # a soft target (no opinion) and a hard one
+    spread = np.zeros(8, np.float32)
+    spread[0] = 1.0
+    row_mask = np.zeros(8, np.float32)
+    row_mask[:2] = 1.0
+    arrays = {"x": x, "piece_mask": batch.piece_mask, "sentence_mask": batch.sentence_mask, "targets": (target,),
+              "row_mask": row_mask, "spread": spread}
+    loss = float(head_losses(MODEL, arrays, spread_weight=0.7))
+    lg = np.asarray(logits[0], np.float64)[:2]
+    log_p = lg - lg.max(-1, keepdims=True) - np.log(np.exp(lg - lg.max(-1, keepdims=True)).sum(-1, keepdims=True))
+    cross_entropy = -(target[:2] * log_p).sum(-1).mean()
+    expected = cross_entropy + 0.7 * _numpy_spread(np.asarray(sentence_scores)[0], batch.sentence_mask[0])
+    assert loss == pytest.approx(expected, rel=1e-4)
+
+
+def test_one_hot_targets_follow_the_heads():
+    cfg = HANConfig(heads=(("a", ("x", "y", "z")), ("b", ("p", "q"))), embed_dim=8)
+    first, second = one_hot_targets(np.array([[2, 0], [0, 1]]), cfg)
+    assert first.tolist() == [[0, 0, 1], [1, 0, 0]] and second.tolist() == [[1, 0], [0, 1]]
