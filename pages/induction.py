@@ -13,7 +13,7 @@ from viz.induction import copy_view, head_pattern, training_curves
 ensure_router()
 mechanism = mechanisms_on_page(INDUCTION.file)[0]
 layers, heads = model_size()
-EXAMPLE_TEXT = "k dog m sun p cat z red q fox b owl c k dog m sun p cat z red q fox b"
+EXAMPLE_TEXT = "k dog m sun p cat k dog m sun"
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -35,7 +35,9 @@ st.markdown(
     f"The model here is a {layers}-layer, attention-only causal transformer ({heads} heads per layer, no MLPs), "
     "trained here on sequences of 64 tokens in which a random segment of 8–24 tokens "
     "appears twice. Its loss on the repeated half falls suddenly when the head forms: the phase change "
-    "of Olsson et al. (2022)."
+    "of Olsson et al. (2022). Once it has formed, short repeats join the training data (3–8 tokens "
+    "anywhere, and [BOS] + r + r with r of 3–31 tokens right at the start), so that it also copies the "
+    "short sequences people type."
 )
 st.latex(mechanism.formula)
 st.caption(f"{mechanism.paper}. Vocabulary (50 tokens, type them separated by spaces): the letters "
@@ -45,7 +47,8 @@ change = phase_change()
 steps = snapshot_steps()
 best = f"L{change.best_head[0]}H{change.best_head[1]}"
 st.header("The phase change")
-cols = st.columns(4)
+curves = _curves()
+cols = st.columns(5)
 cols[0].metric("Induction head", best, help="the head with the highest prefix-matching score at the end")
 cols[1].metric("Its prefix-matching score", f"{change.best_score:.2f}", help=f"random ≈ 1/T = {change.baseline:.3f}")
 cols[2].metric("Reached 0.4 at step", "never" if change.emerged_step is None else f"{change.emerged_step:,}")
@@ -54,13 +57,18 @@ if change.drop is not None:
                    delta=f"{change.repeated_after - change.repeated_before:+.2f} in steps {change.drop[0]:,}–"
                    f"{change.drop[1]:,}", delta_color="inverse", help="at the end of training; the change "
                    "shown is the steepest fall, the phase change")
+mixed_after = curves.meta["mixture_from"]
+cols[4].metric("4-token repeats copied", f"{curves.extras['short_copied'][-1]:.0%}",
+               help="share of the second copy of [BOS] + r + r, r of 4 tokens, that the final model predicts "
+               "(64 sequences of the training log)"
+               + ("" if mixed_after is None else f"; short repeats joined the training after step {mixed_after:,}"))
 if st.session_state.get("ind_step") not in steps:
     st.session_state.ind_step = steps[-1]
 step = bound(st.select_slider, "Training step (a snapshot)", steps, key="ind_step",
              help="About 20 snapshots, dense where the loss drops; the last is the final model.")
-curves = _curves()
 st.caption("Every head's scores on 32 sequences [BOS] + r + r (r of 31 random tokens), measured every 25 steps; "
-           "the dotted line is the chosen snapshot. Previous-token: attention on the token before; "
+           "the dotted line is the chosen snapshot, the dashed one where short repeats joined the training "
+           "data. Previous-token: attention on the token before; "
            "duplicate-token: on earlier copies of the same token; prefix-matching: on the token after the "
            "earlier copy (Olsson et al.); a head that ignores content scores about 1/T.")
 show_figure(training_curves(curves, step=step), curves, key="ind_curves", name="induction-training")
@@ -88,10 +96,8 @@ st.markdown(f"Type tokens from the vocabulary; repeat a stretch and watch the mo
             f"reads *token → the model's next-token prediction*; the marker shows the key the induction head "
             f"({best}) reads most, green where that key follows an earlier copy of the row's token and the "
             "prediction is the token there (it copied it). The snapshot "
-            "slider above applies here too: before the phase change nothing is copied. The model learnt on "
-            "64-token sequences where most tokens are random and any token has likely appeared before by chance, "
-            "so one matching token is weak evidence: its confidence grows as the repeat runs on, and it is "
-            "surer on long repeats (12 tokens and more) than on short ones.")
+            "slider above applies here too: before the phase change nothing is copied, and short repeats "
+            "are copied only after they joined the training data (the dashed line in the curves).")
 text = linked_text(st.text_input, "Your tokens", EXAMPLE_TEXT, key="ind_text",
                    max_chars=mechanism.option("text").max_chars)
 if not text.strip():

@@ -34,7 +34,8 @@ def training_curves(record: AttentionRecord, *, step: int | None = None, height:
     score (heads × steps): previous-token, duplicate-token and prefix-matching.
 
     record: weights [score, head, step] (models.induction.records.training_record), extras steps,
-    loss, first_half_loss, repeated_loss, snapshot_steps. step: drawn as a vertical line.
+    loss, first_half_loss, repeated_loss, snapshot_steps; meta mixture_from (optional: the last step on
+    the original task alone, drawn dashed). step: drawn as a vertical line.
     """
     steps = np.asarray(record.extras["steps"])
     heads = [safe_label(h) for h in record.meta["heads"]]
@@ -63,6 +64,11 @@ def training_curves(record: AttentionRecord, *, step: int | None = None, height:
                          row=row, col=1)
     if step is not None:
         fig.add_vline(x=int(step), line={"color": STEP_COLOR, "width": 2, "dash": "dot"}, row="all", col=1)
+    mixed_after = record.meta.get("mixture_from")
+    if mixed_after is not None:  # where the short repeats joined the training data
+        fig.add_vline(x=int(mixed_after), line={"color": "#555555", "width": 1, "dash": "dash"}, row=1, col=1,
+                      annotation_text="short repeats mixed in", annotation_position="top right",
+                      annotation_font_size=11)
     fig.update_yaxes(title_text="nats", rangemode="tozero", row=1, col=1)
     fig.update_xaxes(title_text="training step", row=len(record.query_labels) + 1, col=1)
     fig.update_layout(

@@ -6,20 +6,23 @@
 - the loss on each half of [BOS] + r + r: the first copy is unpredictable (ln 50 ≈ 3.91 at best),
   the second, after its first token, is predictable by copying;
 - the phase change, read from the training log: the steepest fall of the repeated-half loss and
-  the first logged step where some head's prefix-matching score reaches the goal of 0.4.
-numpy here; `measure` runs the jitted model once.
+  the first logged step where some head's prefix-matching score reaches the goal of 0.4;
+- copying of short repeats: the share of a second copy's tokens (after its first) that are the
+  model's greedy next-token prediction, on [BOS] + r + r with r of 3–8 tokens, on short segments
+  placed inside uniform tokens, and on hand-typed examples (text + the stretch it repeats).
+numpy here; `measure` and the `*_copying` functions run the jitted model once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from models.induction import task
-from models.induction.model import apply
+from models.induction.model import apply, pad_tokens
 from models.transformer import heads as hd
 
 LOG_SEED = 12_345  # the training log's sequences
@@ -27,6 +30,9 @@ HELD_OUT_SEED = 20_220_308  # the quality test's and bench's sequences
 HALF = 31  # r of 31 tokens: [BOS] + r + r fills 63 of the 64 positions
 COUNT = 32
 GOAL = 0.4  # prefix-matching score the committed model must reach (random ≈ 1/T)
+SHORT_HALVES = (3, 4, 6, 8)  # |r| of the short-repeat figures
+SHORT_GOAL = 0.8  # share of a 4-token repeat's second copy predicted, and of the typed examples'
+LOG_SHORT_HALF = 4  # the training log also records copying on [BOS] + r + r with |r| = 4
 SCORES = ("previous", "duplicate", "induction", "prefix_matching")
 SCORE_TITLES = {"previous": "previous-token", "duplicate": "duplicate-token", "induction": "induction",
                 "prefix_matching": "prefix-matching"}
@@ -138,3 +144,96 @@ def phase_change(log: Mapping[str, Any]) -> PhaseChange:
         repeated_before=float(before), repeated_after=float(after), repeated_final=float(repeated[-1]),
         baseline=1.0 / (1 + 2 * int(log.get("half", HALF))),
     )
+
+
+# ------------------------------------------------------------------ copying short repeats
+
+
+def copy_accuracy(logits: np.ndarray, tokens: np.ndarray, targets: np.ndarray) -> float:
+    """Returns the share of target positions whose token is the greedy prediction made one position before.
+
+    logits [B, T, V]; tokens int [B, T]; targets bool [B, T] (True at t: token t is to be predicted).
+    """
+    hits = np.asarray(logits).argmax(-1)[:, :-1] == np.asarray(tokens)[:, 1:]  # [B, T − 1]: t − 1 predicts t
+    return float(hits[np.asarray(targets, bool)[:, 1:]].mean())
+
+
+def repeat_targets(count: int, half: int) -> np.ndarray:
+    """Returns bool [count, 1 + 2·half]: the second copy of [BOS] + r + r after its first token."""
+    targets = np.zeros((count, 1 + 2 * half), bool)
+    targets[:, half + 2 :] = True
+    return targets
+
+
+def short_repeat_copying(graphdef, params, half: int, *, seed: int = HELD_OUT_SEED, count: int = 256,
+                         placed: bool = False) -> float:
+    """Returns the share of second-copy tokens predicted on `count` seeded sequences: [BOS] + r + r with
+    |r| = half, or with `placed` a segment of `half` tokens written twice among 63 uniform tokens."""
+    if placed:
+        batch = task.sample_batch(np.random.default_rng(seed), count, segments=(half, half))
+        tokens, targets = batch.tokens, batch.copied
+    else:
+        tokens, targets = task.repeated_batch(seed, count, half), repeat_targets(count, half)
+    padded = pad_tokens(list(tokens))  # a length bucket: every |r| does not compile again
+    padded_targets = np.zeros(padded.shape, bool)
+    padded_targets[: len(tokens), : tokens.shape[1]] = targets
+    logits, _ = apply(graphdef, params, padded)
+    return copy_accuracy(np.asarray(logits), padded, padded_targets)
+
+
+@dataclass(frozen=True)
+class TypedRepeat:
+    """A hand-typed sequence with its repeat: ids int32 [T] ([BOS] first); targets bool [T], the
+    second occurrence of the repeat after its first token; next_id: the token that should follow the
+    text (what followed the repeat the first time), or None."""
+
+    text: str
+    ids: np.ndarray
+    targets: np.ndarray
+    next_id: int | None
+
+
+def typed_repeat(example: Mapping[str, Any]) -> TypedRepeat:
+    """Returns the example {"text", "repeat", "next"} encoded, its targets located (the first two
+    non-overlapping occurrences of the repeat); ValueError when the repeat is not there twice."""
+    ids = task.encode_text(example["text"]).ids
+    repeat = task.encode_text(example["repeat"]).ids[1:]
+    n = len(repeat)
+    starts = [s for s in range(1, len(ids) - n + 1) if np.array_equal(ids[s : s + n], repeat)]
+    second = next((s for s in starts[1:] if s >= starts[0] + n), None)
+    if second is None:
+        raise ValueError(f"{example['repeat']!r} does not appear twice in {example['text']!r}")
+    targets = np.zeros(len(ids), bool)
+    targets[second + 1 : second + n] = True
+    following = example.get("next")
+    return TypedRepeat(example["text"], ids, targets, None if following is None else task.TOKEN_IDS[following])
+
+
+@dataclass(frozen=True)
+class TypedCopying:
+    """The model on hand-typed repeats."""
+
+    copied: float  # share of the second copies' tokens (after their first) predicted
+    positions: int  # how many such tokens
+    continued: float  # share of the texts whose next-token prediction after the text is `next_id`
+    texts: int  # how many texts have a `next_id`
+    missed: tuple[str, ...]  # texts with a target or a continuation the model got wrong
+
+
+def typed_copying(graphdef, params, examples: Sequence[TypedRepeat]) -> TypedCopying:
+    """Returns how well `params` copies the typed repeats (one padded, jitted call)."""
+    logits, _ = apply(graphdef, params, pad_tokens([e.ids for e in examples]))
+    predicted = np.asarray(logits).argmax(-1)  # [rows, bucket]
+    hits, continued, missed = [], [], []
+    for row, e in enumerate(examples):
+        t = np.flatnonzero(e.targets)
+        ok = predicted[row, t - 1] == e.ids[t]
+        hits.extend(ok.tolist())
+        good = bool(ok.all())
+        if e.next_id is not None:
+            continued.append(int(predicted[row, len(e.ids) - 1]) == e.next_id)
+            good = good and continued[-1]
+        if not good:
+            missed.append(e.text)
+    return TypedCopying(float(np.mean(hits)), len(hits), float(np.mean(continued)) if continued else float("nan"),
+                        len(continued), tuple(missed))

@@ -154,8 +154,9 @@ def induction_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
 
 def training_record(mechanism_id: str = "induction") -> AttentionRecord:
     """Returns the record of the training curves: weights [score, head, step] = the previous-token,
-    duplicate-token and prefix-matching score of every head at every logged step; extras: steps and
-    the losses (training, first half, repeated half), snapshot steps."""
+    duplicate-token and prefix-matching score of every head at every logged step; extras: steps, the
+    losses (training, first half, repeated half), the share of 4-token repeats copied, snapshot steps;
+    meta mixture_from: the last step trained on the original task alone (None: no mixture)."""
     log = load_model()[3]["log"]
     steps = np.asarray(log["step"], np.int64)
     scores = np.stack([np.asarray(log[name], np.float32).reshape(len(steps), -1).T for name in CURVE_SCORES])
@@ -166,9 +167,11 @@ def training_record(mechanism_id: str = "induction") -> AttentionRecord:
         query_labels=tuple(quality.SCORE_TITLES[s] for s in CURVE_SCORES),
         key_labels=tuple(f"{h} @ {s}" for h in names for s in steps),
         meta={"heads": names, "shown": "head scores over training", "goal": quality.GOAL,
-              "baseline": 1.0 / (1 + 2 * quality.HALF), "log_sequences": load_model()[3]["log_sequences"]},
+              "baseline": 1.0 / (1 + 2 * quality.HALF), "log_sequences": load_model()[3]["log_sequences"],
+              "mixture_from": load_model()[3].get("mixture_from")},
         extras={"steps": steps, "loss": loss, "first_half_loss": np.asarray(log["first_half_loss"], np.float32),
                 "repeated_loss": np.asarray(log["repeated_loss"], np.float32),
+                "short_copied": np.asarray(log["short_copied"], np.float32),
                 "snapshot_steps": np.asarray(snapshot_steps(), np.int64)},
     )
 

@@ -1,10 +1,19 @@
 """Repeated-segment sequences: the task an induction head solves, with its ground truth.
 
 Every training sequence is [BOS] followed by 63 tokens drawn uniformly from the 50-token
-vocabulary, in which one random segment of 8–24 tokens is written twice (the second copy
-after the first, never overlapping). Inside the second copy, every token after its first is
-predictable: it is the token that followed the same token in the first copy. Elsewhere the
-next token is a fresh uniform draw (the best loss there is ln 50 ≈ 3.91).
+vocabulary, in which one segment is written twice (the second copy after the first, never
+overlapping). Three kinds are mixed (MIXTURE), so that copying works wherever a repeat starts
+and however short it is, typed text included:
+
+- "segment" (the original task): 8–24 tokens, both copies at random places;
+- "prefix": [BOS] + r + r with r of 3–31 tokens, the copies right at the start, then uniform tokens
+  up to the 64 positions (causal attention: what follows changes nothing before it, and every
+  position still trains);
+- "short": 3–8 tokens, both copies at random places.
+
+Inside the second copy, every token after its first is predictable: it is the token that followed
+the same token in the first copy. Elsewhere the next token is a fresh uniform draw (the best loss
+there is ln 50 ≈ 3.91).
 
 The vocabulary is one a user can type: the 26 lowercase letters and 24 three-letter words,
 separated by spaces; [BOS] (id 0) starts every sequence and is never typed.
@@ -33,7 +42,25 @@ TOKENS = LETTERS + WORDS  # what a user can type: ids 1..50
 VOCAB = (BOS, *TOKENS)  # id = index
 TOKEN_IDS = {token: i for i, token in enumerate(VOCAB)}
 SEQUENCE_LENGTH = 64  # [BOS] + 63 tokens: the model's positions
-SEGMENT_LENGTHS = (8, 24)  # inclusive range of the repeated segment's length
+SEGMENT_LENGTHS = (8, 24)  # inclusive range of the repeated segment's length (the original task)
+
+
+@dataclass(frozen=True)
+class RepeatFormat:
+    """One kind of training sequence: a segment of `segments` tokens (inclusive range) written twice,
+    at random places, or with at_start right after [BOS] and again right after itself."""
+
+    name: str
+    share: float  # of the training sequences
+    segments: tuple[int, int]
+    at_start: bool = False
+
+
+MIXTURE = (
+    RepeatFormat("segment", 0.4, SEGMENT_LENGTHS),
+    RepeatFormat("prefix", 0.3, (3, 31), at_start=True),  # [BOS] + r + r, then uniform tokens
+    RepeatFormat("short", 0.3, (3, 8)),
+)
 
 
 @dataclass(frozen=True)
@@ -41,13 +68,14 @@ class RepeatedBatch:
     """A batch of repeated-segment sequences and where their copies lie.
 
     tokens: int32 [B, T], [BOS] first; first, second: int [B], where each copy starts;
-    segment: int [B], the copies' length.
+    segment: int [B], the copies' length; kind: int [B], the index in the mixture (None: one kind).
     """
 
     tokens: np.ndarray
     first: np.ndarray
     second: np.ndarray
     segment: np.ndarray
+    kind: np.ndarray | None = None
 
     @property
     def source(self) -> np.ndarray:
@@ -66,8 +94,9 @@ class RepeatedBatch:
 
 
 def sample_batch(rng: np.random.Generator, batch: int, length: int = SEQUENCE_LENGTH,
-                 segments: tuple[int, int] = SEGMENT_LENGTHS) -> RepeatedBatch:
-    """Returns `batch` sequences of `length` tokens ([BOS] + uniform tokens, one segment written twice)."""
+                 segments: tuple[int, int] = SEGMENT_LENGTHS, *, at_start: bool = False) -> RepeatedBatch:
+    """Returns `batch` sequences of `length` tokens ([BOS] + uniform tokens, one segment written twice):
+    at random places, or with at_start as [BOS] + r + r followed by uniform tokens."""
     low, high = segments
     if 2 * high > length - 1:
         raise ValueError(f"two copies of {high} tokens do not fit in {length - 1} positions")
@@ -77,10 +106,28 @@ def sample_batch(rng: np.random.Generator, batch: int, length: int = SEQUENCE_LE
     first = np.empty(batch, np.int64)
     second = np.empty(batch, np.int64)
     for b, size in enumerate(segment):
-        first[b] = rng.integers(1, length - 2 * size + 1)
-        second[b] = rng.integers(first[b] + size, length - size + 1)
+        if at_start:
+            first[b], second[b] = 1, 1 + size
+        else:
+            first[b] = rng.integers(1, length - 2 * size + 1)
+            second[b] = rng.integers(first[b] + size, length - size + 1)
         tokens[b, second[b] : second[b] + size] = tokens[b, first[b] : first[b] + size]
     return RepeatedBatch(tokens, first, second, segment.astype(np.int64))
+
+
+def sample_mixture(rng: np.random.Generator, batch: int,
+                   mixture: tuple[RepeatFormat, ...] = MIXTURE) -> RepeatedBatch:
+    """Returns `batch` training sequences of SEQUENCE_LENGTH tokens, each of a kind drawn with the
+    mixture's shares; rows grouped by kind (the order of a batch does not matter to the loss)."""
+    shares = np.asarray([f.share for f in mixture], np.float64)
+    counts = np.bincount(rng.choice(len(mixture), size=batch, p=shares / shares.sum()), minlength=len(mixture))
+    parts = [(i, sample_batch(rng, int(n), segments=f.segments, at_start=f.at_start))
+             for i, (f, n) in enumerate(zip(mixture, counts)) if n]
+    return RepeatedBatch(
+        np.concatenate([p.tokens for _, p in parts]), np.concatenate([p.first for _, p in parts]),
+        np.concatenate([p.second for _, p in parts]), np.concatenate([p.segment for _, p in parts]),
+        np.concatenate([np.full(len(p.tokens), i, np.int64) for i, p in parts]),
+    )
 
 
 def generated_sequence(seed: int, length: int) -> np.ndarray:

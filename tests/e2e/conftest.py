@@ -18,6 +18,15 @@ from viz.export import chromium_path
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
+UPDATE_DOCS = os.environ.get("UPDATE_DOCS_SCREENSHOTS") == "1"
+
+
+def screenshot_path(name: str) -> str:
+    """Returns where a test saves its screenshot `name`: docs/ with UPDATE_DOCS_SCREENSHOTS=1 (to be
+    looked at before committing), else test-artifacts/ (a test run never changes tracked files)."""
+    folder = ROOT / "docs" if UPDATE_DOCS else ARTIFACTS
+    folder.mkdir(exist_ok=True)
+    return str(folder / name)
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

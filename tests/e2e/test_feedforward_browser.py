@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.e2e.conftest import ROOT, open_page, plotly_traces, wait_for_change, wait_idle
+from tests.e2e.conftest import open_page, plotly_traces, screenshot_path, wait_for_change, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -25,4 +25,4 @@ def test_length_slider_to_10000_redraws_both_charts(page, app_url):
     page.get_by_text("Forward pass:").first.wait_for()
 
     page.mouse.move(0, 0)
-    page.screenshot(path=str(ROOT / "docs" / "feedforward.png"))
+    page.screenshot(path=screenshot_path("feedforward.png"))

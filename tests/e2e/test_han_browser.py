@@ -6,7 +6,7 @@ import time
 import numpy as np
 import pytest
 
-from tests.e2e.conftest import ROOT, plotly_traces, wait_for_change, wait_for_charts, wait_idle
+from tests.e2e.conftest import plotly_traces, screenshot_path, wait_for_change, wait_for_charts, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -43,14 +43,14 @@ def test_typing_a_document_updates_the_heatmap_and_stays_escaped(page, app_url):
     sentence_alpha = [row[0] for row in after[HEATMAP][0]["z"]]
     assert sentence_alpha.index(max(sentence_alpha)) == 1  # the opinion sentence
 
-    text = page.locator(".han-text")
+    text = page.locator(".han-text").first  # the compare section below draws its own
     assert text.locator("img").count() == 0
     assert "<img src=x onerror=alert(1)>" in text.inner_text()
     assert dialogs == []
 
     page.get_by_text("Where the network looked").first.evaluate("el => el.scrollIntoView({block: 'start'})")
     page.mouse.move(0, 0)
-    page.screenshot(path=str(ROOT / "docs" / "han.png"))
+    page.screenshot(path=screenshot_path("han.png"))
 
 
 def test_train_your_own_stops_on_request_and_offers_the_model(page, app_url, tmp_path):

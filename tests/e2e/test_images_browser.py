@@ -7,7 +7,7 @@ import pytest
 from PIL import Image
 
 from models.captioner import task as S
-from tests.e2e.conftest import ROOT, open_page, plotly_traces, wait_for_change, wait_idle
+from tests.e2e.conftest import open_page, plotly_traces, screenshot_path, wait_for_change, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -37,7 +37,7 @@ def test_upload_then_samples_slider_changes_the_hard_panels(page, app_url):
     wait_idle(page)
     text = page.locator('[data-testid="stMarkdownContainer"]').all_inner_texts()
     assert any("Caption:" in t and "triangle" in t for t in text)
-    page.screenshot(path=str(ROOT / "docs" / "images.png"), full_page=False)
+    page.screenshot(path=screenshot_path("images.png"), full_page=False)
 
 
 def test_clicking_a_patch_makes_it_the_query(page, app_url):

@@ -43,7 +43,7 @@ def test_snapshot_slider_and_typed_tokens_change_the_figures(page, app_url):
     time.sleep(0.5)  # the rerun draws the charts one after the other: take them all once it is done
     wait_idle(page)
     earlier = plotly_traces(page)
-    assert len(earlier[COPY][0]["z"]) == 25  # the default example: [BOS] + 24 tokens
+    assert len(earlier[COPY][0]["z"]) == 11  # the default example: [BOS] + 10 tokens
 
     box = page.get_by_label("Your tokens")
     box.fill("x b cat q x b")

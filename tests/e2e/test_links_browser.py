@@ -13,11 +13,11 @@ pytestmark = pytest.mark.e2e
 LONG_WAIT = 300_000
 
 
-def press_slider(page, index: int, presses: int = 3) -> None:
+def press_slider(page, index: int, presses: int = 3, key: str = "ArrowRight") -> None:
     handle = page.locator("[data-testid=stSlider] input[type=range]").nth(index)
     handle.focus()
     for _ in range(presses):  # one direction only (a step back is sometimes not sent)
-        handle.press("ArrowRight")
+        handle.press(key)
         page.wait_for_timeout(150)
 
 
@@ -41,7 +41,7 @@ CHANGES = {
                                   press_slider(p, 0, 2))),
     "han": (8, lambda p: (type_text(p, "stTextArea", "Type or paste", "The soup was cold. The staff was lovely."),
                           wait_idle(p))),
-    "induction": (3, lambda p: press_slider(p, 1)),
+    "induction": (3, lambda p: press_slider(p, 1, key="ArrowLeft")),  # the length: 64 at its maximum
     "self_attention": (1, lambda p: (type_text(p, "stTextArea", "Text", "The dog chased the ball."), wait_idle(p))),
 }
 

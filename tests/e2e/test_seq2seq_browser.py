@@ -2,15 +2,13 @@
 
 import json
 import time
-from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import plotly_traces, wait_for_charts, wait_idle
+from tests.e2e.conftest import plotly_traces, screenshot_path, wait_for_charts, wait_idle
 
 pytestmark = pytest.mark.e2e
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def wait_for_main_change(page, before, timeout: float = 240.0) -> list:
@@ -48,8 +46,7 @@ def test_type_date_switch_variant_move_window(page, app_url):
     assert switched[0][0]["z"] != typed[0][0]["z"]
     assert any(len(trace["x"]) == 10 for trace in switched[0][1:]), "the p_t markers are drawn"
     wait_idle(page)
-    DOCS.mkdir(exist_ok=True)
-    page.screenshot(path=str(DOCS / "seq2seq.png"))  # local-p at the trained D = 3
+    page.screenshot(path=screenshot_path("seq2seq.png"))  # local-p at the trained D = 3
 
     slider = page.locator('[data-testid="stSlider"] input[type="range"]').first
     slider.focus()

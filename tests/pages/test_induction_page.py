@@ -35,7 +35,9 @@ def test_the_page_shows_the_curves_a_head_and_the_copy_view(at):
     assert np.all(head[np.triu_indices(63, 1)] == 0)
     layer, head = induction_head()
     assert f"L{layer}H{head} at step {snapshot_steps()[-1]:,}" in specs[HEAD]["layout"]["title"]["text"]
-    assert "**Next token predicted after your sequence:** `owl`" in _markdown(at)  # … fox b owl c … fox b
+    metrics = {m.label: m.value for m in at.metric}
+    assert float(metrics["4-token repeats copied"].rstrip("%")) >= 80  # short repeats are copied
+    assert "**Next token predicted after your sequence:** `p`" in _markdown(at)  # k dog m sun p … k dog m sun
 
 
 def test_head_and_snapshot_pickers_change_the_pattern(at):

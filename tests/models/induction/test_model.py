@@ -128,7 +128,8 @@ def test_learning_rate_warms_up_holds_then_decays():
 
 
 def test_a_few_training_steps_log_scores_and_keep_snapshots():
-    args = argparse.Namespace(steps=4, batch=4, lr=1e-2, seed=0, preset="tiny", log_every=2, snapshots=3)
+    args = argparse.Namespace(steps=4, batch=4, lr=1e-2, seed=0, preset="tiny", log_every=2, snapshots=3,
+                              mixture="always", mix_delay=0)
     cfg, final, snapshots, info = train(args)
     log = info["log"]
     assert log["step"] == [0, 2, 4] and info["final_step"] == 4 and cfg == TINY

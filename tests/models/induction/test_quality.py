@@ -1,6 +1,10 @@
 """Quality of the committed induction model: an induction head (prefix matching >= 0.4, random ≈
-1/T) that forms inside the drop of the repeated-half loss; and the measurement helpers against
-loop oracles."""
+1/T) that forms inside the drop of the repeated-half loss, and that copies short repeats (held-out
+[BOS] + r + r of 3–8 tokens, and the hand-typed repeats of tests/fixtures/induction_typed.json,
+written before the model was trained); and the measurement helpers against loop oracles."""
+
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -39,6 +43,37 @@ def test_head_scores_are_batch_means_of_the_shared_detectors():
     assert "prefix_matching" not in quality.head_scores(w, tokens)
 
 
+TYPED = json.loads((Path(__file__).resolve().parents[2] / "fixtures" / "induction_typed.json").read_text())["examples"]
+
+
+def test_copy_accuracy_matches_a_loop_oracle():
+    rng = np.random.default_rng(3)
+    tokens = task.repeated_batch(4, 5, 6)
+    logits = rng.normal(size=(5, 13, len(task.VOCAB)))
+    targets = quality.repeat_targets(5, 6)
+    hits = [logits[b, t - 1].argmax() == tokens[b, t] for b in range(5) for t in range(13) if t >= 8]
+    assert targets.sum() == 5 * 5 and quality.copy_accuracy(logits, tokens, targets) == pytest.approx(np.mean(hits))
+    perfect = np.zeros_like(logits)
+    perfect[np.arange(5)[:, None], np.arange(12)[None, :], tokens[:, 1:]] = 1.0  # position t says token t + 1
+    assert quality.copy_accuracy(perfect, tokens, targets) == 1.0
+
+
+def test_every_typed_example_repeats_its_stretch_and_names_what_follows():
+    assert len(TYPED) >= 30
+    for example in TYPED:
+        typed = quality.typed_repeat(example)
+        n = len(example["repeat"].split())
+        second = int(np.flatnonzero(typed.targets)[0]) - 1
+        first = next(s for s in range(1, second) if np.array_equal(typed.ids[s : s + n], typed.ids[second : second + n]))
+        assert typed.targets.sum() == n - 1 and first + n <= second
+        if example["next"] is None:  # the text goes on after the second copy
+            assert second + n < len(typed.ids)
+        else:  # it ends with the second copy: next is what followed the first
+            assert second + n == len(typed.ids) and typed.next_id == typed.ids[first + n]
+    with pytest.raises(ValueError, match="does not appear twice"):
+        quality.typed_repeat({"text": "a b c a b", "repeat": "a b c"})
+
+
 def test_drop_window_and_phase_change_on_a_made_up_log():
     steps = np.arange(0, 2001, 50)
     repeated = 3.9 - 3.0 / (1 + np.exp(-(steps - 1000) / 40.0))
@@ -64,7 +99,7 @@ def test_the_committed_model_has_an_induction_head_on_held_out_sequences(committ
     final = quality.measure(graphdef, params)  # seed disjoint from the training log's
     prefix = final.scores["prefix_matching"]
     baseline = 1 / (1 + 2 * quality.HALF)
-    assert prefix.max() >= quality.GOAL + 0.1  # measured 0.7x; the goal is 0.4, random ≈ 1/T ≈ 0.016
+    assert prefix.max() >= quality.GOAL + 0.1  # measured 0.96; the goal is 0.4, random ≈ 1/T ≈ 0.016
     layer, head = np.unravel_index(prefix.argmax(), prefix.shape)
     assert layer == 1  # it needs the previous-token head of layer 0 to compose with
     assert final.scores["previous"][0].max() >= 0.4  # that layer-0 head
@@ -90,3 +125,41 @@ def test_the_log_is_what_the_final_weights_measure(committed):
     log = info["log"]
     np.testing.assert_allclose(again.scores["prefix_matching"], log["prefix_matching"][-1], atol=2e-4)
     assert again.repeated_loss == pytest.approx(log["repeated_loss"][-1], abs=1e-4)
+    short = quality.short_repeat_copying(graphdef, params, info["log_short_half"], seed=quality.LOG_SEED,
+                                         count=2 * quality.COUNT)
+    assert short == pytest.approx(log["short_copied"][-1], abs=1e-3)
+
+
+def test_short_repeats_joined_the_training_after_the_head_formed(committed):
+    _, _, info = committed
+    change = quality.phase_change(info["log"])
+    assert info["mixture_when"] == "after-head" and info["mixture_from"] == change.emerged_step + 200
+    steps, short = np.asarray(info["log"]["step"]), np.asarray(info["log"]["short_copied"])
+    assert short[steps <= info["mixture_from"]].max() < 0.2  # the original task alone: short repeats not copied
+    assert short[-1] >= quality.SHORT_GOAL
+
+
+# Measured on the committed model (bench/induction_quality.py, 256 held-out sequences each); the
+# bars are those figures less a small margin, and never below the goal of 80 % for 4 tokens.
+SHORT_COPIED = {3: 1.000, 4: 0.991, 6: 0.984, 8: 0.987}  # [BOS] + r + r; the old model: 21 % at 4, 49 % at 8
+SHORT_PLACED = {3: 0.717, 4: 0.799, 6: 0.876, 8: 0.905}  # r twice among 63 uniform tokens
+TYPED_COPIED, TYPED_CONTINUED = 0.989, 1.000  # 88 of 89 second-copy tokens, 38 of 38 continuations
+
+
+@pytest.mark.parametrize("half", quality.SHORT_HALVES)
+def test_the_committed_model_copies_short_held_out_repeats(committed, half):
+    graphdef, params, _ = committed
+    copied = quality.short_repeat_copying(graphdef, params, half)
+    assert copied >= max(quality.SHORT_GOAL, SHORT_COPIED[half] - 0.03)
+    placed = quality.short_repeat_copying(graphdef, params, half, placed=True)  # harder: chance matches around
+    assert placed >= SHORT_PLACED[half] - 0.04
+
+
+def test_the_committed_model_copies_hand_typed_repeats(committed):
+    graphdef, params, _ = committed
+    result = quality.typed_copying(graphdef, params, [quality.typed_repeat(e) for e in TYPED])
+    assert result.positions > 60 and result.texts >= 30
+    assert result.copied >= max(quality.SHORT_GOAL, TYPED_COPIED - 0.03), result.missed
+    assert result.continued >= max(quality.SHORT_GOAL, TYPED_CONTINUED - 0.05), result.missed
+    untrained = quality.typed_copying(graphdef, load_model_snapshots()[0], [quality.typed_repeat(e) for e in TYPED])
+    assert untrained.copied < 0.2

@@ -72,3 +72,31 @@ def test_the_vocabulary_is_fifty_typeable_tokens_and_bos():
     assert len(task.TOKENS) == 50 == len(set(task.TOKENS))
     assert task.VOCAB[task.BOS_ID] == task.BOS
     assert all(t == t.lower() and " " not in t for t in task.TOKENS)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(1, 40))
+def test_the_training_mixture_holds_each_kind_with_its_lengths_and_places(seed, batch):
+    b = task.sample_mixture(np.random.default_rng(seed), batch)
+    assert b.tokens.shape == (batch, task.SEQUENCE_LENGTH) and np.all(b.tokens[:, 0] == task.BOS_ID)
+    assert b.kind.shape == (batch,) and set(b.kind.tolist()) <= set(range(len(task.MIXTURE)))
+    for row in range(batch):
+        kind = task.MIXTURE[b.kind[row]]
+        f, s, n = b.first[row], b.second[row], b.segment[row]
+        assert kind.segments[0] <= n <= kind.segments[1]
+        assert 1 <= f and f + n <= s and s + n <= task.SEQUENCE_LENGTH
+        if kind.at_start:  # [BOS] + r + r, then uniform tokens
+            assert f == 1 and s == 1 + n
+        np.testing.assert_array_equal(b.tokens[row, f : f + n], b.tokens[row, s : s + n])
+        assert list(np.flatnonzero(b.copied[row])) == list(range(s + 1, s + n))
+
+
+def test_the_mixture_draws_every_kind_at_its_share_and_short_repeats_at_the_start():
+    b = task.sample_mixture(np.random.default_rng(0), 4000)
+    shares = np.bincount(b.kind, minlength=len(task.MIXTURE)) / 4000
+    np.testing.assert_allclose(shares, [f.share for f in task.MIXTURE], atol=0.03)
+    at_start = b.first == 1
+    assert np.any(at_start & (b.second == 4) & (b.segment == 3))  # [BOS] + r + r with |r| = 3
+    assert b.segment.min() == 3 and b.segment.max() == 31
+    np.testing.assert_array_equal(task.sample_mixture(np.random.default_rng(5), 9).tokens,
+                                  task.sample_mixture(np.random.default_rng(5), 9).tokens)
