@@ -28,11 +28,19 @@ st.caption(
     "Five keys scored against one query by dot product (the playground's default example). "
     "Lower the temperature and α concentrates on the best key; raise it and α spreads out."
 )
-dot = get_mechanism("qkv-dot")
-temperature = option_slider(dot.option("temperature"), key="home_temperature")
-example = checked(dot.build, {"temperature": temperature})
-example_fig = weight_bars(example.weights[0], example.key_labels, title=f"α at τ = {temperature:g}", value_name="α")
-show_figure(example_fig, example, key="home_example", chart_key="home_example")
+
+
+@st.fragment
+def temperature_example() -> None:
+    # Its own fragment: moving τ reruns this example only, not the catalogue below.
+    dot = get_mechanism("qkv-dot")
+    temperature = option_slider(dot.option("temperature"), key="home_temperature")
+    example = checked(dot.build, {"temperature": temperature})
+    fig = weight_bars(example.weights[0], example.key_labels, title=f"α at τ = {temperature:g}", value_name="α")
+    show_figure(fig, example, key="home_example", chart_key="home_example")
+
+
+temperature_example()
 
 st.header("Catalogue")
 for page in PAGES:

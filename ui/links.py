@@ -45,6 +45,9 @@ def start_run() -> None:
 
 
 def _opening_value(key: str) -> list[str] | None:
+    # A fragment's own rerun (st.fragment) never opens a link: the page ran before it.
+    if getattr(get_script_run_ctx(), "fragment_ids_this_run", None):
+        return None
     return st.session_state.get(_RAW, {}).get(key)
 
 

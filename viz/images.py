@@ -5,11 +5,16 @@ Builders take arrays and labels and return a go.Figure; they never show or write
 
 from __future__ import annotations
 
+import base64
+import functools
 import html
+import io
+import json
 from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+from PIL import Image
 from plotly.subplots import make_subplots
 
 from models.record import AttentionRecord
@@ -33,25 +38,42 @@ def _panel_grid(n_words: int, n_rows: int, per_line: int) -> tuple[int, int]:
 
 
 def _panel_heatmap(image_shape: tuple[int, int], amap: np.ndarray, *, word: str, row_name: str, smooth: bool,
-                   opacity: float) -> go.Heatmap:
+                   opacity: float, axes: dict[str, str]) -> dict:
     # One attention map stretched over the image: cell (r, c) covers H/g × W/g pixels.
     gh, gw = amap.shape
     dy, dx, y0, x0 = _cell_centres(gh, gw, *image_shape)
-    return go.Heatmap(
-        z=amap, x0=x0, dx=dx, y0=y0, dy=dy, coloraxis="coloraxis", opacity=float(np.clip(opacity, 0, 1)),
-        zsmooth="best" if smooth else False, name=f"{safe_label(row_name)} · {safe_label(word)}",
-        hovertemplate=(f"{safe_label(word)}<br>row %{{customdata[0]}}, col %{{customdata[1]}}"
-                       f"<br>{safe_label(row_name)} = %{{z:.4f}}<extra></extra>"),
-        customdata=np.stack(np.meshgrid(np.arange(gh), np.arange(gw), indexing="ij"), -1),
-    )
+    return {
+        "type": "heatmap", "z": amap, "x0": x0, "dx": dx, "y0": y0, "dy": dy, "coloraxis": "coloraxis",
+        "opacity": float(np.clip(opacity, 0, 1)), "zsmooth": "best" if smooth else False,
+        "name": f"{safe_label(row_name)} · {safe_label(word)}",
+        "hovertemplate": (f"{safe_label(word)}<br>row %{{customdata[0]}}, col %{{customdata[1]}}"
+                          f"<br>{safe_label(row_name)} = %{{z:.4f}}<extra></extra>"),
+        "customdata": _cell_indices(gh, gw), **axes,
+    }
 
 
-def _cell_outline(fig: go.Figure, cell: int, grid: tuple[int, int], image_shape: tuple[int, int], row: int, col: int):
+@functools.lru_cache(maxsize=8)
+def _cell_indices(gh: int, gw: int) -> np.ndarray:
+    indices = np.stack(np.meshgrid(np.arange(gh), np.arange(gw), indexing="ij"), -1)
+    indices.setflags(write=False)
+    return indices
+
+
+def _cell_outline(cell: int, grid: tuple[int, int], image_shape: tuple[int, int], axes: dict[str, str]) -> dict:
     gh, gw = grid
     dy, dx, _, _ = _cell_centres(gh, gw, *image_shape)
     cr, cc = divmod(int(cell), gw)
-    fig.add_shape(type="rect", x0=cc * dx - 0.5, x1=(cc + 1) * dx - 0.5, y0=cr * dy - 0.5, y1=(cr + 1) * dy - 0.5,
-                  line={"color": "#d62728", "width": 2}, row=row, col=col)
+    return {"type": "rect", "x0": cc * dx - 0.5, "x1": (cc + 1) * dx - 0.5, "y0": cr * dy - 0.5,
+            "y1": (cr + 1) * dy - 0.5, "line": {"color": "#d62728", "width": 2},
+            "xref": axes["xaxis"], "yref": axes["yaxis"]}
+
+
+def png_data_uri(image: np.ndarray) -> str:
+    """Returns uint8 [H, W, 3] as a PNG data URI (an image trace's `source`: a few KB where `z`
+    would send every pixel as a JSON number, once per panel)."""
+    buffer = io.BytesIO()
+    Image.fromarray(np.ascontiguousarray(image, dtype=np.uint8)).save(buffer, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
 def _panel_subplots(words: Sequence[str], row_names: Sequence[str], n_cols: int, n_lines: int, place) -> go.Figure:
@@ -61,11 +83,30 @@ def _panel_subplots(words: Sequence[str], row_names: Sequence[str], n_cols: int,
     for c, word in enumerate(words):
         row, col = place(0, c)
         titles[(row - 1) * n_cols + col - 1] = safe_label(word)
-    return make_subplots(
+    fig = make_subplots(
         rows=n_lines * n_rows, cols=n_cols, subplot_titles=titles,
         row_titles=[safe_label(name) for _ in range(n_lines) for name in row_names],
         horizontal_spacing=0.01, vertical_spacing=0.06 / max(n_lines * n_rows, 1) + 0.02,
     )
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    for index in range(n_lines * n_rows * n_cols):
+        fig.update_yaxes(scaleanchor=f"x{'' if index == 0 else index + 1}", row=index // n_cols + 1, col=index % n_cols + 1)
+    return fig
+
+
+@functools.lru_cache(maxsize=32)
+def _grid_layout(words: tuple[str, ...], row_names: tuple[str, ...], per_line: int) -> tuple[str, tuple]:
+    # The grid's layout (axes, domains, titles) as JSON, and each subplot's axes: building it with
+    # make_subplots costs ~0.1 s (plotly validates every property), so a caption's grid is built once.
+    n_cols, n_lines = _panel_grid(len(words), len(row_names), per_line)
+
+    def place(r: int, c: int) -> tuple[int, int]:
+        return (c // n_cols) * len(row_names) + r + 1, c % n_cols + 1
+
+    fig = _panel_subplots(words, row_names, n_cols, n_lines, place)
+    axes = tuple(tuple(dict(cell[0].trace_kwargs) for cell in row) for row in fig._grid_ref)
+    return json.dumps(fig.layout.to_plotly_json()), axes
 
 
 def caption_panels(
@@ -100,35 +141,31 @@ def caption_panels(
     smooth = list(smooth) if smooth is not None else [True] * n_rows
     marks = list(marks) if marks is not None else [None] * n_rows
     n_cols, n_lines = _panel_grid(n_words, n_rows, per_line)
-
-    def place(r: int, c: int) -> tuple[int, int]:  # (subplot row, col), 1-based
-        return (c // n_cols) * n_rows + r + 1, c % n_cols + 1
-
-    fig = _panel_subplots(words, [name for name, _ in rows], n_cols, n_lines, place)
+    layout_json, grid_axes = _grid_layout(tuple(words), tuple(name for name, _ in rows), per_line)
+    source = png_data_uri(image)
+    data, shapes = [], []
     for r, (name, maps) in enumerate(rows):
         maps = np.asarray(maps, np.float32)
         if maps.ndim != 3 or maps.shape[0] != n_words:
             raise ValueError(f"row {name!r}: maps must be [{n_words}, g, g], got {maps.shape}")
         for c in range(n_words):
-            row, col = place(r, c)
-            fig.add_trace(go.Image(z=image, hoverinfo="skip"), row=row, col=col)
-            fig.add_trace(_panel_heatmap(image.shape[:2], maps[c], word=words[c], row_name=name, smooth=smooth[r],
-                                         opacity=opacity), row=row, col=col)
+            axes = grid_axes[(c // n_cols) * n_rows + r][c % n_cols]
+            data.append({"type": "image", "source": source, "hoverinfo": "skip", **axes})
+            data.append(_panel_heatmap(image.shape[:2], maps[c], word=words[c], row_name=name, smooth=smooth[r],
+                                       opacity=opacity, axes=axes))
             if marks[r] is not None:
-                _cell_outline(fig, np.asarray(marks[r])[c], maps.shape[1:], image.shape[:2], row, col)
-    fig.update_xaxes(visible=False)
-    fig.update_yaxes(visible=False)
-    for index in range(n_lines * n_rows * n_cols):
-        fig.update_yaxes(scaleanchor=f"x{'' if index == 0 else index + 1}", row=index // n_cols + 1, col=index % n_cols + 1)
+                shapes.append(_cell_outline(np.asarray(marks[r])[c], maps.shape[1:], image.shape[:2], axes))
     top = float(zmax) if zmax is not None else max(float(np.max(m)) for _, m in rows)
-    fig.update_layout(
+    layout = json.loads(layout_json)
+    layout.update(
         title={"text": html.escape(title) if title else None},
         coloraxis={"colorscale": COLORSCALE, "cmin": 0.0, "cmax": max(top, 1e-9), "colorbar": {"title": {"text": "weight"}}},
         height=int(PANEL_PX * n_rows * n_lines + 30 * n_lines + (60 if title else 30)),
-        width=None,
-        margin={"l": 10, "r": 10, "t": 70 if title else 45, "b": 10},
+        margin={"l": 10, "r": 10, "t": 70 if title else 45, "b": 10}, shapes=shapes,
     )
-    return fig
+    # Every value above is built here from checked arrays and fixed names: plotly's per-property
+    # validation (most of this figure's cost) is skipped.
+    return go.Figure({"data": data, "layout": layout}, _validate=False)
 
 
 def caption_figure(image: np.ndarray, record: AttentionRecord) -> go.Figure:

@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from models.record import AttentionRecord
-from viz.figures import COLORSCALE, safe_label
+from viz.figures import COLORSCALE, quick_figure, safe_label
 
 WINDOW_COLOR = "#ff7f0e"
 TRUTH_COLOR = "#e31a1c"
@@ -66,14 +66,14 @@ def alignment_heatmap(
     tq, tk = weights.shape
     xs, ys = np.arange(tk), np.arange(tq)
     xt, yt = _tick_text(record.key_labels), _tick_text(record.query_labels)
-    fig = go.Figure(go.Heatmap(
-        z=weights, x=xs, y=ys, zmin=0.0,
-        zmax=float(zmax) if zmax is not None else max(float(weights.max(initial=0.0)), 1e-9),
-        colorscale=COLORSCALE, colorbar={"title": {"text": "α"}}, name="α",
-        customdata=np.array([[[yt[i], xt[j]] for j in range(tk)] for i in range(tq)], dtype=object),
-        hovertemplate="output %{customdata[0]} (row %{y})<br>input %{customdata[1]} (pos %{x})"
+    fig = quick_figure([{
+        "type": "heatmap", "z": weights, "x": xs, "y": ys, "zmin": 0.0,
+        "zmax": float(zmax) if zmax is not None else max(float(weights.max(initial=0.0)), 1e-9),
+        "colorscale": COLORSCALE, "colorbar": {"title": {"text": "α"}}, "name": "α",
+        "customdata": np.array([[[yt[i], xt[j]] for j in range(tk)] for i in range(tq)], dtype=object),
+        "hovertemplate": "output %{customdata[0]} (row %{y})<br>input %{customdata[1]} (pos %{x})"
         "<br>α = %{z:.4f}<extra></extra>",
-    ))
+    }], {})
     if truth is not None:
         fig.add_trace(_truth_trace(truth, tk))
     centers = record.extras.get("window_center")

@@ -8,6 +8,7 @@ inside Luong's local window centred at the proportional position p_t = t·S/T.
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import jax.numpy as jnp
@@ -162,12 +163,25 @@ def content_tokens(tokens: list[str], hidden: np.ndarray) -> tuple[list[str], np
 
 
 def encode_sentence(runner, text: str) -> tuple[list[str], np.ndarray]:
-    """Returns (content tokens, contextual vectors [n, d]) of one sentence, encoded on its own."""
-    tokens, hidden = runner.hidden_states(text)
-    tokens, hidden = content_tokens(list(tokens), hidden)
+    """Returns (content tokens, contextual vectors [n, d]) of one sentence, encoded on its own.
+
+    The last ENCODED_CACHE sentences per runner are kept (read-only arrays), so moving τ, the score
+    or the window on the page does not run the encoder again."""
+    tokens, hidden = _encoded(runner, text)
     if not tokens:
         raise InputError("the sentence has no tokens the model knows; type some words")
-    return tokens, hidden
+    return list(tokens), hidden
+
+
+ENCODED_CACHE = 32  # sentences (each at most 512 × 384 float32 = 0.75 MB)
+
+
+@functools.lru_cache(maxsize=ENCODED_CACHE)
+def _encoded(runner, text: str) -> tuple[tuple[str, ...], np.ndarray]:
+    tokens, hidden = runner.hidden_states(text)
+    tokens, hidden = content_tokens(list(tokens), hidden)
+    hidden.setflags(write=False)
+    return tuple(tokens), hidden
 
 
 def align_sentences(
