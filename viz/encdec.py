@@ -7,8 +7,6 @@ No streamlit, no jax.
 
 from __future__ import annotations
 
-import html
-
 import numpy as np
 import plotly.graph_objects as go
 
@@ -25,12 +23,6 @@ AXIS_TITLES = {
 MASKED_COLOR = "#f0f0f0"
 
 
-def _titled(fig: go.Figure, x_title: str, y_title: str) -> go.Figure:
-    # Axis titles are plotly HTML: "<s>" would strike the rest through.
-    fig.update_layout(xaxis_title_text=html.escape(x_title), yaxis_title_text=html.escape(y_title))
-    return fig
-
-
 def attention_map(
     record: AttentionRecord, *, title: str | None = None, truth=None, height: int | None = None
 ) -> go.Figure:
@@ -41,13 +33,11 @@ def attention_map(
     (cross maps), drawn as outlined cells.
     """
     kind = record.meta.get("attention", "cross")
-    fig = alignment_heatmap(record, truth=truth, title=title, height=height)
-    if kind == "decoder":
-        weights = record.matrix().astype(np.float64)
-        masked = np.triu(np.ones(weights.shape, bool), k=1)
-        fig.data[0].z = np.where(masked, np.nan, weights)
-        fig.update_layout(plot_bgcolor=MASKED_COLOR)
-    return _titled(fig, *AXIS_TITLES.get(kind, AXIS_TITLES["cross"]))
+    x_title, y_title = AXIS_TITLES.get(kind, AXIS_TITLES["cross"])
+    decoder = kind == "decoder"
+    masked = np.triu(np.ones(record.matrix().shape, bool), k=1) if decoder else None
+    return alignment_heatmap(record, truth=truth, title=title, height=height, x_title=x_title, y_title=y_title,
+                             masked=masked, background=MASKED_COLOR if decoder else None)
 
 
 def head_grid(record: AttentionRecord, *, title: str | None = None, selected: tuple[int, int] | None = None) -> go.Figure:
@@ -79,13 +69,13 @@ def decoding_step_figure(record: AttentionRecord, *, title: str | None = None) -
 
     record: models.encdec.records.decoding_step_record (axes ("head", "key")).
     """
-    fig = alignment_heatmap(record, title=title, height=int(min(max(260, 30 * record.weights.shape[0] + 150), 520)))
     key_title = ("what the decoder read so far (<s>, then the output)" if record.meta.get("attention") == "decoder"
                  else "input character")
-    return _titled(fig, key_title, "layer · head")
+    return alignment_heatmap(record, title=title, height=int(min(max(260, 30 * record.weights.shape[0] + 150), 520)),
+                             x_title=key_title, y_title="layer · head")
 
 
 def rollout_figure(record: AttentionRecord, *, title: str | None = None) -> go.Figure:
     """Returns the heatmap of an encoder rollout or flow record (row: a character after the last layer)."""
-    fig = alignment_heatmap(record, title=title, zmax=None)
-    return _titled(fig, "input character (embedding)", "input character after the last encoder layer")
+    return alignment_heatmap(record, title=title, zmax=None, x_title="input character (embedding)",
+                             y_title="input character after the last encoder layer")

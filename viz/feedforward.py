@@ -9,6 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from models.record import AttentionRecord
+from viz.figures import quick_figure
 
 WEBGL_ABOVE = 2_000  # steps; longer series use Scattergl
 MARK_COLOR = "#d62728"
@@ -30,45 +31,36 @@ def alpha_over_time(
     length = alpha.size
     steps = np.arange(length)
     marked = np.asarray(record.extras.get("marked", ()), int).reshape(-1)
-    line = go.Scattergl if length > WEBGL_ABOVE else go.Scatter
-    fig = go.Figure()
-    fig.add_trace(
-        line(
-            x=steps,
-            y=alpha,
-            mode="lines+markers" if length <= 200 else "lines",
-            name="α_t",
-            line=dict(color=LINE_COLOR, width=1),
-            marker=dict(size=3),
-            hovertemplate="t = %{x}<br>α = %{y:.3g}<extra></extra>",
-        )
-    )
+    data = [{
+        "type": "scattergl" if length > WEBGL_ABOVE else "scatter", "x": steps, "y": alpha,
+        "mode": "lines+markers" if length <= 200 else "lines", "name": "α_t",
+        "line": {"color": LINE_COLOR, "width": 1}, "marker": {"size": 3},
+        "hovertemplate": "t = %{x}<br>α = %{y:.3g}<extra></extra>",
+    }]
+    shapes = []
     if marked.size:
-        fig.add_trace(
-            go.Scatter(
-                x=marked,
-                y=alpha[marked],
-                mode="markers",
-                name="marked steps",
-                marker=dict(symbol="diamond", size=11, color=MARK_COLOR, line=dict(color="white", width=1)),
-                hovertemplate="marked t = %{x}<br>α = %{y:.3g}<extra></extra>",
-            )
-        )
-        for step in marked:
-            fig.add_vline(x=int(step), line=dict(color=MARK_COLOR, width=1, dash="dot"), opacity=0.5)
-    fig.add_hline(
-        y=1.0 / length,
-        line=dict(color="#7f7f7f", width=1, dash="dash"),
-        annotation_text="uniform 1/T",
-        annotation_position="top right",
-    )
-    fig.update_layout(
-        title=dict(text=title) if title else None,
-        height=height or 320,
-        margin=dict(l=60, r=20, t=50 if title else 20, b=45),
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
-        xaxis=dict(title="time step t", range=[-0.5, length - 0.5]),
-        yaxis=dict(title="α_t", type="log" if log_y else "linear", exponentformat="power",
-                   rangemode="normal" if log_y else "tozero"),
-    )
-    return fig
+        data.append({
+            "type": "scatter", "x": marked, "y": alpha[marked], "mode": "markers", "name": "marked steps",
+            "marker": {"symbol": "diamond", "size": 11, "color": MARK_COLOR, "line": {"color": "white", "width": 1}},
+            "hovertemplate": "marked t = %{x}<br>α = %{y:.3g}<extra></extra>",
+        })
+        shapes = [{"type": "line", "x0": int(step), "x1": int(step), "xref": "x", "y0": 0, "y1": 1, "yref": "y domain",
+                   "line": {"color": MARK_COLOR, "width": 1, "dash": "dot"}, "opacity": 0.5} for step in marked]
+    uniform = 1.0 / length
+    shapes.append({"type": "line", "x0": 0, "x1": 1, "xref": "x domain", "y0": uniform, "y1": uniform, "yref": "y",
+                   "line": {"color": "#7f7f7f", "width": 1, "dash": "dash"}})
+    layout = {
+        "title": {"text": title} if title else None,
+        "height": height or 320,
+        "margin": {"l": 60, "r": 20, "t": 50 if title else 20, "b": 45},
+        "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1.0},
+        "xaxis": {"title": {"text": "time step t"}, "range": [-0.5, length - 0.5]},
+        "yaxis": {"title": {"text": "α_t"}, "type": "log" if log_y else "linear", "exponentformat": "power",
+                  "rangemode": "normal" if log_y else "tozero"},
+        "shapes": shapes,
+        "annotations": [{"text": "uniform 1/T", "x": 1, "xref": "x domain", "xanchor": "right", "y": uniform,
+                         "yref": "y", "yanchor": "bottom", "showarrow": False}],
+    }
+    if layout["title"] is None:
+        del layout["title"]
+    return quick_figure(data, layout)

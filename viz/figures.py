@@ -8,10 +8,14 @@ merges repeated categories ("the", "the") into one column.
 
 from __future__ import annotations
 
+import functools
 import html
+import json
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+import plotly.colors
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
@@ -53,6 +57,19 @@ def _axis_size(n: int) -> int:
     return int(min(max(260, 22 * n + 140), 900))
 
 
+@functools.lru_cache(maxsize=64)
+def subplot_grid(rows: int, cols: int, **options: Any) -> tuple[str, tuple[tuple[dict[str, str], ...], ...]]:
+    """Returns make_subplots(rows, cols, **options)'s layout as JSON and each cell's axes
+    ({"xaxis": "x3", "yaxis": "y3"}, [row][col], 0-based). make_subplots validates every property
+    it sets (~0.1 s for a grid of panels); a page redraws the same grid on every rerun, so each grid
+    is built once. Options must be hashable (tuples for titles)."""
+    fig = make_subplots(rows=rows, cols=cols, **{k: list(v) if isinstance(v, tuple) else v for k, v in options.items()})
+    # make_subplots numbers a plain grid's axes row by row: x, x2, x3, … (and y, y2, …).
+    names = [["" if r * cols + c == 0 else str(r * cols + c + 1) for c in range(cols)] for r in range(rows)]
+    axes = tuple(tuple({"xaxis": f"x{n}", "yaxis": f"y{n}"} for n in row) for row in names)
+    return json.dumps(fig.layout.to_plotly_json()), axes
+
+
 def quick_figure(data: list[dict], layout: dict) -> go.Figure:
     """Returns go.Figure(data, layout) built without plotly's per-property validation.
 
@@ -61,7 +78,15 @@ def quick_figure(data: list[dict], layout: dict) -> go.Figure:
     plain plotly JSON from checked arrays and fixed names, and tests/viz check what they draw;
     later update_layout / add_shape calls on the figure skip validation too.
     """
+    for part in [*data, *(v for k, v in layout.items() if k.startswith("coloraxis") and isinstance(v, dict))]:
+        if isinstance(part.get("colorscale"), str):  # plotly.js knows only a few names: send the colours
+            part["colorscale"] = _colorscale(part["colorscale"])
     return go.Figure({"data": data, "layout": layout}, _validate=False)
+
+
+@functools.lru_cache(maxsize=32)
+def _colorscale(name: str) -> tuple[tuple[float, str], ...]:
+    return tuple((float(at), colour) for at, colour in plotly.colors.get_colorscale(name))
 
 
 def heatmap(
@@ -150,40 +175,33 @@ def heatmap_grid(
     n_rows, n_cols, tq, tk = maps.shape
     ys = unique_labels(query_labels) if query_labels is not None else [str(i) for i in range(tq)]
     xs = unique_labels(key_labels) if key_labels is not None else [str(i) for i in range(tk)]
-    fig = make_subplots(
-        rows=n_rows,
-        cols=n_cols,
-        row_titles=[safe_label(t) for t in row_titles],
-        column_titles=[safe_label(t) for t in col_titles],
-        horizontal_spacing=0.01,
-        vertical_spacing=0.02,
+    layout_json, grid_axes = subplot_grid(
+        n_rows, n_cols, row_titles=tuple(safe_label(t) for t in row_titles),
+        column_titles=tuple(safe_label(t) for t in col_titles), horizontal_spacing=0.01, vertical_spacing=0.02,
     )
+    data = []
     for r in range(n_rows):
         for c in range(n_cols):
-            fig.add_trace(
-                go.Heatmap(
-                    z=maps[r, c],
-                    x=xs,
-                    y=ys,
-                    coloraxis="coloraxis",
-                    hovertemplate=(
-                        f"{safe_label(row_titles[r])}, {safe_label(col_titles[c])}<br>"
-                        "query: %{y}<br>key: %{x}<br>α = %{z:.4f}<extra></extra>"
-                    ),
-                ),
-                row=r + 1,
-                col=c + 1,
-            )
-    fig.update_xaxes(showticklabels=False)
-    fig.update_yaxes(showticklabels=False, autorange="reversed")
+            axes = grid_axes[r][c]
+            data.append({
+                "type": "heatmap", "z": maps[r, c], "x": xs, "y": ys, "coloraxis": "coloraxis",
+                "hovertemplate": (f"{safe_label(row_titles[r])}, {safe_label(col_titles[c])}<br>"
+                                  "query: %{y}<br>key: %{x}<br>α = %{z:.4f}<extra></extra>"), **axes,
+            })
+    layout = json.loads(layout_json)
+    for name in layout:
+        if name.startswith("xaxis"):
+            layout[name]["showticklabels"] = False
+        elif name.startswith("yaxis"):
+            layout[name].update(showticklabels=False, autorange="reversed")
     top = float(np.max(maps, initial=0.0)) if zmax is None else float(zmax)
-    fig.update_layout(
+    layout.update(
         title={"text": html.escape(title) if title else None},
         coloraxis={"colorscale": COLORSCALE, "cmin": 0.0, "cmax": max(top, 1e-9), "colorbar": {"title": {"text": "α"}}},
         height=int(min(max(cell_px * n_rows + 80, 240), 1400)),
         margin={"l": 10, "r": 10, "t": 60 if title else 40, "b": 10},
     )
-    return fig
+    return quick_figure(data, layout)
 
 
 def weight_bars(

@@ -8,14 +8,14 @@ no jax. Every user string is HTML-escaped before it reaches HTML or plotly.
 from __future__ import annotations
 
 import html
+import json
 from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from models.record import AttentionRecord
-from viz.figures import COLORSCALE, safe_label, unique_labels
+from viz.figures import COLORSCALE, quick_figure, safe_label, subplot_grid, unique_labels
 
 SENTENCE_RGB = (255, 170, 40)  # amber: sentence α
 WORD_RGB = (40, 110, 255)  # blue: word α
@@ -73,37 +73,29 @@ def han_heatmap(record: AttentionRecord, *, title: str | None = None) -> go.Figu
     xs = [f"w{j + 1}" for j in range(weights.shape[1])]
     cell_text = [[safe_label(w) if str(w) else "" for w in row] for row in words]
     z = np.where(words == "", np.nan, weights)  # padding shows as blank, not as α = 0
-    fig = make_subplots(
-        rows=1, cols=2, shared_yaxes=True, column_widths=[0.07, 0.93], horizontal_spacing=0.01,
-        subplot_titles=("sentence α", "word α"),
-    )
-    fig.add_trace(
-        go.Heatmap(
-            z=sentence_alpha, x=["α_s"], y=ys, zmin=0.0, zmax=1.0, colorscale="Oranges", showscale=False,
-            text=[[f"{a:.2f}"] for a in sentence_alpha[:, 0]], texttemplate="%{text}", textfont={"size": 10},
-            hovertemplate="%{y}<br>sentence α = %{z:.4f}<extra></extra>",
-        ),
-        row=1, col=1,
-    )
-    fig.add_trace(
-        go.Heatmap(
-            z=z, x=xs, y=ys, zmin=0.0, zmax=max(float(np.nanmax(z)) if np.isfinite(z).any() else 1.0, 1e-9),
-            colorscale=COLORSCALE, text=cell_text, texttemplate="%{text}", textfont={"size": 10},
-            colorbar={"title": {"text": "word α"}},
-            hovertemplate="%{y}<br>%{x}: %{text}<br>word α = %{z:.4f}<extra></extra>",
-        ),
-        row=1, col=2,
-    )
+    layout_json, axes = subplot_grid(1, 2, shared_yaxes=True, column_widths=(0.07, 0.93), horizontal_spacing=0.01,
+                                     subplot_titles=("sentence α", "word α"))
+    left, right = axes[0]
+    data = [
+        {"type": "heatmap", "z": sentence_alpha, "x": ["α_s"], "y": ys, "zmin": 0.0, "zmax": 1.0, "colorscale": "Oranges",
+         "showscale": False, "text": [[f"{a:.2f}"] for a in sentence_alpha[:, 0]], "texttemplate": "%{text}",
+         "textfont": {"size": 10}, "hovertemplate": "%{y}<br>sentence α = %{z:.4f}<extra></extra>", **left},
+        {"type": "heatmap", "z": z, "x": xs, "y": ys,
+         "zmin": 0.0, "zmax": max(float(np.nanmax(z)) if np.isfinite(z).any() else 1.0, 1e-9),
+         "colorscale": COLORSCALE, "text": cell_text, "texttemplate": "%{text}", "textfont": {"size": 10},
+         "colorbar": {"title": {"text": "word α"}},
+         "hovertemplate": "%{y}<br>%{x}: %{text}<br>word α = %{z:.4f}<extra></extra>", **right},
+    ]
     n_rows, n_cols = weights.shape
-    fig.update_layout(
+    layout = json.loads(layout_json)
+    layout.update(
         title={"text": html.escape(title) if title else None},
         height=int(min(max(260, 56 * n_rows + 120), 1100)),
-        width=None,
         margin={"l": 10, "r": 10, "t": 60 if title else 40, "b": 10},
     )
-    fig.update_yaxes(autorange="reversed", tickmode="array", tickvals=ys, ticktext=ys, row=1, col=1)
-    fig.update_xaxes(side="bottom", row=1, col=2, tickangle=0 if n_cols <= 20 else -45)
-    return fig
+    layout["yaxis"].update(autorange="reversed", tickmode="array", tickvals=ys, ticktext=ys)
+    layout["xaxis2"].update(side="bottom", tickangle=0 if n_cols <= 20 else -45)
+    return quick_figure(data, layout)
 
 
 def probability_bars(classes: Sequence[str], probabilities: np.ndarray, *, title: str | None = None) -> go.Figure:
@@ -111,37 +103,27 @@ def probability_bars(classes: Sequence[str], probabilities: np.ndarray, *, title
     probabilities = np.asarray(probabilities, np.float32).reshape(-1)
     labels = unique_labels(classes)
     best = int(np.argmax(probabilities))
-    fig = go.Figure(
-        go.Bar(
-            x=probabilities, y=labels, orientation="h",
-            marker={"color": ["#d62728" if i == best else "#9ab" for i in range(len(labels))]},
-            text=[f"{p:.1%}" for p in probabilities], textposition="auto",
-            hovertemplate="%{y}: %{x:.4f}<extra></extra>",
-        )
-    )
-    fig.update_layout(
-        title={"text": html.escape(title) if title else None},
-        height=int(80 + 34 * len(labels)), margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
-        xaxis={"range": [0, 1], "title": {"text": "probability"}},
-        yaxis={"autorange": "reversed"},
-    )
-    return fig
+    bar = {"type": "bar", "x": probabilities, "y": labels, "orientation": "h",
+           "marker": {"color": ["#d62728" if i == best else "#9ab" for i in range(len(labels))]},
+           "text": [f"{p:.1%}" for p in probabilities], "textposition": "auto",
+           "hovertemplate": "%{y}: %{x:.4f}<extra></extra>"}
+    return quick_figure([bar], {
+        "title": {"text": html.escape(title) if title else None},
+        "height": int(80 + 34 * len(labels)), "margin": {"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
+        "xaxis": {"range": [0, 1], "title": {"text": "probability"}},
+        "yaxis": {"autorange": "reversed"},
+    })
 
 
 def score_bars(labels: Sequence[str], scores: np.ndarray, *, title: str | None = None, value_name: str = "uᵀu_w") -> go.Figure:
     """Returns horizontal bars of context-vector scores [n] (highest at the top)."""
     scores = np.asarray(scores, np.float32).reshape(-1)
     ys = unique_labels(labels)
-    fig = go.Figure(
-        go.Bar(
-            x=scores, y=ys, orientation="h",
-            marker={"color": ["#1f77b4" if s >= 0 else "#ff7f0e" for s in scores]},
-            hovertemplate=f"%{{y}}<br>{html.escape(value_name)} = %{{x:.3f}}<extra></extra>",
-        )
-    )
-    fig.update_layout(
-        title={"text": html.escape(title) if title else None},
-        height=int(90 + 20 * len(ys)), margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
-        xaxis={"title": {"text": html.escape(value_name)}}, yaxis={"autorange": "reversed"},
-    )
-    return fig
+    bar = {"type": "bar", "x": scores, "y": ys, "orientation": "h",
+           "marker": {"color": ["#1f77b4" if s >= 0 else "#ff7f0e" for s in scores]},
+           "hovertemplate": f"%{{y}}<br>{html.escape(value_name)} = %{{x:.3f}}<extra></extra>"}
+    return quick_figure([bar], {
+        "title": {"text": html.escape(title) if title else None},
+        "height": int(90 + 20 * len(ys)), "margin": {"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
+        "xaxis": {"title": {"text": html.escape(value_name)}}, "yaxis": {"autorange": "reversed"},
+    })

@@ -15,10 +15,9 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 from PIL import Image
-from plotly.subplots import make_subplots
 
 from models.record import AttentionRecord
-from viz.figures import COLORSCALE, image_overlay, safe_label
+from viz.figures import COLORSCALE, image_overlay, safe_label, subplot_grid
 
 PANEL_PX = 190
 PANELS_PER_LINE = 4  # words per line of caption panels; longer captions wrap
@@ -76,37 +75,27 @@ def png_data_uri(image: np.ndarray) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _panel_subplots(words: Sequence[str], row_names: Sequence[str], n_cols: int, n_lines: int, place) -> go.Figure:
-    # The empty grid: each word's title over its first row, each map kind's title per line.
-    n_rows = len(row_names)
-    titles = [""] * (n_lines * n_rows * n_cols)
-    for c, word in enumerate(words):
-        row, col = place(0, c)
-        titles[(row - 1) * n_cols + col - 1] = safe_label(word)
-    fig = make_subplots(
-        rows=n_lines * n_rows, cols=n_cols, subplot_titles=titles,
-        row_titles=[safe_label(name) for _ in range(n_lines) for name in row_names],
-        horizontal_spacing=0.01, vertical_spacing=0.06 / max(n_lines * n_rows, 1) + 0.02,
-    )
-    fig.update_xaxes(visible=False)
-    fig.update_yaxes(visible=False)
-    for index in range(n_lines * n_rows * n_cols):
-        fig.update_yaxes(scaleanchor=f"x{'' if index == 0 else index + 1}", row=index // n_cols + 1, col=index % n_cols + 1)
-    return fig
-
-
 @functools.lru_cache(maxsize=32)
 def _grid_layout(words: tuple[str, ...], row_names: tuple[str, ...], per_line: int) -> tuple[str, tuple]:
-    # The grid's layout (axes, domains, titles) as JSON, and each subplot's axes: building it with
-    # make_subplots costs ~0.1 s (plotly validates every property), so a caption's grid is built once.
-    n_cols, n_lines = _panel_grid(len(words), len(row_names), per_line)
-
-    def place(r: int, c: int) -> tuple[int, int]:
-        return (c // n_cols) * len(row_names) + r + 1, c % n_cols + 1
-
-    fig = _panel_subplots(words, row_names, n_cols, n_lines, place)
-    axes = tuple(tuple(dict(cell[0].trace_kwargs) for cell in row) for row in fig._grid_ref)
-    return json.dumps(fig.layout.to_plotly_json()), axes
+    # The empty grid (axes, domains, titles) as JSON and each subplot's axes: each word's title
+    # over its first row, each map kind's title per line, every panel square and axis-less.
+    n_rows = len(row_names)
+    n_cols, n_lines = _panel_grid(len(words), n_rows, per_line)
+    titles = [""] * (n_lines * n_rows * n_cols)
+    for c, word in enumerate(words):
+        titles[(c // n_cols) * n_rows * n_cols + c % n_cols] = safe_label(word)
+    layout_json, axes = subplot_grid(
+        n_lines * n_rows, n_cols, subplot_titles=tuple(titles),
+        row_titles=tuple(safe_label(name) for _ in range(n_lines) for name in row_names),
+        horizontal_spacing=0.01, vertical_spacing=0.06 / max(n_lines * n_rows, 1) + 0.02,
+    )
+    layout = json.loads(layout_json)
+    for row in axes:
+        for cell in row:
+            x, y = cell["xaxis"].replace("x", "xaxis", 1), cell["yaxis"].replace("y", "yaxis", 1)
+            layout[x]["visible"] = False
+            layout[y].update(visible=False, scaleanchor=cell["xaxis"])
+    return json.dumps(layout), axes
 
 
 def caption_panels(

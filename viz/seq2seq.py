@@ -24,28 +24,28 @@ def _tick_text(labels: Sequence[object]) -> list[str]:
     return [safe_label("␣" if str(x) == " " else x) for x in labels]
 
 
-def _truth_trace(truth: Sequence[tuple[int, int]], num_keys: int) -> go.Scatter:
+def _truth_trace(truth: Sequence[tuple[int, int]], num_keys: int) -> dict:
     # The true source span of each output character, as outlined cells.
     cells = [(j, i) for i, (start, end) in enumerate(truth) for j in range(start, end) if start >= 0 and j < num_keys]
-    return go.Scatter(
-        x=[c[0] for c in cells], y=[c[1] for c in cells], mode="markers",
-        marker={"symbol": "square-open", "size": 16, "color": TRUTH_COLOR, "line": {"width": 2}},
-        name="true alignment", hovertemplate="true span: input pos %{x}<extra></extra>",
-    )
+    return {
+        "type": "scatter", "x": [c[0] for c in cells], "y": [c[1] for c in cells], "mode": "markers",
+        "marker": {"symbol": "square-open", "size": 16, "color": TRUTH_COLOR, "line": {"width": 2}},
+        "name": "true alignment", "hovertemplate": "true span: input pos %{x}<extra></extra>",
+    }
 
 
-def _add_windows(fig: go.Figure, centers: np.ndarray, half_width: float) -> None:
-    # Each row's window [p_t − D, p_t + D] as a dotted band, and p_t as a diamond.
-    for i, p in enumerate(centers):
-        fig.add_shape(
-            type="rect", x0=p - half_width - 0.5, x1=p + half_width + 0.5, y0=i - 0.5, y1=i + 0.5,
-            line={"color": WINDOW_COLOR, "width": 1.5, "dash": "dot"}, fillcolor="rgba(0,0,0,0)",
-        )
-    fig.add_trace(go.Scatter(
-        x=centers, y=np.arange(len(centers)), mode="markers", name=f"p_t (window ±{half_width:g})",
-        marker={"symbol": "diamond", "size": 9, "color": WINDOW_COLOR, "line": {"color": "white", "width": 1}},
-        hovertemplate="p_t = %{x:.2f}<extra></extra>",
-    ))
+def _windows(centers: np.ndarray, half_width: float) -> tuple[list[dict], dict]:
+    # Each row's window [p_t − D, p_t + D] as a dotted band (shapes), and p_t as a diamond (a trace).
+    shapes = [{"type": "rect", "x0": float(p - half_width - 0.5), "x1": float(p + half_width + 0.5),
+               "y0": i - 0.5, "y1": i + 0.5, "line": {"color": WINDOW_COLOR, "width": 1.5, "dash": "dot"},
+               "fillcolor": "rgba(0,0,0,0)"} for i, p in enumerate(centers)]
+    marker = {
+        "type": "scatter", "x": centers, "y": np.arange(len(centers)), "mode": "markers",
+        "name": f"p_t (window ±{half_width:g})",
+        "marker": {"symbol": "diamond", "size": 9, "color": WINDOW_COLOR, "line": {"color": "white", "width": 1}},
+        "hovertemplate": "p_t = %{x:.2f}<extra></extra>",
+    }
+    return shapes, marker
 
 
 def alignment_heatmap(
@@ -55,39 +55,50 @@ def alignment_heatmap(
     title: str | None = None,
     zmax: float | None = 1.0,
     height: int | None = None,
+    x_title: str = "input character",
+    y_title: str = "output character",
+    masked: np.ndarray | None = None,
+    background: str | None = None,
 ) -> go.Figure:
     """Returns α (output characters × input characters) as a heatmap.
 
     Local records (extras window_center [10], window_half_width) also get a p_t marker per
     row and the band [p_t − D, p_t + D]. truth: the true source span (start, end) of each
-    output character, (-1, -1) for none, drawn as outlined cells.
+    output character, (-1, -1) for none, drawn as outlined cells. masked: bool [Tq, Tk], cells
+    drawn blank (not as 0) over `background`. Axis titles are plain text (escaped here).
     """
     weights = record.matrix()  # [Tq, Tk]
     tq, tk = weights.shape
     xs, ys = np.arange(tk), np.arange(tq)
     xt, yt = _tick_text(record.key_labels), _tick_text(record.query_labels)
-    fig = quick_figure([{
-        "type": "heatmap", "z": weights, "x": xs, "y": ys, "zmin": 0.0,
+    z = weights if masked is None else np.where(masked, np.nan, weights.astype(np.float64))
+    data = [{
+        "type": "heatmap", "z": z, "x": xs, "y": ys, "zmin": 0.0,
         "zmax": float(zmax) if zmax is not None else max(float(weights.max(initial=0.0)), 1e-9),
         "colorscale": COLORSCALE, "colorbar": {"title": {"text": "α"}}, "name": "α",
         "customdata": np.array([[[yt[i], xt[j]] for j in range(tk)] for i in range(tq)], dtype=object),
         "hovertemplate": "output %{customdata[0]} (row %{y})<br>input %{customdata[1]} (pos %{x})"
         "<br>α = %{z:.4f}<extra></extra>",
-    }], {})
+    }]
     if truth is not None:
-        fig.add_trace(_truth_trace(truth, tk))
+        data.append(_truth_trace(truth, tk))
+    shapes = []
     centers = record.extras.get("window_center")
     if centers is not None:
-        _add_windows(fig, np.asarray(centers, np.float32), float(record.extras.get("window_half_width", 0)))
-    fig.update_layout(
-        title={"text": html.escape(title) if title else None},
-        height=height or int(min(max(300, 26 * tq + 170), 700)),
-        margin={"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
-        xaxis={"title": {"text": "input character"}, "tickmode": "array", "tickvals": xs.tolist(), "ticktext": xt,
-               "range": [-0.5, tk - 0.5], "tickangle": 0},
-        yaxis={"title": {"text": "output character"}, "tickmode": "array", "tickvals": ys.tolist(), "ticktext": yt,
-               "range": [tq - 0.5, -0.5]},
-        legend={"orientation": "h", "y": -0.18, "x": 0},
-        showlegend=truth is not None or centers is not None,
-    )
-    return fig
+        shapes, marker = _windows(np.asarray(centers, np.float32), float(record.extras.get("window_half_width", 0)))
+        data.append(marker)
+    layout = {
+        "title": {"text": html.escape(title) if title else None},
+        "height": height or int(min(max(300, 26 * tq + 170), 700)),
+        "margin": {"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
+        "xaxis": {"title": {"text": html.escape(x_title)}, "tickmode": "array", "tickvals": xs.tolist(), "ticktext": xt,
+                  "range": [-0.5, tk - 0.5], "tickangle": 0},
+        "yaxis": {"title": {"text": html.escape(y_title)}, "tickmode": "array", "tickvals": ys.tolist(), "ticktext": yt,
+                  "range": [tq - 0.5, -0.5]},
+        "legend": {"orientation": "h", "y": -0.18, "x": 0},
+        "showlegend": truth is not None or centers is not None,
+        "shapes": shapes,
+    }
+    if background:
+        layout["plot_bgcolor"] = background
+    return quick_figure(data, layout)
