@@ -32,7 +32,6 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from models.registry import PAGES  # noqa: E402
 
-
 PROFILER: list[cProfile.Profile] = []  # set: the next script run (in its own thread) is profiled
 _run_script = script_runner.ScriptRunner._run_script
 
@@ -63,7 +62,7 @@ def move(at: AppTest, step: int) -> str:
     """Moves the first slider one step in one direction (or the first select box); returns its label."""
     if at.slider:
         s = at.slider[0]
-        lo, hi = s.min, s.max
+        hi = s.max
         value = s.value
         delta = s.step or 1
         if isinstance(value, (int, float)):

@@ -73,55 +73,42 @@ st.caption("Every head's scores on 32 sequences [BOS] + r + r (r of 31 random to
            "earlier copy (Olsson et al.); a head that ignores content scores about 1/T.")
 show_figure(training_curves(curves, step=step), curves, key="ind_curves", name="induction-training")
 
-# The two sections below are fragments: their own controls rerun only them, not the training
-# curves above; the snapshot slider (outside them) reruns the whole page.
-@st.fragment
-def one_head(step: int) -> None:
-    st.header("One head at one snapshot")
-    st.markdown("The attention of any head on a generated repeated sequence [BOS] + r + r. Red squares: where an "
-                "induction head looks (the token right after the earlier copy of each query's token).")
-    left, right = st.columns([1, 3], gap="large")
-    with left:
-        layer = bound(st.radio, "Layer", list(range(layers)), index=change.best_head[0], key="ind_layer", horizontal=True)
-        head = bound(st.radio, "Head", list(range(heads)), index=change.best_head[1], key="ind_head", horizontal=True)
-        seed = option_number(mechanism.option("seed"), key="ind_seed")
-        length = option_slider(mechanism.option("length"), key="ind_length")
-        targets = bound(st.checkbox, "Outline the induction targets", value=True, key="ind_targets")
-    with right:
-        record = checked(_record, None, seed, length, step)
-        scores = {name: values[layer][head] for name, values in record.meta["scores"].items()}
-        st.caption(f"L{layer}H{head} at step {step:,}: " + ", ".join(f"{k} {v:.2f}" for k, v in scores.items())
-                   + f" (random ≈ {record.meta['random_baseline']:.3f})")
-        fig = head_pattern(record, layer, head, show_targets=targets, title=f"L{layer}H{head} at step {step:,}")
-        show_figure(fig, record, key="ind_head_map", name=f"induction-L{layer}H{head}-step{step}")
+st.header("One head at one snapshot")
+st.markdown("The attention of any head on a generated repeated sequence [BOS] + r + r. Red squares: where an "
+            "induction head looks (the token right after the earlier copy of each query's token).")
+left, right = st.columns([1, 3], gap="large")
+with left:
+    layer = bound(st.radio, "Layer", list(range(layers)), index=change.best_head[0], key="ind_layer", horizontal=True)
+    head = bound(st.radio, "Head", list(range(heads)), index=change.best_head[1], key="ind_head", horizontal=True)
+    seed = option_number(mechanism.option("seed"), key="ind_seed")
+    length = option_slider(mechanism.option("length"), key="ind_length")
+    targets = bound(st.checkbox, "Outline the induction targets", value=True, key="ind_targets")
+with right:
+    record = checked(_record, None, seed, length, step)
+    scores = {name: values[layer][head] for name, values in record.meta["scores"].items()}
+    st.caption(f"L{layer}H{head} at step {step:,}: " + ", ".join(f"{k} {v:.2f}" for k, v in scores.items())
+               + f" (random ≈ {record.meta['random_baseline']:.3f})")
+    fig = head_pattern(record, layer, head, show_targets=targets, title=f"L{layer}H{head} at step {step:,}")
+    show_figure(fig, record, key="ind_head_map", name=f"induction-L{layer}H{head}-step{step}")
 
-
-one_head(step)
-
-
-@st.fragment
-def own_sequence(step: int) -> None:
-    st.header("Your own sequence")
-    st.markdown(f"Type tokens from the vocabulary; repeat a stretch and watch the model continue it. Each row "
-                f"reads *token → the model's next-token prediction*; the marker shows the key the induction head "
-                f"({best}) reads most, green where that key follows an earlier copy of the row's token and the "
-                "prediction is the token there (it copied it). The snapshot "
-                "slider above applies here too: before the phase change nothing is copied, and short repeats "
-                "are copied only after they joined the training data (the dashed line in the curves).")
-    text = linked_text(st.text_input, "Your tokens", EXAMPLE_TEXT, key="ind_text",
-                       max_chars=mechanism.option("text").max_chars)
-    if not text.strip():
-        st.info("Type a few tokens separated by spaces, e.g. `k dog m sun k dog`.", icon=":material/edit:")
-        st.stop()
-    typed = checked(_record, text, mechanism.option("seed").default, mechanism.option("length").default, step)
-    continuation = typed.meta["predictions"][-1]
-    st.markdown(f"**Next token predicted after your sequence:** `{continuation}` "
-                f"({typed.meta['prediction_probabilities'][-1]:.0%}) at step {step:,}")
-    for notice in typed.meta["notices"]:
-        st.warning(notice, icon=":material/info:")
-    show_figure(copy_view(typed, title=f"{best} on your tokens, step {step:,}"), typed, key="ind_copy",
-                name=f"induction-text-step{step}")
-    st.dataframe(prediction_rows(typed), hide_index=True, key="ind_predictions")
-
-
-own_sequence(step)
+st.header("Your own sequence")
+st.markdown(f"Type tokens from the vocabulary; repeat a stretch and watch the model continue it. Each row "
+            f"reads *token → the model's next-token prediction*; the marker shows the key the induction head "
+            f"({best}) reads most, green where that key follows an earlier copy of the row's token and the "
+            "prediction is the token there (it copied it). The snapshot "
+            "slider above applies here too: before the phase change nothing is copied, and short repeats "
+            "are copied only after they joined the training data (the dashed line in the curves).")
+text = linked_text(st.text_input, "Your tokens", EXAMPLE_TEXT, key="ind_text",
+                   max_chars=mechanism.option("text").max_chars)
+if not text.strip():
+    st.info("Type a few tokens separated by spaces, e.g. `k dog m sun k dog`.", icon=":material/edit:")
+    st.stop()
+typed = checked(_record, text, seed, length, step)
+continuation = typed.meta["predictions"][-1]
+st.markdown(f"**Next token predicted after your sequence:** `{continuation}` "
+            f"({typed.meta['prediction_probabilities'][-1]:.0%}) at step {step:,}")
+for notice in typed.meta["notices"]:
+    st.warning(notice, icon=":material/info:")
+show_figure(copy_view(typed, title=f"{best} on your tokens, step {step:,}"), typed, key="ind_copy",
+            name=f"induction-text-step{step}")
+st.dataframe(prediction_rows(typed), hide_index=True, key="ind_predictions")

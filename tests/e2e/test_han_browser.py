@@ -33,8 +33,12 @@ def test_typing_a_document_updates_the_heatmap_and_stays_escaped(page, app_url):
     box.press("Control+Enter")
     after = wait_for_change(page, before, timeout=90)
     wait_idle(page)
-    deadline = time.time() + 60
-    while len(after[US_SCORES][0]["y"]) != 3 and time.time() < deadline:  # the last chart follows too
+    def settled(traces) -> bool:  # the charts are redrawn one after the other: wait for all of them
+        return (len(traces) > US_SCORES and len(traces[HEATMAP]) > 1 and len(traces[HEATMAP][1]["y"]) == 3
+                and bool(traces[US_SCORES]) and len(traces[US_SCORES][0]["y"]) == 3)
+
+    deadline = time.time() + 90
+    while not settled(after) and time.time() < deadline:
         time.sleep(0.2)
         after = plotly_traces(page)
     assert len(after[HEATMAP][1]["y"]) == 3 and len(after[US_SCORES][0]["y"]) == 3

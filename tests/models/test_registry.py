@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models import registry
+from models import entry, registry
 from models.record import AttentionRecord, InputError
 from models.registry import MECHANISMS, PAGES, TRAINERS, get_mechanism, mechanism_ids, mechanism_of
 
@@ -21,9 +21,9 @@ def test_every_builder_batch_builder_and_page_resolves():
     for m in MECHANISMS:
         assert m.page in page_files and (ROOT / m.page).is_file(), m.id
         assert m.name and m.paper and m.formula and m.summary, m.id
-        assert callable(registry._resolve(m.builder)), m.id
+        assert callable(entry._resolve(m.builder)), m.id
         if m.batch_builder:
-            assert callable(registry._resolve(m.batch_builder)), m.id
+            assert callable(entry._resolve(m.batch_builder)), m.id
         assert mechanism_of(m.family, m.variant) is m
         assert importlib.util.find_spec(f"models.{m.family}") is not None, m.family
     for p in PAGES:
