@@ -290,3 +290,21 @@ def restore_module(build: Callable[[], Any], tensors: Mapping[str, np.ndarray], 
 
     graphdef, state = nnx.split(nnx.eval_shape(build))
     return nnx.merge(graphdef, filled_state(state, tensors, where=where))
+
+
+def load_final(path: str | Path, family: str, config_class: type, abstract_model: Callable[[Any], tuple[Any, Any]]):
+    """Returns (cfg, graphdef, params, info) of a family's final weights, strictly checked;
+    info["snapshot_steps"] lists the snapshots. abstract_model(cfg) -> (graphdef, state template)."""
+    ckpt = load(path, family)
+    cfg = config_from_dict(config_class, ckpt.config)
+    graphdef, template = abstract_model(cfg)
+    params = filled_state(template, ckpt.tensors, where=Path(path).name)
+    _, _, steps = read_info(path, family)
+    return cfg, graphdef, params, {**ckpt.info, "snapshot_steps": steps}
+
+
+def load_snapshot_states(path: str | Path, family: str, template: Any) -> dict[int, Any]:
+    """Returns {step: params} of every snapshot (float16 on disk, float32 here); strict."""
+    ckpt = load(path, family, snapshots=True)
+    return {step: filled_state(template, flat, where=f"{Path(path).name} step {step}")
+            for step, flat in ckpt.snapshots.items()}

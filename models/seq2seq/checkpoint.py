@@ -54,16 +54,9 @@ def load_checkpoint(path: Path):
     """Returns (cfg, graphdef, params, info) of the final weights; info["snapshot_steps"] lists the snapshots."""
     from models.seq2seq.model import abstract_model
 
-    ckpt = checkpoint.load(path, FAMILY)
-    cfg = checkpoint.config_from_dict(Seq2SeqConfig, ckpt.config)
-    graphdef, template = abstract_model(cfg)
-    params = checkpoint.filled_state(template, ckpt.tensors, where=Path(path).name)
-    _, _, steps = checkpoint.read_info(path, FAMILY)
-    return cfg, graphdef, params, {**ckpt.info, "snapshot_steps": steps}
+    return checkpoint.load_final(path, FAMILY, Seq2SeqConfig, abstract_model)
 
 
 def load_snapshots(path: Path, template) -> dict[int, Any]:
     """Returns {step: params} of every snapshot (float16 on disk, float32 here); strict."""
-    ckpt = checkpoint.load(path, FAMILY, snapshots=True)
-    return {step: checkpoint.filled_state(template, flat, where=f"{Path(path).name} step {step}")
-            for step, flat in ckpt.snapshots.items()}
+    return checkpoint.load_snapshot_states(path, FAMILY, template)
