@@ -308,3 +308,15 @@ def load_snapshot_states(path: str | Path, family: str, template: Any) -> dict[i
     ckpt = load(path, family, snapshots=True)
     return {step: filled_state(template, flat, where=f"{Path(path).name} step {step}")
             for step, flat in ckpt.snapshots.items()}
+
+
+def trained_steps(info: Mapping[str, Any]) -> list[int]:
+    """Returns the training steps a checkpoint has weights for: its snapshots and the final step."""
+    return sorted({*map(int, info["snapshot_steps"]), int(info["final_step"])})
+
+
+def snapshots_with_final(path: str | Path, family: str, params: Any, info: Mapping[str, Any]) -> dict[int, Any]:
+    """Returns {training step: params} of every snapshot and the final weights, by step."""
+    snaps = load_snapshot_states(path, family, params)
+    snaps[int(info["final_step"])] = params
+    return dict(sorted(snaps.items()))

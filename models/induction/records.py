@@ -18,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from models import checkpoint
 from models.induction import quality, task
-from models.induction.checkpoint import CHECKPOINT_FILE, load_checkpoint, load_snapshots
+from models.induction.checkpoint import CHECKPOINT_FILE, FAMILY, load_checkpoint
 from models.induction.model import apply, pad_tokens
 from models.record import AttentionRecord, InputError
 from models.transformer import heads as hd
@@ -37,15 +38,12 @@ def load_model():
 def load_model_snapshots() -> dict[int, Any]:
     """Returns {training step: params}, the final step included (cached per process)."""
     _, _, params, info = load_model()
-    snaps = load_snapshots(CHECKPOINT_FILE, params)
-    snaps[int(info["final_step"])] = params
-    return dict(sorted(snaps.items()))
+    return checkpoint.snapshots_with_final(CHECKPOINT_FILE, FAMILY, params, info)
 
 
 def snapshot_steps() -> list[int]:
     """Returns the training steps that have weights (0 = untrained, the last = the final weights)."""
-    info = load_model()[3]
-    return sorted({*map(int, info["snapshot_steps"]), int(info["final_step"])})
+    return checkpoint.trained_steps(load_model()[3])
 
 
 def model_size() -> tuple[int, int]:
