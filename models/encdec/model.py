@@ -29,14 +29,13 @@ import numpy as np
 from flax import nnx
 
 from models import attention as core
-from models import padding
+
+# The same task, buckets and batching as the RNN models (numpy only, no Flax there): one source
+# length (the input cap) and three batch sizes, as on 2 cores a compile costs seconds and a padded
+# row microseconds.
+from models.seq2seq.config import BATCH_BUCKETS, BOS_ID, LENGTH_BUCKETS, batch_rows, pad_batch, teacher_inputs  # noqa: F401
 from models.seq2seq.task import MAX_INPUT_CHARS, OUTPUT_LENGTH, SOURCE_VOCAB, TARGET_VOCAB
 
-BOS_ID = TARGET_VOCAB.index("<s>")
-# One source length (the input cap) and three batch sizes: on 2 cores a compile costs seconds,
-# running a padded row costs microseconds.
-LENGTH_BUCKETS = (MAX_INPUT_CHARS,)
-BATCH_BUCKETS = (1, 16, 1024)
 RECORD_KINDS = ("encoder", "decoder", "cross")
 
 
@@ -253,30 +252,3 @@ def greedy(graphdef, params, src_ids, src_len):
     return jnp.argmax(logits, -1).astype(jnp.int32), logits, encoder_weights, decoder_weights, cross_weights
 
 
-def pad_batch(
-    sources: list[np.ndarray], bucket: int | None = None, rows: int | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Returns (ids int32 [rows, bucket], lengths int32 [rows]); pads with 0 (<pad>).
-
-    rows >= len(sources): extra rows are padding (length 1, id 0) to keep the batch shape fixed.
-    """
-    lengths = np.asarray([len(s) for s in sources], np.int32)
-    width = bucket or padding.bucket(int(lengths.max()), LENGTH_BUCKETS)
-    rows = rows or len(sources)
-    ids = np.zeros((rows, width), np.int32)
-    for i, s in enumerate(sources):
-        ids[i, : len(s)] = s
-    return ids, np.concatenate([lengths, np.ones(rows - len(sources), np.int32)])
-
-
-def batch_rows(n: int) -> int:
-    """Returns the batch-size bucket for n inputs (a multiple of the largest bucket beyond it)."""
-    if n > BATCH_BUCKETS[-1]:
-        return -(-n // BATCH_BUCKETS[-1]) * BATCH_BUCKETS[-1]
-    return padding.bucket(n, BATCH_BUCKETS)
-
-
-def teacher_inputs(targets: np.ndarray) -> np.ndarray:
-    """Returns int32 [B, T]: <s> followed by the target ids shifted right.  targets int [B, T]."""
-    targets = np.asarray(targets, np.int32)
-    return np.concatenate([np.full((targets.shape[0], 1), BOS_ID, np.int32), targets[:, :-1]], axis=1)
