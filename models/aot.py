@@ -17,9 +17,11 @@ instruction-set flags; one that fails to load is deleted and compiled again.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pickle
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,7 +31,11 @@ import numpy as np
 from models.compile_cache import cache_folder
 
 ROOT = Path(__file__).resolve().parents[1]
-MAX_STORED = 512  # executables kept; the least recently used beyond this are deleted
+# Part of every key: format 2 is compiled with JAX's persistent cache off (see _compile_and_store);
+# files stored before it are never looked up again and age out.
+STORE_FORMAT = "stored-executable 2"
+MAX_STORED = 512
+_CACHE_SWITCH = threading.Lock()  # executables kept; the least recently used beyond this are deleted
 
 
 def _cpu_flags() -> str:
@@ -84,7 +90,7 @@ class StoredFunction:
             import jax
 
             device = jax.devices()[0]
-            self._prefix = "\n".join([self.name, self._static, sources_fingerprint(self._sources), jax.__version__,
+            self._prefix = "\n".join([STORE_FORMAT, self.name, self._static, sources_fingerprint(self._sources), jax.__version__,
                                       device.platform, getattr(device, "device_kind", ""), _cpu_flags(),
                                       os.environ.get("XLA_FLAGS", "")])
         return hashlib.sha256((self._prefix + "\n" + signature).encode()).hexdigest()[:40]
@@ -105,24 +111,31 @@ class StoredFunction:
         leaves, treedef = jax.tree_util.tree_flatten(args)
         seen = (treedef, tuple((np.shape(x), np.result_type(x)) for x in leaves))  # cheap, hashable
         executable = self._loaded.get(seen)
-        if executable is None:
-            executable = self._load_or_compile(folder / "stored", self._key(_signature(args)), args)
-            self._loaded[seen] = executable
+        if executable is not None:
+            return executable(*args)
+        path = folder / "stored" / f"{self._key(_signature(args))}.bin"
+        loaded = _load(path)
+        if loaded is not None:
+            try:  # the first call of a loaded executable is checked: a broken one is compiled again
+                out = jax.block_until_ready(loaded(*args))
+                self._loaded[seen] = loaded
+                return out
+            except Exception:  # noqa: BLE001 - e.g. "NOT_FOUND: Function … not found" from a bad file
+                path.unlink(missing_ok=True)
+        executable = self._compile_and_store(path, args)
+        self._loaded[seen] = executable
         return executable(*args)
 
-    def _load_or_compile(self, folder: Path, key: str, args: tuple) -> Callable[..., Any]:
-        from jax.experimental.serialize_executable import deserialize_and_load, serialize
+    def _compile_and_store(self, path: Path, args: tuple) -> Callable[..., Any]:
+        from jax.experimental.serialize_executable import serialize
 
-        path = folder / f"{key}.bin"
-        if path.is_file():
-            try:
-                payload, in_tree, out_tree = pickle.loads(path.read_bytes())
-                executable = deserialize_and_load(payload, in_tree, out_tree)
-                os.utime(path)  # recently used
-                return executable
-            except Exception:  # noqa: BLE001 - a stale or broken file is compiled again
-                path.unlink(missing_ok=True)
-        compiled = self._jitted().lower(*args).compile()
+        # An executable that JAX's persistent cache handed back serialises without the machine
+        # code of some of its functions: it loads, then fails with "Function … not found". So
+        # the executable that is stored is compiled with that cache off.
+        lowered = self._jitted().lower(*args)
+        with _persistent_cache_off():
+            compiled = lowered.compile()
+        folder = path.parent
         try:
             from models.checkpoint import write_atomic
 
@@ -132,6 +145,41 @@ class StoredFunction:
         except (OSError, ValueError, TypeError, pickle.PicklingError):
             pass  # storing is an optimisation: the compiled function works either way
         return compiled
+
+
+def _load(path: Path) -> Callable[..., Any] | None:
+    """Returns the executable stored at `path`, or None (a missing, stale or broken file is deleted)."""
+    if not path.is_file():
+        return None
+    from jax.experimental.serialize_executable import deserialize_and_load
+
+    try:
+        payload, in_tree, out_tree = pickle.loads(path.read_bytes())
+        executable = deserialize_and_load(payload, in_tree, out_tree)
+    except Exception:  # noqa: BLE001 - a stale or broken file is compiled again
+        path.unlink(missing_ok=True)
+        return None
+    os.utime(path)  # recently used
+    return executable
+
+
+@contextlib.contextmanager
+def _persistent_cache_off():
+    """JAX's persistent cache off for the compiles inside: briefly and for the whole process
+    (its "is the cache used" answer is memoised per process, so a per-thread switch is not
+    enough). A compile in another thread meanwhile just compiles instead of reading the cache."""
+    import jax
+    from jax.experimental.compilation_cache.compilation_cache import reset_cache
+
+    with _CACHE_SWITCH:
+        was = jax.config.jax_enable_compilation_cache
+        jax.config.update("jax_enable_compilation_cache", False)
+        reset_cache()
+        try:
+            yield
+        finally:
+            jax.config.update("jax_enable_compilation_cache", was)
+            reset_cache()
 
 
 def _trim(folder: Path, keep: int = MAX_STORED) -> None:

@@ -40,13 +40,17 @@ def test_the_folder_follows_the_environment(monkeypatch, tmp_path):
     assert compile_cache.cache_folder() == tmp_path / "attention-lab" / "jax"
 
 
-def test_a_second_process_loads_what_the_first_compiled(tmp_path):
-    env = {**os.environ, compile_cache.ENV: str(tmp_path / "jax-cache"), "JAX_PLATFORMS": "cpu"}
+def _probe(folder: Path) -> dict:
+    env = {**os.environ, compile_cache.ENV: str(folder), "JAX_PLATFORMS": "cpu"}
+    done = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr.strip().splitlines()[-1:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
+
+def test_a_second_process_loads_what_the_first_compiled(tmp_path):
     def probe():
-        done = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True,
-                              timeout=300, check=True)
-        return json.loads(done.stdout.strip().splitlines()[-1])
+        return _probe(tmp_path / "jax-cache")
 
     first = probe()
     assert first["folder"] == str(tmp_path / "jax-cache") and first["hits"] == 0 and first["flax"]
@@ -83,3 +87,19 @@ def test_a_broken_stored_executable_is_compiled_again(tmp_path, monkeypatch):
     other = StoredFunction("probe", build, sources=["models/aot.py"], static="other")(*args)
     assert built == [1, 1, 1] and len(list((tmp_path / "stored").glob("*.bin"))) == 2, "static settings key apart"
     assert np.array_equal(np.asarray(other), first)
+
+
+def test_an_executable_stored_after_a_persistent_cache_hit_still_runs(tmp_path):
+    # After an update changes a source file, the stored executable's key changes but JAX's own
+    # cache still holds the same compile. An executable JAX's cache hands back serialises without
+    # some of its machine code: stored as it was, the next process failed with "NOT_FOUND:
+    # Function bitcast_gather_fusion.1 not found" on every date.
+    folder = tmp_path / "jax-cache"
+    first = _probe(folder)
+    for stored in (folder / "stored").glob("*.bin"):
+        stored.unlink()  # what a changed source fingerprint amounts to
+    stored_again = _probe(folder)
+    loaded = _probe(folder)
+    assert not loaded["flax"], "the third process ran the stored decoder"
+    assert first["output"] == stored_again["output"] == loaded["output"] == "2018-05-09"
+    assert first["sum"] == stored_again["sum"] == loaded["sum"]
