@@ -8,9 +8,12 @@ Without --url it starts `streamlit run app.py` on a free loopback port (with the
 that is already running (on 127.0.0.1 only) and reads the process trees of --server-pids.
 
 Each session is one Playwright browser context (its own cookies, so behind nginx its own
-replica), spread over --browsers Chromium processes, all driven from one asyncio loop. A
-session loops until the time is up: it visits a random page of the app's navigation, moves a
-random slider one step, and now and then (one visit in --type-every) types odd text into a
+replica), spread over --browsers Chromium processes, all driven from one asyncio loop. Sessions
+arrive spread over --ramp seconds. A session loops until the time is up: it visits a random page
+of the app's navigation (its first visit loads the app; later ones click the sidebar, as a user
+moves between pages, and one in --reload-every reloads the whole app), waits a think time
+(--think MIN MAX seconds after every action, as a user reads the figure), moves a random slider
+one step, and now and then (one visit in --type-every) types odd text into a
 random text box (very long text, emoji, HTML such as <img src=x onerror=alert(1)>, markdown and
 LaTeX, right-to-left and zero-width characters, an empty string), and now and then (one visit
 in --export-every) opens a random Export menu and downloads CSV or JSON (NPY if the record is
@@ -253,6 +256,23 @@ async def visit(page, url: str, tally: Tally, hang_ms: float, action: str = "vis
     return note(tally, action, url, await settled(page, 0, hang_ms, nav=True))
 
 
+NAV_LINKS = '[data-testid="stSidebarNav"] a[data-testid="stSidebarNavLink"]'
+
+
+async def navigate(page, path: str, tally: Tally, hang_ms: float) -> bool:
+    """Clicks the page's link in the sidebar, as a user moves between pages (one rerun of the
+    same session, no reload of the app's scripts); returns False on a hang."""
+    links = page.locator(NAV_LINKS)
+    link = links.first if not path else links.and_(page.locator(f'[href$="/{path}"]')).first
+    runs = await page.evaluate("() => window.__load.arm()")
+    try:
+        await link.click(timeout=hang_ms)
+    except Exception as error:  # noqa: BLE001 (a link that never becomes clickable is a hang)
+        tally.hangs.append(f"visit {path or 'home'}: {first_line(error)}")
+        return False
+    return note(tally, "visit", path or "home", await settled(page, runs, hang_ms, nav=False))
+
+
 async def move_slider(page, rng: random.Random, tally: Tally, where: str, hang_ms: float) -> bool:
     """Presses one arrow key on a random slider (towards the side with room); returns False on a hang."""
     sliders = page.locator(SLIDERS)
@@ -330,6 +350,13 @@ async def export_png(page, body, tally: Tally, where: str, hang_ms: float) -> No
     tally.exports["png"].append(round((time.perf_counter() - start) * 1000, 1))
 
 
+async def think(rng: random.Random, args) -> None:
+    """Waits as a user reads the figure before the next action: uniform in --think (0 0: none)."""
+    low, high = args.think
+    if high > 0:
+        await asyncio.sleep(rng.uniform(low, high))
+
+
 async def session(number: int, context, url: str, pages: list[tuple[str, str]], args, deadline: float, tally: Tally):
     """One user: random pages, a slider step each, odd text and exports now and then, until `deadline`."""
     rng = random.Random(args.seed * 1000 + number)
@@ -342,31 +369,44 @@ async def session(number: int, context, url: str, pages: list[tuple[str, str]], 
         await dialog.dismiss()
 
     page.on("dialog", on_dialog)
-    await asyncio.sleep(rng.random() * 2)  # do not start every session in the same instant
+    await asyncio.sleep(rng.random() * args.ramp)  # a class arrives over --ramp seconds, not in one instant
+    loaded, current = False, None
     while time.monotonic() < deadline:
-        title, path = rng.choice(pages)
+        title, path = rng.choice([p for p in pages if p[1] != current] or pages)
         where = path or "home"
         try:
-            # A session's first visit fetches the app's scripts into an empty browser cache.
-            action = "visit" if tally.session_visits[number] else "first visit"
-            if not await visit(page, f"{url}/{path}", tally, hang_ms, action):
+            # A session's first visit fetches the app's scripts into an empty browser cache; later
+            # visits click the sidebar (one visit in --reload-every reloads the whole app instead).
+            if not loaded or (args.reload_every and rng.randrange(args.reload_every) == 0):
+                action = "visit" if tally.session_visits[number] else "first visit"
+                loaded = await visit(page, f"{url}/{path}", tally, hang_ms, "reload" if loaded else action)
+            else:
+                loaded = await navigate(page, path, tally, hang_ms)
+            current = path if loaded else None
+            if not loaded:
                 continue
             tally.session_visits[number] += 1
             tally.visits += 1
             tally.pages[where] += 1
             seen = await count_exceptions(page, tally, where, 0)
+            await think(rng, args)
             if time.monotonic() < deadline and not await move_slider(page, rng, tally, where, hang_ms):
+                loaded = False
                 continue
+            await think(rng, args)
             seen = await count_exceptions(page, tally, where, seen)
             if time.monotonic() < deadline and rng.randrange(args.type_every) == 0:
                 if not await type_text(page, rng, tally, where, hang_ms):
+                    loaded = False
                     continue
+                await think(rng, args)
                 seen = await count_exceptions(page, tally, where, seen)
             if time.monotonic() < deadline and rng.randrange(args.export_every) == 0:
                 await export(page, rng, tally, where, args.png_every, hang_ms)
                 await count_exceptions(page, tally, where, seen)
         except Exception as error:  # noqa: BLE001 (the bench reports its own failures and goes on)
             tally.bench_errors.append(f"{where}: {first_line(error)}")
+            loaded = False
             await asyncio.sleep(0.5)
     await page.close()
 
@@ -413,7 +453,8 @@ async def drive(url: str, roots: list[int], args) -> dict:
     """Returns the run's figures: warm-up, then args.sessions sessions for args.seconds."""
     from playwright.async_api import async_playwright
 
-    report: dict = {"url": url, "sessions": args.sessions, "seconds": args.seconds, "cpus": os.cpu_count()}
+    report: dict = {"url": url, "sessions": args.sessions, "seconds": args.seconds, "cpus": os.cpu_count(),
+                    "ramp": args.ramp, "think": list(args.think), "reload_every": args.reload_every}
     report["usage_start"] = tree_usage(roots) if roots else None
     async with async_playwright() as playwright:
         browsers = [await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -472,6 +513,8 @@ def print_report(report: dict) -> None:
     rows = [
         ("server", report["url"]),
         ("sessions × seconds", f"{report['sessions']} × {report['seconds']} s (ran {report['wall_s']:.0f} s)"),
+        ("arrivals / think time / reloads", f"over {report['ramp']:.0f} s / {report['think'][0]:g}–{report['think'][1]:g} s "
+                                            f"after each action / one visit in {report['reload_every'] or '∞'}"),
         ("load average before / after", f"{report['loadavg_before'][0]:.2f} / {report['loadavg_after'][0]:.2f} "
                                          f"({report['cpus']} CPUs)"),
         ("warm-up (each page once, before the clock)", "skipped" if warmup is None else
@@ -485,7 +528,7 @@ def print_report(report: dict) -> None:
         ("lost events (no rerun)", len(tally.lost)),
         ("settle median / p95, all actions", f"{seconds(median(every))} / {seconds(p95(every))} (n = {len(every)})"),
     ]
-    for action in ("first visit", "visit", "slider", "type"):
+    for action in ("first visit", "visit", "reload", "slider", "type"):
         values = tally.settles.get(action, [])
         rows.append((f"settle median / p95, {action}", f"{seconds(median(values))} / {seconds(p95(values))} (n = {len(values)})"))
     for fmt, values in sorted(tally.exports.items()):
@@ -539,6 +582,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--type-every", type=int, default=4, help="one visit in N types odd text (default 4)")
     parser.add_argument("--export-every", type=int, default=4, help="one visit in N exports (default 4)")
     parser.add_argument("--png-every", type=int, default=10, help="one export in N is a PNG (default 10)")
+    parser.add_argument("--ramp", type=float, default=30, help="sessions arrive spread over this many seconds (default 30)")
+    parser.add_argument("--think", type=float, nargs=2, default=(1.0, 3.0), metavar=("MIN", "MAX"),
+                        help="seconds a session waits after each action, uniform in [MIN, MAX] (default 1 3; 0 0: none)")
+    parser.add_argument("--reload-every", type=int, default=8, help="one visit in N reloads the app instead of "
+                        "clicking the sidebar (default 8; 0: only the first visit loads it)")
     parser.add_argument("--seed", type=int, default=0, help="random seed of the sessions' choices")
     parser.add_argument("--no-warmup", action="store_true", help="do not visit every page once before the clock starts")
     parser.add_argument("--warmup-urls", default="", help="comma-separated URLs to warm up instead of --url "
