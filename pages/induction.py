@@ -26,6 +26,13 @@ def _curves():
     return training_record(mechanism.id)
 
 
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _curves_figure(step: int):
+    # The same for every session (the committed training log; plotly_chart only reads it): built
+    # once per snapshot instead of on every rerun (about 0.2 s with its subplots).
+    return training_curves(_curves(), step=step)
+
+
 st.title("Induction heads")
 st.markdown(
     "An **induction head** finds the earlier occurrence of the current token and predicts the token "
@@ -71,7 +78,7 @@ st.caption("Every head's scores on 32 sequences [BOS] + r + r (r of 31 random to
            "data. Previous-token: attention on the token before; "
            "duplicate-token: on earlier copies of the same token; prefix-matching: on the token after the "
            "earlier copy (Olsson et al.); a head that ignores content scores about 1/T.")
-show_figure(training_curves(curves, step=step), curves, key="ind_curves", name="induction-training")
+show_figure(_curves_figure(step), curves, key="ind_curves", name="induction-training")
 
 st.header("One head at one snapshot")
 st.markdown("The attention of any head on a generated repeated sequence [BOS] + r + r. Red squares: where an "

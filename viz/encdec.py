@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from models.record import AttentionRecord
-from viz.figures import heatmap_grid
+from viz.figures import heatmap_grid_parts, quick_figure
 from viz.seq2seq import alignment_heatmap
 
 # (x, y) axis titles of each kind of record (record.meta["attention"]).
@@ -50,18 +50,18 @@ def head_grid(record: AttentionRecord, *, title: str | None = None, selected: tu
     layers, heads = record.weights.shape[:2]
     cols = [f"head {j}" for j in range(heads)]
     rows = [f"layer {i}" for i in range(layers)]
-    fig = heatmap_grid(record.weights, rows, cols, query_labels=record.query_labels, key_labels=record.key_labels,
-                       title=title, cell_px=150, zmax=1.0)
-    if selected is not None:
-        layer, head = selected
-        for annotation in fig.layout.annotations:
-            if annotation.text in (rows[layer], cols[head]):
-                annotation.text = "▶ " + annotation.text
-    fig.update_annotations(font={"size": 11})
+    data, layout = heatmap_grid_parts(record.weights, rows, cols, query_labels=record.query_labels,
+                                      key_labels=record.key_labels, title=title, cell_px=150, zmax=1.0)
+    marked = {rows[selected[0]], cols[selected[1]]} if selected is not None else set()
+    for annotation in layout.get("annotations", []):
+        if annotation.get("text") in marked:
+            annotation["text"] = "▶ " + annotation["text"]
+        annotation["font"] = {**annotation.get("font", {}), "size": 11}
     # Characters such as "2" and "0" would make plotly guess numeric axes and merge the cells.
-    fig.update_xaxes(type="category")
-    fig.update_yaxes(type="category")
-    return fig
+    for name, axis in layout.items():
+        if name.startswith(("xaxis", "yaxis")):
+            axis["type"] = "category"
+    return quick_figure(data, layout)
 
 
 def decoding_step_figure(record: AttentionRecord, *, title: str | None = None) -> go.Figure:

@@ -169,6 +169,23 @@ def heatmap_grid(
     zmax: float | None = None,
 ) -> go.Figure:
     """Returns a grid of small heatmaps sharing one colour axis.  maps [R, C, Tq, Tk]."""
+    data, layout = heatmap_grid_parts(maps, row_titles, col_titles, query_labels=query_labels, key_labels=key_labels,
+                                      title=title, cell_px=cell_px, zmax=zmax)
+    return quick_figure(data, layout)
+
+
+def heatmap_grid_parts(
+    maps: np.ndarray,
+    row_titles: Sequence[str],
+    col_titles: Sequence[str],
+    *,
+    query_labels: Sequence[object] | None = None,
+    key_labels: Sequence[object] | None = None,
+    title: str | None = None,
+    cell_px: int = 110,
+    zmax: float | None = None,
+) -> tuple[list[dict], dict]:
+    """Returns heatmap_grid's (traces, layout) as plotly JSON dicts, for a caller to adjust first."""
     maps = np.asarray(maps, dtype=np.float32)
     if maps.ndim != 4:
         raise ValueError(f"heatmap_grid needs [rows, cols, Tq, Tk], got shape {maps.shape}")
@@ -201,7 +218,7 @@ def heatmap_grid(
         height=int(min(max(cell_px * n_rows + 80, 240), 1400)),
         margin={"l": 10, "r": 10, "t": 60 if title else 40, "b": 10},
     )
-    return quick_figure(data, layout)
+    return data, layout
 
 
 def weight_bars(
