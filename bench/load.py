@@ -377,17 +377,22 @@ async def session(number: int, context, url: str, pages: list[tuple[str, str]], 
         try:
             # A session's first visit fetches the app's scripts into an empty browser cache; later
             # visits click the sidebar (one visit in --reload-every reloads the whole app instead).
-            if not loaded or (args.reload_every and rng.randrange(args.reload_every) == 0):
+            reload = bool(args.reload_every) and rng.randrange(args.reload_every) == 0
+            stays = False
+            if not loaded or reload:
                 action = "visit" if tally.session_visits[number] else "first visit"
                 loaded = await visit(page, f"{url}/{path}", tally, hang_ms, "reload" if loaded else action)
+            elif len(pages) == 1:  # a one-page app (the floor): nowhere to go, the session moves a slider
+                stays = True
             else:
                 loaded = await navigate(page, path, tally, hang_ms)
             current = path if loaded else None
             if not loaded:
                 continue
-            tally.session_visits[number] += 1
-            tally.visits += 1
-            tally.pages[where] += 1
+            if not stays:
+                tally.session_visits[number] += 1
+                tally.visits += 1
+                tally.pages[where] += 1
             seen = await count_exceptions(page, tally, where, 0)
             await think(rng, args)
             if time.monotonic() < deadline and not await move_slider(page, rng, tally, where, hang_ms):
@@ -460,8 +465,8 @@ async def drive(url: str, roots: list[int], args) -> dict:
         browsers = [await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
                     for _ in range(args.browsers or max(1, math.ceil(args.sessions / 8)))]
         pages = await navigation_pages(browsers[0], url, args.hang_seconds * 1000)
-        if not pages:  # no sidebar (a single page): fall back on the registry's pages that exist
-            pages = shown_pages(None)
+        if not pages:  # no sidebar: a one-page app such as the floor, or else the registry's pages
+            pages = [("floor", "")] if args.app != "app.py" else shown_pages(None)
         report["pages"] = [path or "home" for _, path in pages]
         report["warmup"] = None
         if not args.no_warmup:  # each replica loads its own models: warm each one directly if given
@@ -587,6 +592,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="seconds a session waits after each action, uniform in [MIN, MAX] (default 1 3; 0 0: none)")
     parser.add_argument("--reload-every", type=int, default=8, help="one visit in N reloads the app instead of "
                         "clicking the sidebar (default 8; 0: only the first visit loads it)")
+    parser.add_argument("--app", default="app.py", help="the script to serve without --url (bench/floor_app.py: "
+                        "Streamlit's floor, one slider and one heatmap, under the same sessions)")
     parser.add_argument("--seed", type=int, default=0, help="random seed of the sessions' choices")
     parser.add_argument("--no-warmup", action="store_true", help="do not visit every page once before the clock starts")
     parser.add_argument("--warmup-urls", default="", help="comma-separated URLs to warm up instead of --url "
@@ -599,7 +606,7 @@ def main(argv: list[str] | None = None) -> int:
         roots = [int(p) for p in args.server_pids.split(",") if p.strip()]
         report = asyncio.run(drive(url, roots, args))
     else:
-        with streamlit_server("app.py", timeout=300) as server:
+        with streamlit_server(args.app, timeout=300) as server:
             report = asyncio.run(drive(server.url, [server.proc.pid], args))
             report["server_log_tracebacks"] = server.log.read_text(errors="replace").count("Traceback")
     report["hang_seconds"] = args.hang_seconds
