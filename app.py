@@ -1,5 +1,7 @@
 """Attention Lab: the router. Every file in pages/ is registered here, through the registry."""
 
+from pathlib import Path
+
 import streamlit as st
 
 from models.compile_cache import enable_compilation_cache
@@ -7,7 +9,8 @@ from models.registry import PAGES
 
 enable_compilation_cache()  # a restarted server loads what an earlier one compiled
 
-st.set_page_config(page_title="Attention Lab", page_icon=":material/grid_on:", layout="wide")
+# A local file: a ":material/…:" page icon makes the browser fetch the favicon from fonts.gstatic.com.
+st.set_page_config(page_title="Attention Lab", page_icon=str(Path(__file__).parent / "ui" / "icon.png"), layout="wide")
 
 navigation = st.navigation(
     [
