@@ -157,21 +157,10 @@ def attention_heatmap(
     )
 
 
-def heatmap_grid(
-    maps: np.ndarray,
-    row_titles: Sequence[str],
-    col_titles: Sequence[str],
-    *,
-    query_labels: Sequence[object] | None = None,
-    key_labels: Sequence[object] | None = None,
-    title: str | None = None,
-    cell_px: int = 110,
-    zmax: float | None = None,
-) -> go.Figure:
-    """Returns a grid of small heatmaps sharing one colour axis.  maps [R, C, Tq, Tk]."""
-    data, layout = heatmap_grid_parts(maps, row_titles, col_titles, query_labels=query_labels, key_labels=key_labels,
-                                      title=title, cell_px=cell_px, zmax=zmax)
-    return quick_figure(data, layout)
+def heatmap_grid(maps: np.ndarray, row_titles: Sequence[str], col_titles: Sequence[str], **options: Any) -> go.Figure:
+    """Returns a grid of small heatmaps sharing one colour axis.  maps [R, C, Tq, Tk]; options as
+    heatmap_grid_parts (query_labels, key_labels, title, cell_px, zmax)."""
+    return quick_figure(*heatmap_grid_parts(maps, row_titles, col_titles, **options))
 
 
 def heatmap_grid_parts(
@@ -185,7 +174,8 @@ def heatmap_grid_parts(
     cell_px: int = 110,
     zmax: float | None = None,
 ) -> tuple[list[dict], dict]:
-    """Returns heatmap_grid's (traces, layout) as plotly JSON dicts, for a caller to adjust first."""
+    """Returns a grid of small heatmaps sharing one colour axis as plotly JSON (traces, layout),
+    for a caller to adjust before quick_figure.  maps [R, C, Tq, Tk]."""
     maps = np.asarray(maps, dtype=np.float32)
     if maps.ndim != 4:
         raise ValueError(f"heatmap_grid needs [rows, cols, Tq, Tk], got shape {maps.shape}")
