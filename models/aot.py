@@ -12,7 +12,8 @@ Arguments are pytrees of arrays in plain containers (dicts, lists, tuples): para
 {name: array}, so no Flax type is needed to call a stored executable. An executable is stored
 under a key made of the function's name, its static settings, a fingerprint of the source
 files it is built from, the argument signature, JAX's version, the device and the CPU's
-instruction-set flags; one that fails to load is deleted and compiled again.
+instruction-set flags; one that fails to load, or fails on its first call, is deleted and
+compiled again.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # Part of every key: format 2 is compiled with JAX's persistent cache off (see _compile_and_store);
 # files stored before it are never looked up again and age out.
 STORE_FORMAT = "stored-executable 2"
-MAX_STORED = 512
-_CACHE_SWITCH = threading.Lock()  # executables kept; the least recently used beyond this are deleted
+MAX_STORED = 512  # executables kept; the least recently used beyond this are deleted
+_CACHE_SWITCH = threading.Lock()
 
 
 def _cpu_flags() -> str:
