@@ -28,7 +28,9 @@ radios the next choice (choices that open a file uploader are skipped), toggles 
 inputs step up (down at the top). After its repetitions a select box, radio or toggle is put
 back to the value it had, so the page keeps its default layout for the next control. A control
 whose first change leaves every figure's data and layout as they were is reported as skipped
-("no figure changed"). Buttons, text boxes, file uploaders, downloads and tabs are not measured.
+("no figure changed"); otherwise the table says how many figures that change redrew (each one
+costs the browser about a third of a floor: bench/figure_cost.py). Buttons, text boxes, file
+uploaders, downloads and tabs are not measured.
 
 Run it on a quiet machine: the browser's own rendering shares the cores with the server.
 """
@@ -127,8 +129,8 @@ WAIT_JS = """
 (timeout) => Promise.race([window.__bench.done, new Promise(resolve => setTimeout(() => resolve(null), timeout))])
 """
 
-# A cheap digest of every figure's data and layout (template left out), to tell whether a
-# control changed what is drawn. Long arrays are sampled; strings are hashed in full up to 20k.
+# A cheap digest of each figure's data and layout (template left out), comma-separated in page
+# order, to tell whether a control changed what is drawn and how many figures it changed. Long arrays are sampled; strings are hashed in full up to 20k.
 FINGERPRINT_JS = """
 () => {
   let h = 0, budget = 400000;
@@ -149,8 +151,9 @@ FINGERPRINT_JS = """
     }
   };
   const plots = Array.from(document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot'));
-  for (const p of plots) { walk(p.data, 0); walk(p.layout, 0); }
-  return plots.length + ':' + h;
+  const each = [];
+  for (const p of plots) { h = 0; budget = 400000; walk(p.data, 0); walk(p.layout, 0); each.push(h); }
+  return each.join(',');
 }
 """
 
@@ -267,6 +270,7 @@ class ControlResult:
     lost: int = 0  # changes that produced no rerun within RERUN_TIMEOUT_MS
     skipped: str | None = None
     fingerprint_before: str | None = None  # of the figures before the first change
+    figures_changed: int | None = None  # how many figures the first change redrew (FINGERPRINT_JS)
 
     @property
     def median(self) -> float | None:
@@ -400,11 +404,20 @@ def record(page, result: ControlResult, ms: float | None) -> bool:
             return False
         return True
     result.times_ms.append(ms)
-    if len(result.times_ms) == 1 and page.evaluate(FINGERPRINT_JS) == result.fingerprint_before:
-        result.skipped = "no figure changed"
-        result.times_ms.clear()
-        return False
+    if len(result.times_ms) == 1:
+        result.figures_changed = figures_changed(result.fingerprint_before, page.evaluate(FINGERPRINT_JS))
+        if not result.figures_changed:
+            result.skipped = "no figure changed"
+            result.times_ms.clear()
+            return False
     return True
+
+
+def figures_changed(before: str | None, after: str) -> int:
+    """Returns how many figures differ between two FINGERPRINT_JS digests (added or removed ones count)."""
+    old = before.split(",") if before else []
+    new = after.split(",") if after else []
+    return sum(a != b for a, b in zip(old, new)) + abs(len(old) - len(new))
 
 
 def measure_control(page, control: dict, repeat: int) -> ControlResult:
@@ -595,8 +608,8 @@ def print_report(report: dict) -> None:
           f"{fmt(median(end['round_trip_ms']))} ms at the end); warm render {fmt(floor_render)} ms.")
     print(f"Cold first render (server start → first figure painted): app, {report['app_cold']['page']}: "
           f"{fmt(report['app_cold']['ms'])} ms; floor: {fmt(start['cold_ms'])} ms.\n")
-    print("| page | control | median ms | × floor | n |")
-    print("|---|---|---|---|---|")
+    print("| page | control | median ms | × floor | figures redrawn | n |")
+    print("|---|---|---|---|---|---|")
     for page in report["pages"]:
         labels = Counter(c.label for c in page.controls)
         for c in page.controls:
@@ -604,7 +617,7 @@ def print_report(report: dict) -> None:
                 continue
             lost = f" ({c.lost} lost)" if c.lost else ""
             name = f"{c.label} ({c.kind}" + (f", key {c.key})" if labels[c.label] > 1 and c.key else ")")
-            print(f"| {page.title} | {name} | {fmt(c.median)} | {ratio(c.median, floor_ms)} | {len(c.times_ms)}{lost} |")
+            print(f"| {page.title} | {name} | {fmt(c.median)} | {ratio(c.median, floor_ms)} | {c.figures_changed} | {len(c.times_ms)}{lost} |")
     print("\n| page | first visit ms | warm render ms | × floor render | n |")
     print("|---|---|---|---|---|")
     for page in report["pages"]:

@@ -1,0 +1,38 @@
+"""bench/floor_app.py with N heatmaps that one slider changes: N figures, or one figure of N subplots.
+
+    FIGURES=4 LAYOUT=subplots streamlit run bench/figures_app.py
+
+bench/figure_cost.py starts it once per variant. FIGURES=1 LAYOUT=figures is the floor itself: the
+same 64 × 64 heatmap, the same slider, the same layout. Every heatmap depends on the slider, so
+every step redraws all of them, as a control that changes several panels of a page would.
+"""
+
+import os
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+SIZE = 64
+FIGURES = max(1, min(int(os.environ.get("FIGURES", "1")), 8))
+LAYOUT = os.environ.get("LAYOUT", "figures")  # "figures" (one st.plotly_chart each) or "subplots"
+
+st.title("Floor")
+phase = st.slider("Phase", 0, 100, 0, key="floor_phase")
+rows, cols = np.mgrid[0:SIZE, 0:SIZE] / SIZE
+panels = [np.sin(6.0 * rows + phase / 10.0 + i) * np.cos(4.0 * cols - phase / 7.0) for i in range(FIGURES)]
+height = 480 if FIGURES == 1 else 300
+margin = dict(l=40, r=20, t=40, b=40)
+if LAYOUT == "subplots" and FIGURES > 1:
+    figure = make_subplots(rows=1, cols=FIGURES, horizontal_spacing=0.04)
+    for i, weights in enumerate(panels):
+        figure.add_trace(go.Heatmap(z=weights, zmin=-1.0, zmax=1.0, colorscale="Viridis", showscale=i == 0),
+                         row=1, col=i + 1)
+    figure.update_layout(title=f"phase {phase}", height=height, margin=margin)
+    st.plotly_chart(figure, key="floor_chart")
+else:
+    for i, weights in enumerate(panels):
+        figure = go.Figure(go.Heatmap(z=weights, zmin=-1.0, zmax=1.0, colorscale="Viridis"))
+        figure.update_layout(title=f"phase {phase}", height=height, margin=margin)
+        st.plotly_chart(figure, key="floor_chart" if i == 0 else f"floor_chart_{i}")
