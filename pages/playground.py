@@ -17,7 +17,7 @@ from models.registry import PLAYGROUND, get_mechanism, mechanisms_on_page
 from ui.links import bound, link_rows, linked_rows
 from ui.router import ensure_router
 from ui.widgets import checked, option_number, option_radio, option_slider, show_figure
-from viz.figures import attention_heatmap, vectors_2d, weight_bars
+from viz.figures import attention_heatmap, bars_over_heatmap, vectors_2d, weight_bars
 
 ensure_router()
 
@@ -89,9 +89,11 @@ with stage2:
         )
     else:
         weight_fig = weight_bars(record.weights[0], record.key_labels, title="α", value_name="α")
-    st.plotly_chart(weight_fig, key="weights_bars")
-    heat_fig = attention_heatmap(record, title="α as a heatmap", zmax=1.0, height=220)
-    show_figure(heat_fig, record, key="weights", chart_key="weights_heatmap", name=f"{record.mechanism}-weights")
+    # The bars and the heatmap row every other page draws, as one figure (one redraw per control).
+    heat_fig = attention_heatmap(record, title="", zmax=1.0, height=220)
+    show_figure(bars_over_heatmap(weight_fig, heat_fig), record,
+                key="weights", chart_key="weights_chart", name=f"{record.mechanism}-weights")
+    st.caption("Below the bars: the same α as a one-row heatmap, as the other pages draw attention.")
 with stage3:
     st.subheader("3 · Weighted sum")
     points = context_record(record)

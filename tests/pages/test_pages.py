@@ -37,8 +37,11 @@ def test_home_shows_the_catalogue_and_a_live_example():
 def test_playground_three_stages_and_widgets_change_the_figures():
     at = open_page("pages/playground.py")
     assert not at.exception
-    assert len(chart_specs(at)) == 4
+    specs = chart_specs(at)
+    assert len(specs) == 3  # scores; α as bars over its heatmap row (one figure); the weighted sum
+    assert [t["type"] for t in specs[1]["data"]] == ["bar", "heatmap"]
     weights_before = chart_data(at, 1, "y")
+    np.testing.assert_allclose(chart_data(at, 1, "z", trace=1), [weights_before], rtol=1e-6)  # the same α
     np.testing.assert_allclose(weights_before.sum(), 1.0, rtol=1e-5)
     at.slider(key="query_x").set_value(-2.0).run()
     assert not at.exception
@@ -55,7 +58,7 @@ def test_playground_sampling_converges_with_more_samples():
     spec = chart_specs(at)[1]
     soft = np.asarray(chart_data(at, 1, "y", trace=0))
     freq = np.asarray(chart_data(at, 1, "y", trace=1))
-    assert len(spec["data"]) == 2
+    assert [t["type"] for t in spec["data"]] == ["bar", "bar", "heatmap"]  # soft α, frequency; the heatmap row
     assert np.abs(soft - freq).max() < 0.05
 
 

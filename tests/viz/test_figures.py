@@ -61,6 +61,22 @@ def test_weight_bars_and_compare():
     assert "<img" not in fig.data[0].x[1]
 
 
+def test_bars_over_heatmap_is_one_figure_with_both_panels_on_one_key_axis():
+    alpha = np.array([[0.1, 0.6, 0.3]], np.float32)
+    bars = figures.weight_bars(alpha[0], ["a", XSS, "c"], title="α & co", compare=[0.2, 0.5, 0.3], compare_name="freq")
+    heat = figures.heatmap(alpha, ["q"], ["a", XSS, "c"], height=220)
+    fig = figures.bars_over_heatmap(bars, heat)
+    assert [t.type for t in fig.data] == ["bar", "bar", "heatmap"]
+    assert [(t.xaxis, t.yaxis) for t in fig.data] == [("x", "y"), ("x", "y"), ("x2", "y2")]
+    np.testing.assert_allclose(np.asarray(fig.data[2].z), alpha)
+    assert list(fig.data[0].x) == list(fig.data[2].x)  # the same (escaped) key categories
+    assert "<img" not in "".join(fig.data[2].x) and fig.layout.title.text == "α &amp; co"  # escaped once
+    top, low = fig.layout.yaxis.domain, fig.layout.yaxis2.domain
+    assert low[1] < top[0] and fig.layout.xaxis.matches == "x2" and fig.layout.barmode == "group"
+    assert fig.layout.xaxis.showticklabels is False and fig.layout.xaxis2.ticktext == fig.data[2].x
+    assert fig.data[2].colorbar.len == pytest.approx(low[1] - low[0])
+
+
 def test_image_overlay_stretches_the_grid_over_the_image():
     image = np.zeros((64, 64, 3), np.uint8)
     amap = np.eye(8, dtype=np.float32)
