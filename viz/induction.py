@@ -80,11 +80,21 @@ def training_curves(record: AttentionRecord, *, step: int | None = None, height:
     return fig
 
 
+# The head view's axes label at most this many positions each (every k-th beyond it; hover names
+# every cell's tokens). A browser redraws each tick label on every rerun, and the cost grows faster
+# than their number: 63 labels a side tripled a 64 × 64 heatmap's round trip, 32 a side cost
+# 0.5 of it (docs/PERFORMANCE.md, "Tick labels").
+PATTERN_TICKS = 32
+
+
 def _pattern_heatmap(weights: np.ndarray, labels: Sequence[str], y_text: Sequence[str], title: str | None,
-                     height: int | None) -> go.Figure:
-    # One head's [T, T] map on numeric axes; hover names both tokens.
+                     height: int | None, *, max_ticks: int | None = None) -> go.Figure:
+    # One head's [T, T] map on numeric axes; hover names both tokens. max_ticks: label every k-th
+    # position only, so that at most that many labels show on each axis.
     t = weights.shape[0]
     ticks = _ticks(labels)
+    every = 1 if max_ticks is None or t <= max_ticks else int(np.ceil(t / max_ticks))
+    shown = list(range(0, t, every))
     fig = go.Figure(go.Heatmap(
         z=weights, x=np.arange(t), y=np.arange(t), zmin=0.0, zmax=1.0, colorscale=COLORSCALE, name="α",
         colorbar={"title": {"text": "α"}},
@@ -95,10 +105,10 @@ def _pattern_heatmap(weights: np.ndarray, labels: Sequence[str], y_text: Sequenc
         title={"text": html.escape(title) if title else None},
         height=height or int(min(max(360, 13 * t + 200), 900)),
         margin={"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
-        xaxis={"title": {"text": "key (attended token)"}, "tickmode": "array", "tickvals": list(range(t)),
-               "ticktext": ticks, "range": [-0.5, t - 0.5], "tickangle": -90},
-        yaxis={"title": {"text": "query (current token)"}, "tickmode": "array", "tickvals": list(range(t)),
-               "ticktext": list(y_text), "range": [t - 0.5, -0.5]},
+        xaxis={"title": {"text": "key (attended token)"}, "tickmode": "array", "tickvals": shown,
+               "ticktext": [ticks[i] for i in shown], "range": [-0.5, t - 0.5], "tickangle": -90},
+        yaxis={"title": {"text": "query (current token)"}, "tickmode": "array", "tickvals": shown,
+               "ticktext": [y_text[i] for i in shown], "range": [t - 0.5, -0.5]},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0},
     )
     return fig
@@ -109,10 +119,13 @@ def head_pattern(record: AttentionRecord, layer: int, head: int, *, title: str |
     """Returns one head's attention over a sequence as a heatmap (queries down, keys across).
 
     record: weights [layer, head, T, T] with extras tokens [T]. show_targets: outline the cells an
-    induction head attends to (the token right after an earlier copy of the query's token).
+    induction head attends to (the token right after an earlier copy of the query's token). Each
+    axis labels at most PATTERN_TICKS positions (the generated sequence's pattern is the point;
+    hover names every cell's tokens); the copy view of a typed sequence labels every row.
     """
     weights = record.matrix(layer=layer, head=head)
-    fig = _pattern_heatmap(weights, record.key_labels, _ticks(record.query_labels), title, height)
+    fig = _pattern_heatmap(weights, record.key_labels, _ticks(record.query_labels), title, height,
+                           max_ticks=PATTERN_TICKS)
     if show_targets:
         rows, cols = np.nonzero(induction_pattern(np.asarray(record.extras["tokens"])))
         fig.add_trace(go.Scatter(
