@@ -29,6 +29,7 @@ from viz.export import (
     image_export_available,
     text_export_allowed,
 )
+from viz.figures import allow_tick_overflow
 
 T = TypeVar("T")
 IMAGE_FORMATS = ("png", "svg", "pdf")
@@ -201,7 +202,7 @@ def show_figure(fig: go.Figure, record: AttentionRecord, *, key: str, name: str 
 
     Returns what st.plotly_chart returns (the selection state when on_select is given).
     """
-    state = st.plotly_chart(fig, key=chart_key or f"{key}_chart", **chart_kwargs)
+    state = st.plotly_chart(allow_tick_overflow(fig), key=chart_key or f"{key}_chart", **chart_kwargs)
     with st.container(horizontal=True):
         export_buttons(record, fig, key=key, name=name)
         link_box()

@@ -77,6 +77,15 @@ def test_bars_over_heatmap_is_one_figure_with_both_panels_on_one_key_axis():
     assert fig.data[2].colorbar.len == pytest.approx(low[1] - low[0])
 
 
+def test_allow_tick_overflow_sets_every_axis_and_keeps_a_choice_made():
+    fig = figures.heatmap_grid(np.zeros((2, 2, 3, 3)), ["a", "b"], ["c", "d"])
+    fig.layout.xaxis3.ticklabeloverflow = "hide past domain"
+    figures.allow_tick_overflow(fig)
+    assert fig.layout.xaxis3.ticklabeloverflow == "hide past domain"
+    for name in ("xaxis", "xaxis2", "xaxis4", "yaxis", "yaxis2", "yaxis3", "yaxis4"):
+        assert fig.layout[name].ticklabeloverflow == "allow", name
+
+
 def test_image_overlay_stretches_the_grid_over_the_image():
     image = np.zeros((64, 64, 3), np.uint8)
     amap = np.eye(8, dtype=np.float32)
