@@ -1,9 +1,11 @@
 """What one more changed figure costs a control's round trip, in Chromium, against the floor.
 
-    .venv/bin/python bench/figure_cost.py [--figures 1,2,4] [--repeat 12] [--json FILE]
+    .venv/bin/python bench/figure_cost.py [--figures 1,2,4] [--ticks] [--repeat 12] [--json FILE]
 
 Starts bench/figures_app.py once per variant (N separate plotly figures, or one figure with N
-subplots; N = 1 is bench/floor_app.py's floor), each on its own loopback port and in its own
+subplots; N = 1 is bench/floor_app.py's floor; with --ticks also the floor's one heatmap with a
+label on each of its 64 rows and columns, under plotly.js's default tick-label overflow check and
+with ticklabeloverflow "allow"), each on its own loopback port and in its own
 browser page, all at once. Then it steps each page's slider in turn, round-robin, so that drift of
 the machine's load falls on every variant alike, and prints the median round trip of each and its
 ratio to the floor. The round trip is bench/ui_latency.py's (key press → rerun done → two paints).
@@ -30,29 +32,46 @@ import ui_latency as bench  # noqa: E402  (the same servers, browser, clock and 
 APP = "bench/figures_app.py"
 
 
-def variants(counts: list[int]) -> list[tuple[int, str]]:
-    """Returns (N, layout) pairs: the floor first, then N figures and N subplots for every N > 1."""
+TICK_VARIANTS = {"ticks": {"TICKS": "64"}, "ticks-allow": {"TICKS": "64", "OVERFLOW": "allow"}}
+
+
+def variants(counts: list[int], ticks: bool = False) -> list[tuple[int, str]]:
+    """Returns (N, layout) pairs: the floor first, then N figures and N subplots for every N > 1,
+    then (1, "ticks") and (1, "ticks-allow") if asked."""
     out = [(1, "figures")]
     for n in counts:
         if n > 1:
             out += [(n, "figures"), (n, "subplots")]
+    if ticks:
+        out += [(1, name) for name in TICK_VARIANTS]
     return out
 
 
 def label(n: int, layout: str) -> str:
+    if layout == "ticks":
+        return "floor + 64 labels a side"
+    if layout == "ticks-allow":
+        return "floor + 64 labels a side, overflow allowed"
     return "floor (1 figure)" if n == 1 else (f"{n} figures" if layout == "figures" else f"1 figure, {n} subplots")
+
+
+def environment(n: int, layout: str) -> dict[str, str]:
+    """Returns the variables bench/figures_app.py reads for this variant."""
+    if layout in TICK_VARIANTS:
+        return {"FIGURES": "1", "LAYOUT": "figures", "TICKS": "", "OVERFLOW": "", **TICK_VARIANTS[layout]}
+    return {"FIGURES": str(n), "LAYOUT": layout, "TICKS": "", "OVERFLOW": ""}
 
 
 def run(args) -> dict:
     from playwright.sync_api import sync_playwright
 
-    wanted = variants([int(n) for n in args.figures.split(",")])
+    wanted = variants([int(n) for n in args.figures.split(",")], args.ticks)
     times: dict[str, list[float]] = {label(*v): [] for v in wanted}
     lost: dict[str, int] = {label(*v): 0 for v in wanted}
     with contextlib.ExitStack() as stack:
         servers = []
         for n, layout in wanted:
-            os.environ["FIGURES"], os.environ["LAYOUT"] = str(n), layout  # the server inherits them
+            os.environ.update(environment(n, layout))  # the server inherits them
             servers.append(stack.enter_context(bench.streamlit_server(APP)))
         playwright = stack.enter_context(sync_playwright())
         browser = bench.launch_chromium(playwright)
@@ -88,6 +107,8 @@ def print_report(report: dict) -> None:
         med = statistics.median(values) if values else None
         n = 1 if name.startswith("floor") else int(name.split()[0] if "subplots" not in name else name.split()[2])
         per = "" if med is None or n == 1 else f"{(med - floor) / (n - 1):.0f}"
+        if "labels" in name and med is not None:
+            per = f"({med - floor:+.0f} for the labels)"
         shown = "—" if med is None else f"{med:.0f}"
         ratio = "—" if med is None else f"{med / floor:.2f}"
         print(f"| {name} | {shown} | {ratio} | {per} |" + (f" ({report['lost'][name]} lost)" if report["lost"][name] else ""))
@@ -96,6 +117,7 @@ def print_report(report: dict) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--figures", default="1,2,4", help="comma-separated N (default 1,2,4)")
+    parser.add_argument("--ticks", action="store_true", help="also the floor with 64 tick labels a side, both ways")
     parser.add_argument("--repeat", type=int, default=12, help="counted steps per variant (default 12)")
     parser.add_argument("--json", type=Path, help="also write the raw times here")
     args = parser.parse_args(argv)

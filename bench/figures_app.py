@@ -1,6 +1,11 @@
-"""bench/floor_app.py with N heatmaps that one slider changes: N figures, or one figure of N subplots.
+"""bench/floor_app.py with N heatmaps that one slider changes: N figures, or one figure of N subplots,
+optionally with a token label at every row and column.
 
     FIGURES=4 LAYOUT=subplots streamlit run bench/figures_app.py
+    TICKS=64 OVERFLOW=allow streamlit run bench/figures_app.py
+
+TICKS labels every one of the 64 rows and columns (plotly tickmode "array", as the token pages
+do); OVERFLOW sets the axes' ticklabeloverflow (unset: plotly.js's default, "hide past div").
 
 bench/figure_cost.py starts it once per variant. FIGURES=1 LAYOUT=figures is the floor itself: the
 same 64 × 64 heatmap, the same slider, the same layout. Every heatmap depends on the slider, so
@@ -17,6 +22,9 @@ from plotly.subplots import make_subplots
 SIZE = 64
 FIGURES = max(1, min(int(os.environ.get("FIGURES", "1")), 8))
 LAYOUT = os.environ.get("LAYOUT", "figures")  # "figures" (one st.plotly_chart each) or "subplots"
+TICKS = os.environ.get("TICKS") == "64"
+OVERFLOW = os.environ.get("OVERFLOW")  # e.g. "allow"
+WORDS = ("dog", "sun", "cat", "k", "m", "p", "tree", "house")
 
 st.title("Floor")
 phase = st.slider("Phase", 0, 100, 0, key="floor_phase")
@@ -35,4 +43,12 @@ else:
     for i, weights in enumerate(panels):
         figure = go.Figure(go.Heatmap(z=weights, zmin=-1.0, zmax=1.0, colorscale="Viridis"))
         figure.update_layout(title=f"phase {phase}", height=height, margin=margin)
+        if TICKS:
+            labels = [WORDS[j % len(WORDS)] for j in range(SIZE)]
+            for axis in (figure.layout.xaxis, figure.layout.yaxis):
+                axis.update(tickmode="array", tickvals=list(range(SIZE)), ticktext=labels)
+            figure.layout.xaxis.tickangle = -90
+        if OVERFLOW:
+            figure.update_xaxes(ticklabeloverflow=OVERFLOW)
+            figure.update_yaxes(ticklabeloverflow=OVERFLOW)
         st.plotly_chart(figure, key="floor_chart" if i == 0 else f"floor_chart_{i}")
