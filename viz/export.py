@@ -143,9 +143,9 @@ def export_bytes(record: AttentionRecord, fmt: str, fig: go.Figure | None = None
     """Returns one export: figure formats use `fig` (default: the record's default figure)."""
     fmt = fmt.lower()
     if fmt in FIGURE_FORMATS:
-        if fig is None:
-            from viz.figures import record_figure
+        if fig is None:  # the CLI: the record's default figure, its axes set as the app sets them
+            from viz.figures import allow_tick_overflow, record_figure
 
-            fig = record_figure(record)
+            fig = allow_tick_overflow(record_figure(record))
         return figure_bytes(fig, fmt)
     return record_bytes(record, fmt, compress=compress)
