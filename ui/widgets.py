@@ -29,7 +29,7 @@ from viz.export import (
     image_export_available,
     text_export_allowed,
 )
-from viz.figures import allow_tick_overflow
+from viz.plotly_json import allow_tick_overflow
 
 T = TypeVar("T")
 IMAGE_FORMATS = ("png", "svg", "pdf")

@@ -11,7 +11,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from models.record import AttentionRecord
-from viz.figures import heatmap_grid_parts, quick_figure
+from viz.figures import heatmap_grid_parts
+from viz.plotly_json import quick_figure
 from viz.seq2seq import alignment_heatmap
 
 # (x, y) axis titles of each kind of record (record.meta["attention"]).

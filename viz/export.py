@@ -144,7 +144,8 @@ def export_bytes(record: AttentionRecord, fmt: str, fig: go.Figure | None = None
     fmt = fmt.lower()
     if fmt in FIGURE_FORMATS:
         if fig is None:  # the CLI: the record's default figure, its axes set as the app sets them
-            from viz.figures import allow_tick_overflow, record_figure
+            from viz.figures import record_figure
+            from viz.plotly_json import allow_tick_overflow
 
             fig = allow_tick_overflow(record_figure(record))
         return figure_bytes(fig, fmt)

@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from models.record import AttentionRecord
-from viz.figures import quick_figure
+from viz.plotly_json import quick_figure
 
 WEBGL_ABOVE = 2_000  # steps; longer series use Scattergl
 MARK_COLOR = "#d62728"

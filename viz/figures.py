@@ -8,19 +8,16 @@ merges repeated categories ("the", "the") into one column.
 
 from __future__ import annotations
 
-import functools
 import html
 import json
-import re
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import plotly.colors
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from models.record import AttentionRecord
+from viz.plotly_json import quick_figure, subplot_grid, tick_stride
 
 COLORSCALE = "Viridis"
 MAX_TICKS = 64  # beyond this many labels an axis shows every k-th one; hover shows all
@@ -47,66 +44,12 @@ def unique_labels(labels: Sequence[object]) -> list[str]:
 
 
 def _tick_subset(categories: list[str]) -> dict:
-    if len(categories) <= MAX_TICKS:
-        return {"tickmode": "array", "tickvals": categories, "ticktext": categories}
-    step = int(np.ceil(len(categories) / MAX_TICKS))
-    picked = categories[::step]
+    picked = categories[:: tick_stride(len(categories), MAX_TICKS)]
     return {"tickmode": "array", "tickvals": picked, "ticktext": picked}
 
 
 def _axis_size(n: int) -> int:
     return int(min(max(260, 22 * n + 140), 900))
-
-
-@functools.lru_cache(maxsize=64)
-def subplot_grid(rows: int, cols: int, **options: Any) -> tuple[str, tuple[tuple[dict[str, str], ...], ...]]:
-    """Returns make_subplots(rows, cols, **options)'s layout as JSON and each cell's axes
-    ({"xaxis": "x3", "yaxis": "y3"}, [row][col], 0-based). make_subplots validates every property
-    it sets (~0.1 s for a grid of panels); a page redraws the same grid on every rerun, so each grid
-    is built once. Options must be hashable (tuples for titles)."""
-    fig = make_subplots(rows=rows, cols=cols, **{k: list(v) if isinstance(v, tuple) else v for k, v in options.items()})
-    # make_subplots numbers a plain grid's axes row by row: x, x2, x3, … (and y, y2, …).
-    names = [["" if r * cols + c == 0 else str(r * cols + c + 1) for c in range(cols)] for r in range(rows)]
-    axes = tuple(tuple({"xaxis": f"x{n}", "yaxis": f"y{n}"} for n in row) for row in names)
-    return json.dumps(fig.layout.to_plotly_json()), axes
-
-
-def quick_figure(data: list[dict], layout: dict) -> go.Figure:
-    """Returns go.Figure(data, layout) built without plotly's per-property validation.
-
-    Validation is most of a figure's build time (a 64 × 64 heatmap: ~15 ms of ~17 on this
-    machine), and it runs again on every rerun of a page. The builders that use this write
-    plain plotly JSON from checked arrays and fixed names, and tests/viz check what they draw;
-    later update_layout / add_shape calls on the figure skip validation too.
-    """
-    for part in [*data, *(v for k, v in layout.items() if k.startswith("coloraxis") and isinstance(v, dict))]:
-        if isinstance(part.get("colorscale"), str):  # plotly.js knows only a few names: send the colours
-            part["colorscale"] = _colorscale(part["colorscale"])
-    return go.Figure({"data": data, "layout": layout}, _validate=False)
-
-
-_AXIS_NAME = re.compile(r"[xy]axis\d*")
-
-
-def allow_tick_overflow(fig: go.Figure) -> go.Figure:
-    """Sets ticklabeloverflow = "allow" on every x and y axis of `fig` that leaves it unset; returns fig.
-
-    plotly.js's default ("hide past div") measures every tick label against the figure's box on
-    every redraw. With 64 labels a side that tripled a 64 × 64 heatmap's round trip in Chromium
-    (1,030 → 442 ms with "allow", floor 320 ms; docs/PERFORMANCE.md, "Tick labels"). The labels
-    stay where they were: automargin already keeps them inside the figure.
-    """
-    names = {"xaxis", "yaxis", *(k for k in fig.layout.to_plotly_json() if _AXIS_NAME.fullmatch(k))}
-    for name in sorted(names):
-        axis = fig.layout[name]
-        if axis.ticklabeloverflow is None:
-            axis.ticklabeloverflow = "allow"
-    return fig
-
-
-@functools.lru_cache(maxsize=32)
-def _colorscale(name: str) -> tuple[tuple[float, str], ...]:
-    return tuple((float(at), colour) for at, colour in plotly.colors.get_colorscale(name))
 
 
 def heatmap(
@@ -267,33 +210,30 @@ def weight_bars(
     return quick_figure(bars, layout)
 
 
-def bars_over_heatmap(bars: go.Figure, heat: go.Figure, *, title: str | None = None, bars_share: float = 0.62) -> go.Figure:
-    """Returns one figure with `bars` (a weight_bars chart) above `heat` (a one-row heatmap of
-    the same keys), the two sharing the key axis; the bottom one keeps its tick labels. The title
-    is `title`, else the bars' own (already escaped).
+def bars_over_heatmap(bars: go.Figure, heat: go.Figure) -> go.Figure:
+    """Returns one figure with `bars` (a weight_bars chart, its title on top) above `heat` (a
+    one-row heatmap of the same keys), the two sharing the key axis; the bottom one keeps its
+    tick labels.
 
     One figure instead of two because a browser redraws each figure a control changes at about a
     third of Streamlit's whole round trip (bench/figure_cost.py), and a second subplot costs far less.
     """
-    gap = 0.06
-    data = []
-    for trace in bars.data:
-        data.append({**trace.to_plotly_json(), "xaxis": "x", "yaxis": "y"})
+    top_low, gap = 0.38, 0.06  # the bars take the top 62 % of the height, the heatmap row the rest
+    data = [{**trace.to_plotly_json(), "xaxis": "x", "yaxis": "y"} for trace in bars.data]
     for trace in heat.data:
         part = {**trace.to_plotly_json(), "xaxis": "x2", "yaxis": "y2"}
-        low = 1.0 - bars_share - gap
-        part["colorbar"] = {**part.get("colorbar", {}), "len": low, "y": 0.0, "yanchor": "bottom"}
+        part["colorbar"] = {**part.get("colorbar", {}), "len": top_low - gap, "y": 0.0, "yanchor": "bottom"}
         data.append(part)
     top, bottom = bars.layout.to_plotly_json(), heat.layout.to_plotly_json()
-    shown = html.escape(title) if title else (top.get("title") or {}).get("text")
+    title = (top.get("title") or {}).get("text")  # already escaped by weight_bars
     layout = {
-        "title": {"text": shown},
+        "title": {"text": title},
         "height": int(top.get("height", 320)) + int(bottom.get("height", 220)) - 100,
-        "margin": {"l": 10, "r": 10, "t": 50 if shown else 20, "b": 10},
+        "margin": {"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
         "xaxis": {**top.get("xaxis", {}), "domain": [0.0, 1.0], "anchor": "y", "matches": "x2", "showticklabels": False},
-        "yaxis": {**top.get("yaxis", {}), "domain": [1.0 - bars_share, 1.0], "anchor": "x"},
+        "yaxis": {**top.get("yaxis", {}), "domain": [top_low, 1.0], "anchor": "x"},
         "xaxis2": {**bottom.get("xaxis", {}), "domain": [0.0, 1.0], "anchor": "y2"},
-        "yaxis2": {**bottom.get("yaxis", {}), "domain": [0.0, 1.0 - bars_share - gap], "anchor": "x2"},
+        "yaxis2": {**bottom.get("yaxis", {}), "domain": [0.0, top_low - gap], "anchor": "x2"},
     }
     for name in ("barmode", "legend"):
         if name in top:

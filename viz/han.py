@@ -15,7 +15,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from models.record import AttentionRecord
-from viz.figures import COLORSCALE, quick_figure, safe_label, subplot_grid, unique_labels
+from viz.figures import COLORSCALE, safe_label, unique_labels
+from viz.plotly_json import quick_figure, subplot_grid
 
 SENTENCE_RGB = (255, 170, 40)  # amber: sentence α
 WORD_RGB = (40, 110, 255)  # blue: word α

@@ -17,7 +17,8 @@ import plotly.graph_objects as go
 from PIL import Image
 
 from models.record import AttentionRecord
-from viz.figures import COLORSCALE, image_overlay, safe_label, subplot_grid
+from viz.figures import COLORSCALE, image_overlay, safe_label
+from viz.plotly_json import subplot_grid
 
 PANEL_PX = 190
 PANELS_PER_LINE = 4  # words per line of caption panels; longer captions wrap

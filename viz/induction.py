@@ -16,6 +16,7 @@ from plotly.subplots import make_subplots
 from models.record import AttentionRecord
 from models.transformer.heads import induction_pattern
 from viz.figures import COLORSCALE, safe_label
+from viz.plotly_json import tick_stride
 
 LOSS_COLORS = {"loss": "#7f7f7f", "first_half_loss": "#1f77b4", "repeated_loss": "#d62728"}
 LOSS_NAMES = {"loss": "training loss (all positions)", "first_half_loss": "loss on the first copy of r",
@@ -82,8 +83,8 @@ def training_curves(record: AttentionRecord, *, step: int | None = None, height:
 
 # The head view's axes label at most this many positions each (every k-th beyond it; hover names
 # every cell's tokens). A browser redraws each tick label on every rerun, and the cost grows faster
-# than their number: 63 labels a side tripled a 64 × 64 heatmap's round trip, 32 a side cost
-# 0.5 of it (docs/PERFORMANCE.md, "Tick labels").
+# than their number: on a 64 × 64 heatmap 64 labels a side added ~730 ms, 32 a side ~240 ms
+# (docs/PERFORMANCE.md, "What a figure and its tick labels cost the browser").
 PATTERN_TICKS = 32
 
 
@@ -93,8 +94,7 @@ def _pattern_heatmap(weights: np.ndarray, labels: Sequence[str], y_text: Sequenc
     # position only, so that at most that many labels show on each axis.
     t = weights.shape[0]
     ticks = _ticks(labels)
-    every = 1 if max_ticks is None or t <= max_ticks else int(np.ceil(t / max_ticks))
-    shown = list(range(0, t, every))
+    shown = list(range(0, t, 1 if max_ticks is None else tick_stride(t, max_ticks)))
     fig = go.Figure(go.Heatmap(
         z=weights, x=np.arange(t), y=np.arange(t), zmin=0.0, zmax=1.0, colorscale=COLORSCALE, name="α",
         colorbar={"title": {"text": "α"}},

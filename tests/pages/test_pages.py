@@ -42,7 +42,7 @@ def test_playground_three_stages_and_widgets_change_the_figures():
     assert [t["type"] for t in specs[1]["data"]] == ["bar", "heatmap"]
     weights_before = chart_data(at, 1, "y")
     np.testing.assert_allclose(chart_data(at, 1, "z", trace=1), [weights_before], rtol=1e-6)  # the same α
-    for spec in specs:  # every axis skips plotly.js's per-label overflow check (viz.figures.allow_tick_overflow)
+    for spec in specs:  # every axis skips plotly.js's per-label overflow check (viz.plotly_json.allow_tick_overflow)
         axes = [v for k, v in spec["layout"].items() if k[1:5] == "axis"]
         assert axes and all(a.get("ticklabeloverflow") == "allow" for a in axes)
     np.testing.assert_allclose(weights_before.sum(), 1.0, rtol=1e-5)

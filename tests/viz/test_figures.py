@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from models.record import AttentionRecord
-from viz import figures
+from viz import figures, plotly_json
 
 XSS = "<img src=x onerror=alert(1)>"
 
@@ -80,7 +80,7 @@ def test_bars_over_heatmap_is_one_figure_with_both_panels_on_one_key_axis():
 def test_allow_tick_overflow_sets_every_axis_and_keeps_a_choice_made():
     fig = figures.heatmap_grid(np.zeros((2, 2, 3, 3)), ["a", "b"], ["c", "d"])
     fig.layout.xaxis3.ticklabeloverflow = "hide past domain"
-    figures.allow_tick_overflow(fig)
+    plotly_json.allow_tick_overflow(fig)
     assert fig.layout.xaxis3.ticklabeloverflow == "hide past domain"
     for name in ("xaxis", "xaxis2", "xaxis4", "yaxis", "yaxis2", "yaxis3", "yaxis4"):
         assert fig.layout[name].ticklabeloverflow == "allow", name
