@@ -132,6 +132,24 @@ def wait_for_change(page, before, timeout: float = 30.0) -> list:
     raise AssertionError("the charts did not change")
 
 
+def wait_stable(page, quiet: float = 2.0, timeout: float = 180.0) -> list:
+    """Returns the chart data once the app is idle and the data has not changed for `quiet` s.
+
+    A slider moved by keys sends one value per press, and plotly redraws after the script's run
+    ends, so one idle moment is not yet the last state; this waits for the last one."""
+    deadline = time.time() + timeout
+    last, since = None, time.time()
+    while time.time() < deadline:
+        wait_idle(page, timeout=max(1_000, (deadline - time.time()) * 1000))
+        now = json.dumps(plotly_traces(page))
+        if now != last:
+            last, since = now, time.time()
+        elif time.time() - since >= quiet:
+            return json.loads(last)
+        time.sleep(0.25)
+    raise AssertionError(f"the charts did not settle within {timeout} s")
+
+
 @pytest.fixture(scope="session")
 def app_url():
     """A `streamlit run` server shared by the browser tests that need no fresh server."""
