@@ -83,20 +83,29 @@ show_figure(_curves_figure(step), curves, key="ind_curves", name="induction-trai
 st.header("One head at one snapshot")
 st.markdown("The attention of any head on a generated repeated sequence [BOS] + r + r. Red squares: where an "
             "induction head looks (the token right after the earlier copy of each query's token).")
-left, right = st.columns([1, 3], gap="large")
-with left:
-    layer = bound(st.radio, "Layer", list(range(layers)), index=change.best_head[0], key="ind_layer", horizontal=True)
-    head = bound(st.radio, "Head", list(range(heads)), index=change.best_head[1], key="ind_head", horizontal=True)
-    seed = option_number(mechanism.option("seed"), key="ind_seed")
-    length = option_slider(mechanism.option("length"), key="ind_length")
-    targets = bound(st.checkbox, "Outline the induction targets", value=True, key="ind_targets")
-with right:
-    record = checked(_record, None, seed, length, step)
-    scores = {name: values[layer][head] for name, values in record.meta["scores"].items()}
-    st.caption(f"L{layer}H{head} at step {step:,}: " + ", ".join(f"{k} {v:.2f}" for k, v in scores.items())
-               + f" (random ≈ {record.meta['random_baseline']:.3f})")
-    fig = head_pattern(record, layer, head, show_targets=targets, title=f"L{layer}H{head} at step {step:,}")
-    show_figure(fig, record, key="ind_head_map", name=f"induction-L{layer}H{head}-step{step}")
+
+
+# Its own fragment (st.fragment): layer, head, seed, length and the outline change only this view.
+# The Link boxes read the browser's address, so the other sections' boxes stay right.
+@st.fragment
+def head_section(step: int) -> None:
+    left, right = st.columns([1, 3], gap="large")
+    with left:
+        layer = bound(st.radio, "Layer", list(range(layers)), index=change.best_head[0], key="ind_layer", horizontal=True)
+        head = bound(st.radio, "Head", list(range(heads)), index=change.best_head[1], key="ind_head", horizontal=True)
+        seed = option_number(mechanism.option("seed"), key="ind_seed")
+        length = option_slider(mechanism.option("length"), key="ind_length")
+        targets = bound(st.checkbox, "Outline the induction targets", value=True, key="ind_targets")
+    with right:
+        record = checked(_record, None, seed, length, step)
+        scores = {name: values[layer][head] for name, values in record.meta["scores"].items()}
+        st.caption(f"L{layer}H{head} at step {step:,}: " + ", ".join(f"{k} {v:.2f}" for k, v in scores.items())
+                   + f" (random ≈ {record.meta['random_baseline']:.3f})")
+        fig = head_pattern(record, layer, head, show_targets=targets, title=f"L{layer}H{head} at step {step:,}")
+        show_figure(fig, record, key="ind_head_map", name=f"induction-L{layer}H{head}-step{step}")
+
+
+head_section(step)
 
 st.header("Your own sequence")
 st.markdown(f"Type tokens from the vocabulary; repeat a stretch and watch the model continue it. Each row "
@@ -110,7 +119,8 @@ text = linked_text(st.text_input, "Your tokens", EXAMPLE_TEXT, key="ind_text",
 if not text.strip():
     st.info("Type a few tokens separated by spaces, e.g. `k dog m sun k dog`.", icon=":material/edit:")
     st.stop()
-typed = checked(_record, text, seed, length, step)
+# A typed sequence ignores the generator's seed and length (models/induction/records.py).
+typed = checked(_record, text, mechanism.option("seed").default, mechanism.option("length").default, step)
 continuation = typed.meta["predictions"][-1]
 st.markdown(f"**Next token predicted after your sequence:** `{continuation}` "
             f"({typed.meta['prediction_probabilities'][-1]:.0%}) at step {step:,}")

@@ -75,15 +75,24 @@ with main:
     show_figure(fig, record, key="s2s_main", name=f"seq2seq-{variant}")
 
 st.header("Compare two variants")
-left, right = st.columns(2, gap="medium")
-for column, default, key in ((left, "bahdanau", "a"), (right, "local-m", "b")):
-    with column:
-        chosen = bound(st.selectbox, "Variant", ids, index=ids.index(default), format_func=_name,
-                       key=f"s2s_compare_{key}")
-        other = _record(chosen, text, window, None)
-        st.markdown(f"**Output:** `{other.meta['output']}`")
-        cfig = alignment_heatmap(other, truth=truth, title=_name(chosen), height=360)
-        show_figure(cfig, other, key=f"s2s_compare_{key}", name=f"seq2seq-{chosen}")
+
+
+# Sections whose controls change only their own figures are fragments (st.fragment): moving one
+# reruns that section alone; the Link boxes read the browser's address, so none goes stale.
+@st.fragment
+def compare_variants(text: str, window: int, truth) -> None:
+    left, right = st.columns(2, gap="medium")
+    for column, default, key in ((left, "bahdanau", "a"), (right, "local-m", "b")):
+        with column:
+            chosen = bound(st.selectbox, "Variant", ids, index=ids.index(default), format_func=_name,
+                           key=f"s2s_compare_{key}")
+            other = _record(chosen, text, window, None)
+            st.markdown(f"**Output:** `{other.meta['output']}`")
+            cfig = alignment_heatmap(other, truth=truth, title=_name(chosen), height=360)
+            show_figure(cfig, other, key=f"s2s_compare_{key}", name=f"seq2seq-{chosen}")
+
+
+compare_variants(text, window, truth)
 
 st.header("Compare two inputs")
 st.markdown(
@@ -91,23 +100,30 @@ st.markdown(
     "difference α_B − α_A is drawn over the output and input characters both share, in order; a character "
     "only one has gets a blank row or column, marked in its input's colour."
 )
-text_b = linked_text(st.text_input, "Second date (B)", "9 June 2018", key="s2s_text_b",
-                     max_chars=mechanism.option("text").max_chars)
-if text_b.strip():
-    record_b = checked(_record, variant, text_b, window, None)
-    diff = difference_record(record.weights, record_b.weights, (record.query_labels, record.key_labels),
-                             (record_b.query_labels, record_b.key_labels), mechanism=record.mechanism,
-                             meta={"output_a": record.meta["output"], "output_b": record_b.meta["output"]})
-    left, right = st.columns(2, gap="medium")
-    with left:
-        show_figure(alignment_heatmap(record, title=f"A: {record.meta['output']}", height=360), record,
-                    key="s2s_cmp_a", name=f"seq2seq-{variant}-A")
-    with right:
-        show_figure(alignment_heatmap(record_b, title=f"B: {record_b.meta['output']}", height=360), record_b,
-                    key="s2s_cmp_b", name=f"seq2seq-{variant}-B")
-    st.caption(f"Largest change {diff.meta['max_abs_difference']:.3f}. Red: B attends more; blue: A attends more.")
-    show_figure(difference_heatmap(diff, title="α_B − α_A", query_title="output character", key_title="input character"),
-                diff, key="s2s_cmp_diff", name=f"seq2seq-{variant}-difference")
+
+
+@st.fragment
+def compare_inputs(variant: str, record, window: int) -> None:
+    text_b = linked_text(st.text_input, "Second date (B)", "9 June 2018", key="s2s_text_b",
+                         max_chars=mechanisms[variant].option("text").max_chars)
+    if text_b.strip():
+        record_b = checked(_record, variant, text_b, window, None)
+        diff = difference_record(record.weights, record_b.weights, (record.query_labels, record.key_labels),
+                                 (record_b.query_labels, record_b.key_labels), mechanism=record.mechanism,
+                                 meta={"output_a": record.meta["output"], "output_b": record_b.meta["output"]})
+        left, right = st.columns(2, gap="medium")
+        with left:
+            show_figure(alignment_heatmap(record, title=f"A: {record.meta['output']}", height=360), record,
+                        key="s2s_cmp_a", name=f"seq2seq-{variant}-A")
+        with right:
+            show_figure(alignment_heatmap(record_b, title=f"B: {record_b.meta['output']}", height=360), record_b,
+                        key="s2s_cmp_b", name=f"seq2seq-{variant}-B")
+        st.caption(f"Largest change {diff.meta['max_abs_difference']:.3f}. Red: B attends more; blue: A attends more.")
+        show_figure(difference_heatmap(diff, title="α_B − α_A", query_title="output character", key_title="input character"),
+                    diff, key="s2s_cmp_diff", name=f"seq2seq-{variant}-difference")
+
+
+compare_inputs(variant, record, window)
 
 st.header("Watch it learn")
 teacher = warm_start_of(variant)
@@ -122,14 +138,21 @@ else:
         "The same input under snapshots of the selected variant taken during training: step 0 is the "
         "untrained (random) model, whose α is meaningless; the alignment forms as the loss falls."
     )
-steps = snapshot_steps(variant)
-if st.session_state.get("s2s_step") not in steps:
-    st.session_state.s2s_step = steps[-1]
-step = bound(st.select_slider, "Training step", steps, key="s2s_step")
-snap = _record(variant, text, window, step)
-st.markdown(f"**Output at step {step}:** `{snap.meta['output']}`")
-sfig = alignment_heatmap(snap, truth=truth, title=f"{_name(variant)} at training step {step}")
-show_figure(sfig, snap, key="s2s_step", name=f"seq2seq-{variant}-step{step}")
+
+
+@st.fragment
+def snapshot_section(variant: str, text: str, window: int, truth) -> None:
+    steps = snapshot_steps(variant)
+    if st.session_state.get("s2s_step") not in steps:
+        st.session_state.s2s_step = steps[-1]
+    step = bound(st.select_slider, "Training step", steps, key="s2s_step")
+    snap = _record(variant, text, window, step)
+    st.markdown(f"**Output at step {step}:** `{snap.meta['output']}`")
+    sfig = alignment_heatmap(snap, truth=truth, title=f"{_name(variant)} at training step {step}")
+    show_figure(sfig, snap, key="s2s_step", name=f"seq2seq-{variant}-step{step}")
+
+
+snapshot_section(variant, text, window, truth)
 
 st.header("Why local-m fails on most formats")
 st.markdown(

@@ -77,40 +77,56 @@ st.markdown(f"**Output:** `{cross.meta['output']}`")
 for notice in cross.meta["notices"]:
     st.warning(escape_markdown(notice), icon=":material/info:")
 
-tabs = bound(st.tabs, list(KINDS.values()), key="tf_view", on_change="rerun")
-for tab, (kind, title) in zip(tabs, KINDS.items()):
-    if not tab.open:
-        continue
-    with tab:
-        record = records[kind]
-        layers, heads = record.weights.shape[:2]
-        st.markdown(EXPLAIN[kind])
-        st.latex(mechanisms[kind].formula)
-        pick_layer, pick_head = st.columns(2)
-        layer = index_in(bound(pick_layer.selectbox, "Layer", range(layers), key=f"tf_{kind}_layer"), layers)
-        head = index_in(bound(pick_head.selectbox, "Head", range(heads), key=f"tf_{kind}_head"), heads)
-        one = head_record(record, layer, head)
-        fig = attention_map(one, title=f"{title}: layer {layer}, head {head}", truth=truth if kind == "cross" else None)
-        show_figure(fig, one, key=f"tf_{kind}_map", name=f"transformer-{kind}-layer{layer}-head{head}")
-        grid = head_grid(record, title=f"{title}: every layer and head", selected=(layer, head))
-        show_figure(grid, record, key=f"tf_{kind}_grid", name=f"transformer-{kind}-heads")
+
+# Each section whose controls change only its own figures is a fragment (st.fragment): moving
+# them reruns that section alone. The Link boxes read the browser's address, which Streamlit
+# updates on a fragment's rerun too, so the boxes of the other sections stay right.
+@st.fragment
+def kinds_section(records: dict, truth) -> None:
+    tabs = bound(st.tabs, list(KINDS.values()), key="tf_view", on_change="rerun")
+    for tab, (kind, title) in zip(tabs, KINDS.items()):
+        if not tab.open:
+            continue
+        with tab:
+            record = records[kind]
+            layers, heads = record.weights.shape[:2]
+            st.markdown(EXPLAIN[kind])
+            st.latex(mechanisms[kind].formula)
+            pick_layer, pick_head = st.columns(2)
+            layer = index_in(bound(pick_layer.selectbox, "Layer", range(layers), key=f"tf_{kind}_layer"), layers)
+            head = index_in(bound(pick_head.selectbox, "Head", range(heads), key=f"tf_{kind}_head"), heads)
+            one = head_record(record, layer, head)
+            fig = attention_map(one, title=f"{title}: layer {layer}, head {head}", truth=truth if kind == "cross" else None)
+            show_figure(fig, one, key=f"tf_{kind}_map", name=f"transformer-{kind}-layer{layer}-head{head}")
+            grid = head_grid(record, title=f"{title}: every layer and head", selected=(layer, head))
+            show_figure(grid, record, key=f"tf_{kind}_grid", name=f"transformer-{kind}-heads")
+
+
+kinds_section(records, truth)
 
 st.header("Decoding, one character at a time")
-output_labels = cross.query_labels
-position = bound(st.slider, "Decoding step t", 0, len(output_labels) - 1, 0, key="tf_position",
+
+
+@st.fragment
+def decoding_section(records: dict) -> None:
+    output_labels = records["cross"].query_labels
+    position = bound(st.slider, "Decoding step t", 0, len(output_labels) - 1, 0, key="tf_position",
                      help="Greedy decoding writes one output character per step.")
-st.markdown(
-    f"While writing output character **t = {position}** (`{escape_markdown(output_labels[position])}`), every "
-    f"head of the decoder looks back over what it has read so far (`<s>` and the {position} characters already "
-    "written) and, through cross-attention, over the input. Later positions do not exist yet: the mask gives "
-    "them exactly 0."
-)
-left, right = st.columns(2, gap="medium")
-for column, kind, what in ((left, "decoder", "over the output so far"), (right, "cross", "over the input")):
-    with column:
-        step_record = decoding_step_record(records[kind], position)
-        step_fig = decoding_step_figure(step_record, title=f"Step {position}: {KINDS[kind].lower()} {what}")
-        show_figure(step_fig, step_record, key=f"tf_step_{kind}", name=f"transformer-{kind}-step{position}")
+    st.markdown(
+        f"While writing output character **t = {position}** (`{escape_markdown(output_labels[position])}`), every "
+        f"head of the decoder looks back over what it has read so far (`<s>` and the {position} characters already "
+        "written) and, through cross-attention, over the input. Later positions do not exist yet: the mask gives "
+        "them exactly 0."
+    )
+    left, right = st.columns(2, gap="medium")
+    for column, kind, what in ((left, "decoder", "over the output so far"), (right, "cross", "over the input")):
+        with column:
+            step_record = decoding_step_record(records[kind], position)
+            step_fig = decoding_step_figure(step_record, title=f"Step {position}: {KINDS[kind].lower()} {what}")
+            show_figure(step_fig, step_record, key=f"tf_step_{kind}", name=f"transformer-{kind}-step{position}")
+
+
+decoding_section(records)
 
 st.header("Beside Bahdanau's RNN attention")
 best_layer, best_head = best_cross_head()
@@ -151,26 +167,40 @@ st.markdown(
     "networks nor the layer norms, so it is a hypothesis about where information goes, not a measurement of "
     "what the model uses. Flow replaces the product by a maximum flow through the same graph."
 )
-rollout_entry = get_mechanism("transformer-rollout")
-method_col, fusion_col = st.columns(2)
-with method_col:
-    method = option_radio(rollout_entry.option("method"), key="tf_rollout_method", horizontal=True)
-with fusion_col:
-    fusion = option_radio(rollout_entry.option("fusion"), key="tf_rollout_fusion", horizontal=True)
-rolled = checked(_rollout, text, method, fusion)
-show_figure(rollout_figure(rolled, title=f"Encoder {method}, heads fused by {fusion}"), rolled,
-            key="tf_rollout", name=f"transformer-encoder-{method}-{fusion}")
+
+
+@st.fragment
+def rollout_section(text: str) -> None:
+    rollout_entry = get_mechanism("transformer-rollout")
+    method_col, fusion_col = st.columns(2)
+    with method_col:
+        method = option_radio(rollout_entry.option("method"), key="tf_rollout_method", horizontal=True)
+    with fusion_col:
+        fusion = option_radio(rollout_entry.option("fusion"), key="tf_rollout_fusion", horizontal=True)
+    rolled = checked(_rollout, text, method, fusion)
+    show_figure(rollout_figure(rolled, title=f"Encoder {method}, heads fused by {fusion}"), rolled,
+                key="tf_rollout", name=f"transformer-encoder-{method}-{fusion}")
+
+
+rollout_section(text)
 
 st.header("Watch it learn")
 st.markdown("The same input under snapshots taken during training: step 0 is the untrained (random) model.")
-steps = snapshot_steps()
-if st.session_state.get("tf_step") not in steps:
-    st.session_state.tf_step = steps[-1]
-step_col, kind_col = st.columns([3, 2], vertical_alignment="bottom")
-step = bound(step_col.select_slider, "Training step", steps, key="tf_step")
-shown_kind = bound(kind_col.radio, "Attention", list(KINDS), format_func=KINDS.get, key="tf_snapshot_kind",
-                   horizontal=True)
-snap = checked(_record, shown_kind, text, step)
-st.markdown(f"**Output at step {step}:** `{snap.meta['output']}`")
-show_figure(head_grid(snap, title=f"{KINDS[shown_kind]} at training step {step}"), snap,
-            key="tf_snapshot", name=f"transformer-{shown_kind}-step{step}")
+
+
+@st.fragment
+def snapshot_section(text: str) -> None:
+    steps = snapshot_steps()
+    if st.session_state.get("tf_step") not in steps:
+        st.session_state.tf_step = steps[-1]
+    step_col, kind_col = st.columns([3, 2], vertical_alignment="bottom")
+    step = bound(step_col.select_slider, "Training step", steps, key="tf_step")
+    shown_kind = bound(kind_col.radio, "Attention", list(KINDS), format_func=KINDS.get, key="tf_snapshot_kind",
+                       horizontal=True)
+    snap = checked(_record, shown_kind, text, step)
+    st.markdown(f"**Output at step {step}:** `{snap.meta['output']}`")
+    show_figure(head_grid(snap, title=f"{KINDS[shown_kind]} at training step {step}"), snap,
+                key="tf_snapshot", name=f"transformer-{shown_kind}-step{step}")
+
+
+snapshot_section(text)

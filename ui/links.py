@@ -3,7 +3,7 @@
 Every control that defines what a figure shows is bound to the URL (Streamlit's
 bind="query-params": its key is the parameter's name, a default value leaves the URL). Texts
 travel too, up to LINK_TEXT_MAX characters, through st.query_params. Next to every Export menu
-a Link box shows the page's current URL, with a copy button.
+a Link box shows the page's current URL, read in the browser, with a copy button.
 
 A link is checked like the widgets: Streamlit drops a value its control does not take (out of
 range, an unknown choice); on the run that opens the link, each such value gets one line
@@ -16,7 +16,6 @@ import json
 import math
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
@@ -156,17 +155,58 @@ def link_rows(key: str, rows: list[dict[str, Any]], default: list[dict[str, Any]
         st.query_params.pop(key, None)
 
 
-def current_link() -> str:
-    """Returns the URL of this view: the page's address and every parameter in the URL now."""
-    pairs = [(name, value) for name in st.query_params for value in st.query_params.get_all(name)]
-    base = st.context.url or ""
-    if base and not urlsplit(base).path:
-        base += "/"
-    return base + ("?" + urlencode(pairs) if pairs else "")
+# The Link box shows the address bar, read in the browser: Streamlit writes every bound control
+# and linked text into the URL, on a fragment's rerun (st.fragment) as on a full one, so the box
+# is right even where the section around it did not rerun. One constant script (no user input),
+# run once per page load; it follows Streamlit's history.replaceState/pushState calls.
+LINK_BOX_HTML = """<div class="al-link" style="display:flex;gap:.5rem;align-items:flex-start;width:24rem;max-width:80vw">
+<textarea data-al-link readonly rows="3" aria-label="Link to this view"
+ style="flex:1;resize:none;font-family:monospace;font-size:.8rem;line-height:1.3;word-break:break-all;
+ padding:.35rem .5rem;border:1px solid rgba(128,128,128,.35);border-radius:.5rem;background:transparent;
+ color:inherit"></textarea>
+<button type="button" data-al-copy style="padding:.35rem .75rem;border:1px solid rgba(128,128,128,.35);
+ border-radius:.5rem;background:transparent;color:inherit;cursor:pointer;font-size:.85rem">Copy</button></div>
+<script>(function () {
+  function fill() {
+    document.querySelectorAll("textarea[data-al-link]").forEach(function (box) {
+      if (box.value !== window.location.href) box.value = window.location.href;
+    });
+  }
+  if (!window.__attentionLabLinks) {
+    window.__attentionLabLinks = true;
+    ["pushState", "replaceState"].forEach(function (name) {
+      var original = window.history[name];
+      window.history[name] = function () {
+        var result = original.apply(this, arguments);
+        fill();
+        return result;
+      };
+    });
+    window.addEventListener("popstate", fill);
+    document.addEventListener("click", function (event) {
+      var button = event.target.closest && event.target.closest("[data-al-copy]");
+      if (!button) return;
+      fill();
+      var box = button.parentElement.querySelector("textarea[data-al-link]");
+      box.select();
+      var done = function () { button.textContent = "Copied"; };
+      if (navigator.clipboard && window.isSecureContext) {
+        navigator.clipboard.writeText(box.value).then(done, function () { document.execCommand("copy"); done(); });
+      } else {
+        document.execCommand("copy");
+        done();
+      }
+    });
+    document.addEventListener("focusin", function (event) {
+      if (event.target.matches && event.target.matches("textarea[data-al-link]")) { fill(); event.target.select(); }
+    });
+  }
+  fill();
+})();</script>"""
 
 
 def link_box() -> None:
-    """Shows a "Link" popover with this view's URL and a copy button."""
+    """Shows a "Link" popover with this view's URL (the browser's address) and a copy button."""
     with st.popover("Link", icon=":material/link:", width="content"):
         st.caption("This link reopens the view: the page, its text and every control.")
-        st.code(current_link(), language=None, wrap_lines=True)
+        st.html(LINK_BOX_HTML, unsafe_allow_javascript=True)

@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.pages.conftest import APP, chart_specs, decode, open_page
-from ui.links import LINK_TEXT_MAX
+from ui.links import LINK_BOX_HTML, LINK_TEXT_MAX
 
 XSS = "<img src=x onerror=alert(1)>"
 
@@ -148,8 +148,12 @@ def test_the_playground_table_travels_and_a_bad_one_is_refused():
         assert len(figures(broken)[0][0]["x"]) == 5, "the default table"
 
 
-def test_every_export_menu_has_a_link_box_with_the_views_url():
+def test_every_export_menu_has_a_link_box_that_reads_the_views_url():
     at = open_link("pages/self_attention.py", {"sa_layer": "3"})
-    codes = [c.value for c in at.code]
-    assert codes and all("sa_layer=3" in c for c in codes)
-    assert len(codes) == sum(p.proto.popover.label == "Export" for p in at.get("popover"))
+    labels = [p.proto.popover.label for p in at.get("popover")]
+    boxes = [h for h in at.get("html") if "data-al-link" in h.proto.body]
+    assert labels.count("Export") == labels.count("Link") == len(boxes) > 0
+    # The box shows the browser's address (tests/e2e/test_links_browser.py reads it in Chromium),
+    # which Streamlit keeps equal to the URL parameters of the run.
+    assert all(h.proto.body == LINK_BOX_HTML and h.proto.unsafe_allow_javascript for h in boxes)
+    assert at.query_params["sa_layer"] == "3"
