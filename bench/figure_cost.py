@@ -1,6 +1,6 @@
 """What one more changed figure costs a control's round trip, in Chromium, against the floor.
 
-    .venv/bin/python bench/figure_cost.py [--figures 1,2,4] [--ticks] [--repeat 12] [--json FILE]
+    .venv/bin/python bench/figure_cost.py [--figures 1,2,4] [--ticks] [--menus] [--repeat 12] [--json FILE]
 
 Starts bench/figures_app.py once per variant (N separate plotly figures, or one figure with N
 subplots; N = 1 is bench/floor_app.py's floor; with --ticks also the floor's one heatmap with a
@@ -32,18 +32,21 @@ import ui_latency as bench  # noqa: E402  (the same servers, browser, clock and 
 APP = "bench/figures_app.py"
 
 
-TICK_VARIANTS = {"ticks": {"TICKS": "64"}, "ticks-allow": {"TICKS": "64", "OVERFLOW": "allow"}}
+TICK_VARIANTS = {"ticks": {"TICKS": "64"}, "ticks-allow": {"TICKS": "64", "OVERFLOW": "allow"},
+                 "menus-app": {"MENUS": "app"}, "menus-lean": {"MENUS": "lean"}}
 
 
-def variants(counts: list[int], ticks: bool = False) -> list[tuple[int, str]]:
+def variants(counts: list[int], ticks: bool = False, menus: bool = False) -> list[tuple[int, str]]:
     """Returns (N, layout) pairs: the floor first, then N figures and N subplots for every N > 1,
-    then (1, "ticks") and (1, "ticks-allow") if asked."""
+    then (1, "ticks") and (1, "ticks-allow"), and (1, "menus-app") and (1, "menus-lean"), if asked."""
     out = [(1, "figures")]
     for n in counts:
         if n > 1:
             out += [(n, "figures"), (n, "subplots")]
     if ticks:
-        out += [(1, name) for name in TICK_VARIANTS]
+        out += [(1, "ticks"), (1, "ticks-allow")]
+    if menus:
+        out += [(1, "menus-app"), (1, "menus-lean")]
     return out
 
 
@@ -52,20 +55,24 @@ def label(n: int, layout: str) -> str:
         return "floor + 64 labels a side"
     if layout == "ticks-allow":
         return "floor + 64 labels a side, overflow allowed"
+    if layout == "menus-app":
+        return "floor + the app's Export and Link menus"
+    if layout == "menus-lean":
+        return "floor + a one-select Export menu and the Link menu"
     return "floor (1 figure)" if n == 1 else (f"{n} figures" if layout == "figures" else f"1 figure, {n} subplots")
 
 
 def environment(n: int, layout: str) -> dict[str, str]:
     """Returns the variables bench/figures_app.py reads for this variant."""
     if layout in TICK_VARIANTS:
-        return {"FIGURES": "1", "LAYOUT": "figures", "TICKS": "", "OVERFLOW": "", **TICK_VARIANTS[layout]}
-    return {"FIGURES": str(n), "LAYOUT": layout, "TICKS": "", "OVERFLOW": ""}
+        return {"FIGURES": "1", "LAYOUT": "figures", "TICKS": "", "OVERFLOW": "", "MENUS": "", **TICK_VARIANTS[layout]}
+    return {"FIGURES": str(n), "LAYOUT": layout, "TICKS": "", "OVERFLOW": "", "MENUS": ""}
 
 
 def run(args) -> dict:
     from playwright.sync_api import sync_playwright
 
-    wanted = variants([int(n) for n in args.figures.split(",")], args.ticks)
+    wanted = variants([int(n) for n in args.figures.split(",")], args.ticks, args.menus)
     times: dict[str, list[float]] = {label(*v): [] for v in wanted}
     lost: dict[str, int] = {label(*v): 0 for v in wanted}
     with contextlib.ExitStack() as stack:
@@ -118,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--figures", default="1,2,4", help="comma-separated N (default 1,2,4)")
     parser.add_argument("--ticks", action="store_true", help="also the floor with 64 tick labels a side, both ways")
+    parser.add_argument("--menus", action="store_true", help="also the floor with the app's Export and Link menus, "
+                        "and with a one-select Export menu")
     parser.add_argument("--repeat", type=int, default=12, help="counted steps per variant (default 12)")
     parser.add_argument("--json", type=Path, help="also write the raw times here")
     args = parser.parse_args(argv)

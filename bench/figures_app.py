@@ -3,9 +3,12 @@ optionally with a token label at every row and column.
 
     FIGURES=4 LAYOUT=subplots streamlit run bench/figures_app.py
     TICKS=64 OVERFLOW=allow streamlit run bench/figures_app.py
+    MENUS=app streamlit run bench/figures_app.py
 
 TICKS labels every one of the 64 rows and columns (plotly tickmode "array", as the token pages
 do); OVERFLOW sets the axes' ticklabeloverflow (unset: plotly.js's default, "hide past div").
+MENUS puts the app's Export and Link menus (ui/widgets.py) under the figure ("app"), or a Link menu
+and an Export menu of one format select and one button ("lean").
 
 bench/figure_cost.py starts it once per variant. FIGURES=1 LAYOUT=figures is the floor itself: the
 same 64 × 64 heatmap, the same slider, the same layout. Every heatmap depends on the slider, so
@@ -13,6 +16,8 @@ every step redraws all of them, as a control that changes several panels of a pa
 """
 
 import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
@@ -24,6 +29,7 @@ FIGURES = max(1, min(int(os.environ.get("FIGURES", "1")), 8))
 LAYOUT = os.environ.get("LAYOUT", "figures")  # "figures" (one st.plotly_chart each) or "subplots"
 TICKS = os.environ.get("TICKS") == "64"
 OVERFLOW = os.environ.get("OVERFLOW")  # e.g. "allow"
+MENUS = os.environ.get("MENUS")  # "app": the app's Export and Link menus under the figure; "lean": one select + one button
 WORDS = ("dog", "sun", "cat", "k", "m", "p", "tree", "house")
 
 st.title("Floor")
@@ -52,3 +58,24 @@ else:
             figure.update_xaxes(ticklabeloverflow=OVERFLOW)
             figure.update_yaxes(ticklabeloverflow=OVERFLOW)
         st.plotly_chart(figure, key="floor_chart" if i == 0 else f"floor_chart_{i}")
+
+if MENUS:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from models.record import AttentionRecord
+    from ui.links import link_box
+    from ui.widgets import DATA_FORMATS, FORMAT_LABELS, IMAGE_FORMATS, _deferred_export, export_buttons
+
+    record = AttentionRecord(mechanism="floor", weights=panels[0].astype(np.float32), axes=("query", "key"),
+                             query_labels=tuple(map(str, range(SIZE))), key_labels=tuple(map(str, range(SIZE))))
+    with st.container(horizontal=True):
+        if MENUS == "app":
+            export_buttons(record, figure, key="floor")
+        else:
+            with st.popover("Export", icon=":material/download:", width="content"):
+                fmt = st.selectbox("Format", IMAGE_FORMATS + DATA_FORMATS, format_func=FORMAT_LABELS.get, key="floor_fmt")
+                if fmt in DATA_FORMATS:
+                    st.download_button("Download", data=lambda: _deferred_export(record, figure, fmt),
+                                       file_name=f"floor.{fmt}", key="floor_dl", on_click="ignore")
+                else:
+                    st.button(f"Make {fmt.upper()}", key="floor_make")
+        link_box()
