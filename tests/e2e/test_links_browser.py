@@ -11,6 +11,7 @@ from tests.e2e.conftest import wait_for_change, wait_for_charts, wait_idle, wait
 pytestmark = pytest.mark.e2e
 
 LONG_WAIT = 300_000
+XSS = "<img src=x onerror=alert(1)>"
 
 
 def press_slider(page, index: int, presses: int = 3, key: str = "ArrowRight") -> None:
@@ -44,7 +45,9 @@ CHANGES = {
     "han": (8, lambda p: (type_text(p, "stTextArea", "Type or paste", "The soup was cold. The staff was lovely."),
                           wait_idle(p))),
     "induction": (3, lambda p: press_slider(p, 1, key="ArrowLeft")),  # the length: 64 at its maximum
-    "self_attention": (1, lambda p: (type_text(p, "stTextArea", "Text", "The dog chased the ball."), wait_idle(p))),
+    # Markup in the text travels in the link and must stay text in the Link box (no alert, no <img>).
+    "self_attention": (1, lambda p: (type_text(p, "stTextArea", "Text", f"The dog chased the ball. {XSS}"),
+                                     wait_idle(p))),
 }
 
 
@@ -65,6 +68,7 @@ def link_from_box(page) -> str:
     box = page.locator('[data-testid="stPopoverBody"] textarea[data-al-link]').first
     box.wait_for(timeout=30_000)
     link = box.input_value().strip()
+    assert not page.locator('[data-testid="stPopoverBody"] img').count(), "markup from the URL became HTML"
     copy = page.locator('[data-testid="stPopoverBody"] button[data-al-copy]').first
     copy.click()
     page.wait_for_function("b => b.textContent === 'Copied'", arg=copy.element_handle(), timeout=10_000)
@@ -78,12 +82,15 @@ def test_a_link_made_on_the_page_reopens_the_same_figures(browser, app_url, path
     charts, change = CHANGES[path]
     context = browser.new_context(viewport={"width": 1400, "height": 1300})
     page = context.new_page()
+    dialogs = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     page.goto(f"{app_url}/{path}", timeout=LONG_WAIT)
     default = settle(page, charts)
     change(page)
     changed = settle(page, charts, before=default)
     link = link_from_box(page)
     assert link.startswith(f"{app_url}/{path}") and "?" in link, link
+    assert dialogs == [], f"a script ran: {dialogs}"
     assert json.dumps(wait_stable(page)) == json.dumps(changed), "the view moved after it had settled"
     context.close()
 

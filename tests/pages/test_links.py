@@ -157,3 +157,14 @@ def test_every_export_menu_has_a_link_box_that_reads_the_views_url():
     # which Streamlit keeps equal to the URL parameters of the run.
     assert all(h.proto.body == LINK_BOX_HTML and h.proto.unsafe_allow_javascript for h in boxes)
     assert at.query_params["sa_layer"] == "3"
+
+
+def test_the_link_box_html_never_holds_user_text():
+    # The box is the one st.html that runs a script: whatever the user typed (here markup) reaches
+    # it only as the browser's address, assigned as the textarea's value, never as HTML.
+    xss = "<img src=x onerror=alert(1)>"
+    at = open_link("pages/self_attention.py", {"sa_text": f"The cat. {xss}"})
+    assert at.text_area(key="sa_text").value == f"The cat. {xss}"
+    bodies = [h.proto.body for h in at.get("html")]
+    assert bodies and all(body == LINK_BOX_HTML for body in bodies)
+    assert all("onerror" not in body and "The cat" not in body for body in bodies)
