@@ -1,6 +1,6 @@
 """What one more changed figure costs a control's round trip, in Chromium, against the floor.
 
-    .venv/bin/python bench/figure_cost.py [--figures 1,2,4] [--ticks] [--menus] [--repeat 12] [--json FILE]
+    .venv/bin/python bench/figure_cost.py [--figures 1,2,4] [--ticks] [--menus] [--page] [--repeat 12] [--json FILE]
 
 Starts bench/figures_app.py once per variant (N separate plotly figures, or one figure with N
 subplots; N = 1 is bench/floor_app.py's floor; with --ticks also the floor's one heatmap with a
@@ -33,12 +33,16 @@ APP = "bench/figures_app.py"
 
 
 TICK_VARIANTS = {"ticks": {"TICKS": "64"}, "ticks-allow": {"TICKS": "64", "OVERFLOW": "allow"},
-                 "menus-app": {"MENUS": "app"}, "menus-lean": {"MENUS": "lean"}}
+                 "menus-app": {"MENUS": "app"}, "menus-lean": {"MENUS": "lean"},
+                 "tokens": {"TOKENS": "24"}, "pad": {"PAD": "10"}, "tokens-pad": {"TOKENS": "24", "PAD": "10"},
+                 "pad-text": {"PAD": "10", "PAD_PARTS": "text"}, "pad-table": {"PAD": "10", "PAD_PARTS": "table"},
+                 "pad-figure": {"PAD": "10", "PAD_PARTS": "figure"}, "pad-fragment": {"PAD": "10", "FRAGMENT": "1"}}
 
 
-def variants(counts: list[int], ticks: bool = False, menus: bool = False) -> list[tuple[int, str]]:
+def variants(counts: list[int], ticks: bool = False, menus: bool = False, page: bool = False) -> list[tuple[int, str]]:
     """Returns (N, layout) pairs: the floor first, then N figures and N subplots for every N > 1,
-    then (1, "ticks") and (1, "ticks-allow"), and (1, "menus-app") and (1, "menus-lean"), if asked."""
+    then (1, "ticks") and (1, "ticks-allow"), (1, "menus-app") and (1, "menus-lean"), and (1, "tokens"),
+    (1, "pad") and (1, "tokens-pad"), if asked."""
     out = [(1, "figures")]
     for n in counts:
         if n > 1:
@@ -47,6 +51,8 @@ def variants(counts: list[int], ticks: bool = False, menus: bool = False) -> lis
         out += [(1, "ticks"), (1, "ticks-allow")]
     if menus:
         out += [(1, "menus-app"), (1, "menus-lean")]
+    if page:
+        out += [(1, v) for v in ("tokens", "pad", "tokens-pad", "pad-text", "pad-table", "pad-figure", "pad-fragment")]
     return out
 
 
@@ -57,6 +63,16 @@ def label(n: int, layout: str) -> str:
         return "floor + 64 labels a side, overflow allowed"
     if layout == "menus-app":
         return "floor + the app's Export and Link menus"
+    if layout == "tokens":
+        return "the app's heatmap, 24 tokens a side"
+    if layout == "pad":
+        return "floor under 10 unchanged sections"
+    if layout == "tokens-pad":
+        return "the app's heatmap under 10 unchanged sections"
+    if layout.startswith("pad-"):
+        return {"pad-text": "floor under 10 paragraphs", "pad-table": "floor under 10 tables",
+                "pad-figure": "floor under 10 unchanged figures",
+                "pad-fragment": "floor as a fragment under 10 unchanged sections"}[layout]
     if layout == "menus-lean":
         return "floor + a one-select Export menu and the Link menu"
     return "floor (1 figure)" if n == 1 else (f"{n} figures" if layout == "figures" else f"1 figure, {n} subplots")
@@ -65,14 +81,16 @@ def label(n: int, layout: str) -> str:
 def environment(n: int, layout: str) -> dict[str, str]:
     """Returns the variables bench/figures_app.py reads for this variant."""
     if layout in TICK_VARIANTS:
-        return {"FIGURES": "1", "LAYOUT": "figures", "TICKS": "", "OVERFLOW": "", "MENUS": "", **TICK_VARIANTS[layout]}
-    return {"FIGURES": str(n), "LAYOUT": layout, "TICKS": "", "OVERFLOW": "", "MENUS": ""}
+        return {"FIGURES": "1", "LAYOUT": "figures", "TICKS": "", "OVERFLOW": "", "MENUS": "", "TOKENS": "",
+                "PAD": "", "PAD_PARTS": "", "FRAGMENT": "", **TICK_VARIANTS[layout]}
+    return {"FIGURES": str(n), "LAYOUT": layout, "TICKS": "", "OVERFLOW": "", "MENUS": "", "TOKENS": "", "PAD": "", "PAD_PARTS": "",
+            "FRAGMENT": ""}
 
 
 def run(args) -> dict:
     from playwright.sync_api import sync_playwright
 
-    wanted = variants([int(n) for n in args.figures.split(",")], args.ticks, args.menus)
+    wanted = variants([int(n) for n in args.figures.split(",")], args.ticks, args.menus, args.page)
     times: dict[str, list[float]] = {label(*v): [] for v in wanted}
     lost: dict[str, int] = {label(*v): 0 for v in wanted}
     with contextlib.ExitStack() as stack:
@@ -112,7 +130,7 @@ def print_report(report: dict) -> None:
     print("|---|---:|---:|---:|")
     for name, values in report["times_ms"].items():
         med = statistics.median(values) if values else None
-        n = 1 if name.startswith("floor") else int(name.split()[0] if "subplots" not in name else name.split()[2])
+        n = 1 if name.startswith(("floor", "the app's")) else int(name.split()[0] if "subplots" not in name else name.split()[2])
         per = "" if med is None or n == 1 else f"{(med - floor) / (n - 1):.0f}"
         if "labels" in name and med is not None:
             per = f"({med - floor:+.0f} for the labels)"
@@ -127,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ticks", action="store_true", help="also the floor with 64 tick labels a side, both ways")
     parser.add_argument("--menus", action="store_true", help="also the floor with the app's Export and Link menus, "
                         "and with a one-select Export menu")
+    parser.add_argument("--page", action="store_true", help="also the app's own 24-token heatmap, the floor under "
+                        "10 unchanged sections, and both together")
     parser.add_argument("--repeat", type=int, default=12, help="counted steps per variant (default 12)")
     parser.add_argument("--json", type=Path, help="also write the raw times here")
     args = parser.parse_args(argv)
