@@ -47,7 +47,8 @@ def free_port() -> int:
 def streamlit_server():
     """Yields the base URL of a freshly started `streamlit run app.py` on 127.0.0.1."""
     port = free_port()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    # The app runs as shipped: without the suite's faster, less tuned XLA compile (tests/conftest.py).
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "XLA_FLAGS": os.environ.get("ATTENTION_LAB_SHIPPED_XLA_FLAGS", "")}
     log = open(ARTIFACTS / f"streamlit-{port}.log", "w") if ARTIFACTS.mkdir(exist_ok=True) is None else None
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),

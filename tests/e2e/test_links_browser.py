@@ -55,12 +55,14 @@ def url_path(page) -> str:
     return "" if page.default else page.file.removeprefix("pages/").removesuffix(".py")
 
 
-def settle(page, charts: int, before=None) -> list:
+def settle(page, charts: int, before=None, quiet: float = 2.0) -> list:
+    """Returns the charts' data once drawn and unchanged for `quiet` s (after a change from `before`).
+    A page that has just loaded has no key presses in flight, so a shorter quiet does there."""
     wait_for_charts(page, charts, timeout=LONG_WAIT)
     wait_idle(page, timeout=LONG_WAIT)
     if before is not None:
         wait_for_change(page, before, timeout=120)
-    return wait_stable(page)
+    return wait_stable(page, quiet=quiet)
 
 
 def link_from_box(page) -> str:
@@ -85,7 +87,7 @@ def test_a_link_made_on_the_page_reopens_the_same_figures(browser, app_url, path
     dialogs = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     page.goto(f"{app_url}/{path}", timeout=LONG_WAIT)
-    default = settle(page, charts)
+    default = settle(page, charts, quiet=1.0)
     change(page)
     changed = settle(page, charts, before=default)
     link = link_from_box(page)
@@ -97,7 +99,7 @@ def test_a_link_made_on_the_page_reopens_the_same_figures(browser, app_url, path
     fresh = browser.new_context(viewport={"width": 1400, "height": 1300})
     other = fresh.new_page()
     other.goto(link, timeout=LONG_WAIT)
-    reopened = settle(other, charts)
+    reopened = settle(other, charts, quiet=1.0)
     assert not other.locator('[data-testid="stException"]').count()
     fresh.close()
     assert json.dumps(reopened) == json.dumps(changed)

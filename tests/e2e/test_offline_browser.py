@@ -7,31 +7,30 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.e2e.conftest import streamlit_server, wait_idle
+from tests.e2e.conftest import wait_idle
 
 pytestmark = pytest.mark.e2e
 
 LOCAL_SCHEMES = {"data", "blob", "about"}
 
 
-def test_every_page_asks_only_the_local_server(page):
+def test_every_page_asks_only_the_local_server(page, app_url):
     asked: list[str] = []
     page.on("request", lambda request: asked.append(request.url))
-    with streamlit_server() as url:
-        page.goto(f"{url}/")
-        page.get_by_text("Temperature in one picture").first.wait_for(timeout=60_000)
-        wait_idle(page)
-        links = page.locator('[data-testid="stSidebarNav"] a[data-testid="stSidebarNavLink"]')
-        count = links.count()
-        assert count >= 10, "every page of the registry is in the sidebar"
-        for i in range(1, count):
-            href = links.nth(i).get_attribute("href")
-            links.nth(i).click()
-            page.wait_for_url(href, timeout=60_000)
-            page.wait_for_timeout(300)
-            wait_idle(page, timeout=120_000)
-        page.wait_for_timeout(1_000)
-    host = urlsplit(url).netloc
+    page.goto(f"{app_url}/")
+    page.get_by_text("Temperature in one picture").first.wait_for(timeout=60_000)
+    wait_idle(page)
+    links = page.locator('[data-testid="stSidebarNav"] a[data-testid="stSidebarNavLink"]')
+    count = links.count()
+    assert count >= 10, "every page of the registry is in the sidebar"
+    for i in range(1, count):
+        href = links.nth(i).get_attribute("href")
+        links.nth(i).click()
+        page.wait_for_url(href, timeout=60_000)
+        page.wait_for_timeout(300)
+        wait_idle(page, timeout=120_000)
+    page.wait_for_timeout(1_000)
+    host = urlsplit(app_url).netloc
     outside = sorted({u for u in asked if urlsplit(u).scheme not in LOCAL_SCHEMES and urlsplit(u).netloc != host})
     assert len(asked) > 20, "the pages were loaded"
     assert outside == [], f"requests that left the machine: {outside[:5]}"

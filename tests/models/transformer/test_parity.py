@@ -63,3 +63,21 @@ def test_last_hidden_states_match_hugging_face(reference, runner, name):
     tokens, hidden = runner.hidden_states(*_inputs(reference, name))
     assert len(tokens) == hidden.shape[0] and hidden.dtype == np.float32
     np.testing.assert_allclose(hidden, reference[f"{name}/last_hidden"], atol=1e-4, rtol=0)
+
+
+def test_the_shipped_compiler_settings_match_hugging_face_too():
+    # The suite compiles with a faster, less tuned XLA backend (tests/conftest.py); the app does not.
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "ATTENTION_LAB_TEST_FAST_COMPILE": "0",
+           "XLA_FLAGS": os.environ.get("ATTENTION_LAB_SHIPPED_XLA_FLAGS", "")}
+    root = Path(__file__).resolve().parents[3]
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "english or paragraph or pair",
+         "tests/models/transformer/test_parity.py::test_attention_matches_hugging_face"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert result.returncode == 0, result.stdout[-2000:]
+    assert "3 passed" in result.stdout, result.stdout[-2000:]
