@@ -76,7 +76,7 @@ def click_statistics_cell(page, layer: int, head: int):
 def test_model_view_click_a_head_then_500_tokens_stay_responsive(page, app_url):
     open_self_attention(page, app_url)
     page.get_by_role("tab", name="Model view").click()
-    wait_for_chart(page, "c.traces === 72 && c.title.includes('Model view')")
+    wait_for_chart(page, "c.traces === 1 && c.title.includes('Model view')")
     wait_idle(page)
     page.mouse.move(0, 0)  # no hover label or mode bar in the screenshot
     SCREENSHOT.parent.mkdir(exist_ok=True)
@@ -107,8 +107,9 @@ def test_model_view_click_a_head_then_500_tokens_stay_responsive(page, app_url):
     assert other["first"] != shown["first"]
 
     page.get_by_role("tab", name="Model view").click()
-    wait_for_chart(page, "c.traces === 72 && c.title.includes('block-averaged to')")
-    assert 32 < max(c["rows"] for c in charts(page) if c["traces"] == 72) <= 64
+    wait_for_chart(page, "c.traces === 1 && c.title.includes('block-averaged to')")
+    rows = max(c["rows"] for c in charts(page) if "block-averaged to" in c["title"])
+    assert 32 < (rows + 1) // 6 - 1 <= 64  # 6 layers of at most 64 rows each, an empty row between them
 
 
 def test_sentence_pair_shows_the_four_blocks(page, app_url):

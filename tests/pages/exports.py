@@ -60,6 +60,9 @@ def _candidates(record) -> list[np.ndarray]:
         found.append(np.asarray(record.matrix(**dict(zip(lead, index))), np.float64))
     for value in arrays.values():
         found.append(value)
+        if value.ndim == 4:  # [layer, head, q, k] tiled as one heatmap (the model view): layers down, heads across
+            layers, heads, q, k = value.shape
+            found.append(value.transpose(0, 2, 1, 3).reshape(layers * q, heads * k))
         if value.ndim >= 2:
             found.extend(value[i] for i in range(value.shape[0]))
             found.append(value.reshape(-1, value.shape[-1]))
@@ -68,6 +71,11 @@ def _candidates(record) -> list[np.ndarray]:
 
 def _matches(drawn: np.ndarray, candidates: list[np.ndarray]) -> bool:
     drawn = np.asarray(drawn, np.float64)
+    if drawn.ndim == 2:  # a tiled heatmap's empty lines between its maps are layout, not data
+        full = np.isnan(drawn)
+        compact = drawn[~full.all(axis=1)][:, ~full.all(axis=0)]
+        if compact.shape != drawn.shape and compact.size and _matches(compact, candidates):
+            return True
     for c in candidates:
         if c.size != drawn.size:
             continue

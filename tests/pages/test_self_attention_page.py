@@ -12,6 +12,7 @@ from models.transformer.stats import STATISTICS
 from tests.pages.conftest import chart_data, chart_specs, open_page
 from ui.transformer import head_from_selection
 from ui.widgets import escape_markdown
+from viz.transformer import model_view_cell
 
 PAGE = "pages/self_attention.py"
 XSS = "<img src=x onerror=alert(1)>"
@@ -79,12 +80,14 @@ def test_merging_word_pieces_gives_words_with_rows_summing_to_one(at):
 def test_model_view_grid_and_enlarged_head(at):
     view(at, "Model view")
     specs = chart_specs(at)
-    assert len(specs[0]["data"]) == 72  # 6 layers × 12 heads
+    assert len(specs[0]["data"]) == 1  # one heatmap of 6 × 12 maps
     assert specs[0]["layout"]["title"]["text"].startswith("Model view: 6 layers × 12 heads")
     head = at.session_state["sa_head"]
     layer = at.session_state["sa_layer"]
     assert specs[1]["layout"]["title"]["text"] == f"Layer {layer}, head {head}"
-    np.testing.assert_allclose(chart_data(at, 0, trace=layer * 12 + head), chart_data(at, 1), atol=1e-6)
+    enlarged = chart_data(at, 1)
+    rows, cols = model_view_cell(enlarged.shape, layer, head)
+    np.testing.assert_allclose(chart_data(at, 0)[rows, cols], enlarged, atol=1e-6)
 
 
 def test_statistics_heatmap_and_statistic_picker(at):
@@ -248,7 +251,9 @@ def test_another_local_bert_folder_is_used(at, tmp_path, monkeypatch):
     assert any(c.value.startswith("tiny ·") for c in at.caption)
     assert chart_specs(at)[0]["layout"]["title"]["text"] == "Layer 0, head 0"
     view(at, "Model view")
-    assert len(chart_specs(at)[0]["data"]) == 2 * 4  # the tiny model's layers × heads
+    layout = chart_specs(at)[0]["layout"]
+    assert layout["title"]["text"].startswith("Model view: 2 layers × 4 heads")  # the tiny model's
+    assert len(layout["yaxis"]["ticktext"]) == 2 and len(layout["xaxis"]["ticktext"]) == 4
     at.text_input(key="sa_model_dir").input("").run()
     view(at, "Head view")
 

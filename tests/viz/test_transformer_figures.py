@@ -24,10 +24,19 @@ def test_model_view_has_one_map_per_layer_and_head():
     view = model_view_record(r)
     np.testing.assert_array_equal(view.weights, r.weights)  # short inputs: every cell as it is
     fig = tv.model_view(view)
-    assert len(fig.data) == 6
-    np.testing.assert_allclose(np.asarray(fig.data[4].z), r.weights[1, 1], rtol=1e-6)  # row-major: layer 1, head 1
-    titles = [a.text for a in fig.layout.annotations]
-    assert "layer 0" in titles and "head 2" in titles
+    assert len(fig.data) == 1  # one heatmap: layers are bands of rows, heads bands of columns
+    z = np.asarray(fig.data[0].z, dtype=np.float64)
+    assert z.shape == (2 * 8 + 1, 3 * 8 + 2)
+    for layer in range(2):
+        for head in range(3):
+            rows, cols = tv.model_view_cell((8, 8), layer, head)
+            np.testing.assert_allclose(z[rows, cols], r.weights[layer, head], rtol=1e-6)
+    assert np.isnan(z[8]).all() and np.isnan(z[:, 8]).all() and np.isnan(z[:, 17]).all()  # the gaps
+    assert np.count_nonzero(~np.isnan(z)) == r.weights.size
+    assert list(fig.layout.yaxis.ticktext) == ["layer 0", "layer 1"]
+    assert list(fig.layout.xaxis.ticktext) == ["head 0", "head 1", "head 2"]
+    assert fig.data[0].y[9] == "layer 1 · [CLS]" and fig.data[0].x[10] == "head 1 · t0"  # hover names both
+    assert len(set(fig.data[0].x)) == len(fig.data[0].x) and len(set(fig.data[0].y)) == len(fig.data[0].y)  # categories stay apart
     assert "block-averaged" not in fig.layout.title.text
     assert "2 layers × 3 heads, 8 tokens" in fig.layout.title.text
 
@@ -37,12 +46,13 @@ def test_model_view_of_512_tokens_is_downsampled_and_says_so():
     view = model_view_record(r)
     fig = tv.model_view(view)
     z = np.asarray(fig.data[0].z)
-    assert z.shape == (64, 64)
-    np.testing.assert_array_equal(z, view.weights[0, 0])  # the export holds what the grid draws
+    assert z.shape == (64, 2 * 64 + 1)
+    rows, cols = tv.model_view_cell((64, 64), 0, 1)
+    np.testing.assert_array_equal(z[rows, cols], view.weights[0, 1])  # the export holds what the view draws
     assert view.meta["block_averaged"] and view.query_labels[0] == "[CLS] … t6 (0–7)"
     assert "block-averaged to 64×64" in fig.layout.title.text
     assert "512 tokens" in fig.layout.title.text
-    assert fig.data[0].y[1] == "t7 … t14 (8–15)"  # block labels name the tokens they cover
+    assert fig.data[0].y[1] == "layer 0 · t7 … t14 (8–15)"  # block labels name the tokens they cover
     np.testing.assert_allclose(z[0, 0], r.weights[0, 0, :8, :8].mean(), rtol=1e-5)
 
 
