@@ -56,25 +56,24 @@ def variants(counts: list[int], ticks: bool = False, menus: bool = False, page: 
     return out
 
 
+LABELS = {
+    "ticks": "floor + 64 labels a side",
+    "ticks-allow": "floor + 64 labels a side, overflow allowed",
+    "menus-app": "floor + the app's Export and Link menus",
+    "menus-lean": "floor + a one-select Export menu and the Link menu",
+    "tokens": "the app's heatmap, 24 tokens a side",
+    "pad": "floor under 10 unchanged sections",
+    "tokens-pad": "the app's heatmap under 10 unchanged sections",
+    "pad-text": "floor under 10 paragraphs",
+    "pad-table": "floor under 10 tables",
+    "pad-figure": "floor under 10 unchanged figures",
+    "pad-fragment": "floor as a fragment under 10 unchanged sections",
+}
+
+
 def label(n: int, layout: str) -> str:
-    if layout == "ticks":
-        return "floor + 64 labels a side"
-    if layout == "ticks-allow":
-        return "floor + 64 labels a side, overflow allowed"
-    if layout == "menus-app":
-        return "floor + the app's Export and Link menus"
-    if layout == "tokens":
-        return "the app's heatmap, 24 tokens a side"
-    if layout == "pad":
-        return "floor under 10 unchanged sections"
-    if layout == "tokens-pad":
-        return "the app's heatmap under 10 unchanged sections"
-    if layout.startswith("pad-"):
-        return {"pad-text": "floor under 10 paragraphs", "pad-table": "floor under 10 tables",
-                "pad-figure": "floor under 10 unchanged figures",
-                "pad-fragment": "floor as a fragment under 10 unchanged sections"}[layout]
-    if layout == "menus-lean":
-        return "floor + a one-select Export menu and the Link menu"
+    if layout in LABELS:
+        return LABELS[layout]
     return "floor (1 figure)" if n == 1 else (f"{n} figures" if layout == "figures" else f"1 figure, {n} subplots")
 
 
