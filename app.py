@@ -6,8 +6,10 @@ import streamlit as st
 
 from models.compile_cache import enable_compilation_cache
 from models.registry import PAGES
+from ui.heap import freeze_long_lived
 
 enable_compilation_cache()  # a restarted server loads what an earlier one compiled
+freeze_long_lived("imports")  # Streamlit's gc after every run then skips them (ui/heap.py)
 
 # A local file: a ":material/…:" page icon makes the browser fetch the favicon from fonts.gstatic.com.
 st.set_page_config(page_title="Attention Lab", page_icon=str(Path(__file__).parent / "ui" / "icon.png"), layout="wide")
@@ -25,3 +27,4 @@ with st.sidebar:
     st.caption("Attention Lab runs on this machine: no model hubs, no CDNs, no telemetry.")
 
 navigation.run()
+freeze_long_lived(navigation.url_path)  # once per page: the models its first run loaded
