@@ -2,6 +2,11 @@
 
 from pathlib import Path
 
+# Imported before any session builds a figure: plotly's validators read sys.modules["pandas"]
+# without importing it, and while Streamlit imported it lazily in one session's thread (0.5 s)
+# another session's figure met "partially initialized module 'pandas'" (seen on a fresh server
+# under quick reloads). An import statement waits for another thread's import to finish.
+import pandas  # noqa: F401
 import streamlit as st
 
 from models.compile_cache import enable_compilation_cache

@@ -2,9 +2,11 @@
 objects so that collection walks only what sessions made since (ui/heap.py)."""
 
 import gc
+import subprocess
+import sys
 import weakref
 
-from tests.pages.conftest import open_page
+from tests.pages.conftest import ROOT, open_page
 from ui.heap import freeze_long_lived
 
 
@@ -38,3 +40,19 @@ def test_after_a_pages_first_run_a_full_collection_walks_a_small_part_of_the_hea
     assert frozen > 100_000, frozen  # jax, flax, plotly, streamlit and the loaded model
     assert walked < frozen / 5, (walked, frozen)
 
+
+def test_app_imports_pandas_before_any_page_builds_a_figure():
+    # plotly's validators read sys.modules["pandas"] without importing it; a lazy first import in
+    # one session's thread handed another session a partially initialised module. In a fresh
+    # interpreter: nothing has imported pandas before app.py runs, and app.py's run has.
+    code = (
+        "import sys\n"
+        "from streamlit.testing.v1 import AppTest\n"
+        "at = AppTest.from_file(sys.argv[1], default_timeout=300)\n"
+        "before = 'pandas' in sys.modules\n"
+        "at.run()\n"
+        "print(before, 'pandas' in sys.modules, bool(at.exception))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(ROOT / "app.py")], capture_output=True, text=True,
+                         timeout=600, cwd=ROOT, check=True).stdout.split()[-3:]
+    assert out == ["False", "True", "False"], out
