@@ -1,19 +1,19 @@
-"""Keeps the garbage collection that Streamlit runs after every script run short.
+"""Keeps garbage collection cheap in a server whose heap is mostly modules and models.
 
-Streamlit calls `gc.collect(2)` at the end of every script run (its hidden `runner.postScriptGC`
-option, on by default). A full collection walks every container object the process tracks: with
-JAX, Flax, plotly and the models loaded that is about 200,000 objects and 100–190 ms on this
-machine, and the collector holds the GIL all that time. The run's last messages, and every other
-session's, wait behind it: under 16 sessions it was 57 % of the server's CPU
-(docs/PERFORMANCE.md, "Garbage collection after every run").
+A full collection walks every container object the process tracks: with JAX, Flax, plotly and the
+models loaded that is about 200,000 objects and 100–190 ms on this machine, and the collector holds
+the GIL all that time, so every session's messages wait behind it. Streamlit ran one after every
+script run (its hidden `runner.postScriptGC` option): under 16 sessions that was 57 % of the
+server's CPU (docs/PERFORMANCE.md, "Garbage collection"). .streamlit/config.toml turns it off;
+Python's own generational collector still runs, a full collection each time the long-lived heap
+has grown by a quarter.
 
 Almost all of those objects live as long as the process: modules, classes, functions, the loaded
 models. `gc.freeze()` moves everything alive at that moment into a permanent generation that
 collections skip. Done once after the imports and once after each page's first run (which loads
-its models), a collection then walks only what the sessions have made since, so Streamlit's
-collection after each run stays and costs about a millisecond. Frozen objects are still freed by
-reference counting; only a reference cycle that was alive at a freeze is never collected, which
-bounds what this can keep to what existed at a dozen moments.
+its models), the collector's full collections walk only what the sessions made since. Frozen
+objects are still freed by reference counting; only a reference cycle that was alive at a freeze
+is never collected, which bounds what this can keep to what existed at a dozen moments.
 """
 
 from __future__ import annotations

@@ -1,10 +1,14 @@
-"""Streamlit collects garbage after every script run (gc.collect(2)); the app freezes its long-lived
-objects so that collection walks only what sessions made since (ui/heap.py)."""
+"""Garbage collection stays cheap: Streamlit's full collection after every run is off, and the app
+freezes its long-lived objects so that Python's own full collections walk only what sessions made
+since (ui/heap.py)."""
 
 import gc
 import subprocess
 import sys
+import tomllib
 import weakref
+
+from streamlit import config
 
 from tests.pages.conftest import ROOT, open_page
 from ui.heap import freeze_long_lived
@@ -56,3 +60,11 @@ def test_app_imports_pandas_before_any_page_builds_a_figure():
     out = subprocess.run([sys.executable, "-c", code, str(ROOT / "app.py")], capture_output=True, text=True,
                          timeout=600, cwd=ROOT, check=True).stdout.split()[-3:]
     assert out == ["False", "True", "False"], out
+
+
+def test_the_shipped_config_turns_off_streamlits_full_collection_after_every_run():
+    shipped = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert shipped["runner"]["postScriptGC"] is False
+    # the option still exists under that name in the Streamlit we pin (a renamed one would be ignored)
+    assert config.get_option("runner.postScriptGC") in (True, False)
+    assert "runner.postScriptGC" in config.get_config_options()
