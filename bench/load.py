@@ -576,47 +576,59 @@ def loopback_only(url: str) -> str:
     return url.rstrip("/")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", type=int, default=16, help="browser sessions (default 16)")
+def session_arguments(description: str, clients: str) -> argparse.ArgumentParser:
+    """Returns a parser with the options bench/load.py and bench/load_protocol.py share; `clients`
+    names what a session is ("browser", "websocket")."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--sessions", type=int, default=16, help=f"{clients} sessions (default 16)")
     parser.add_argument("--seconds", type=float, default=180, help="how long the sessions run (default 180)")
-    parser.add_argument("--url", help="an already running server on 127.0.0.1 (default: start `streamlit run app.py`)")
+    parser.add_argument("--url", help="an already running server on 127.0.0.1 (default: start `streamlit run --app`)")
     parser.add_argument("--server-pids", default="", help="with --url: comma-separated PIDs whose process trees are the server")
-    parser.add_argument("--browsers", type=int, default=0, help="Chromium processes (default: one per 8 sessions)")
+    parser.add_argument("--app", default="app.py", help="the script to serve without --url (bench/floor_app.py: "
+                        "Streamlit's floor, one slider and one heatmap, under the same sessions)")
     parser.add_argument("--hang-seconds", type=float, default=60, help="an action not settled after this is a hang (default 60)")
     parser.add_argument("--type-every", type=int, default=4, help="one visit in N types odd text (default 4)")
-    parser.add_argument("--export-every", type=int, default=4, help="one visit in N exports (default 4)")
-    parser.add_argument("--png-every", type=int, default=10, help="one export in N is a PNG (default 10)")
     parser.add_argument("--ramp", type=float, default=30, help="sessions arrive spread over this many seconds (default 30)")
     parser.add_argument("--think", type=float, nargs=2, default=(1.0, 3.0), metavar=("MIN", "MAX"),
                         help="seconds a session waits after each action, uniform in [MIN, MAX] (default 1 3; 0 0: none)")
-    parser.add_argument("--reload-every", type=int, default=8, help="one visit in N reloads the app instead of "
-                        "clicking the sidebar (default 8; 0: only the first visit loads it)")
-    parser.add_argument("--app", default="app.py", help="the script to serve without --url (bench/floor_app.py: "
-                        "Streamlit's floor, one slider and one heatmap, under the same sessions)")
     parser.add_argument("--seed", type=int, default=0, help="random seed of the sessions' choices")
     parser.add_argument("--no-warmup", action="store_true", help="do not visit every page once before the clock starts")
+    parser.add_argument("--json", type=Path, help="also write the raw figures to this file")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = session_arguments(__doc__.splitlines()[0], "browser")
+    parser.add_argument("--browsers", type=int, default=0, help="Chromium processes (default: one per 8 sessions)")
+    parser.add_argument("--export-every", type=int, default=4, help="one visit in N exports (default 4)")
+    parser.add_argument("--png-every", type=int, default=10, help="one export in N is a PNG (default 10)")
+    parser.add_argument("--reload-every", type=int, default=8, help="one visit in N reloads the app instead of "
+                        "clicking the sidebar (default 8; 0: only the first visit loads it)")
     parser.add_argument("--warmup-urls", default="", help="comma-separated URLs to warm up instead of --url "
                         "(each replica behind nginx, as tools/serve.sh prints)")
-    parser.add_argument("--json", type=Path, help="also write the raw figures to this file")
-    args = parser.parse_args(argv)
+    return run_sessions(parser.parse_args(argv), drive, print_report)
+
+
+def run_sessions(args, drive, print_report) -> int:
+    """Runs `drive(url, server_pids, args)` against --url or a fresh `streamlit run --app`, prints its
+    report and writes it to --json (the shared main of bench/load.py and bench/load_protocol.py)."""
     if args.url:
         url = loopback_only(args.url)
         wait_healthy(url, None, 30)
-        roots = [int(p) for p in args.server_pids.split(",") if p.strip()]
-        report = asyncio.run(drive(url, roots, args))
+        report = asyncio.run(drive(url, [int(p) for p in args.server_pids.split(",") if p.strip()], args))
     else:
         with streamlit_server(args.app, timeout=300) as server:
             report = asyncio.run(drive(server.url, [server.proc.pid], args))
             report["server_log_tracebacks"] = server.log.read_text(errors="replace").count("Traceback")
+            report["server_log"] = str(server.log)
     report["hang_seconds"] = args.hang_seconds
     print_report(report)
     if report.get("server_log_tracebacks"):
-        print(f"\nthe server logged {report['server_log_tracebacks']} tracebacks (see test-artifacts/bench-app-*.log)")
+        print(f"\nthe server logged {report['server_log_tracebacks']} tracebacks ({report['server_log']})")
     if args.json:
         for name in ("tally", "warmup"):
             if report.get(name) is not None:
-                report[name] = {k: (dict(v) if isinstance(v, dict) else v) for k, v in vars(report[name]).items()}
+                report[name] = json.loads(json.dumps(vars(report[name]), default=list))
         args.json.write_text(json.dumps(report, indent=1))
     return 0
 
