@@ -98,7 +98,7 @@ def kinds_section(records: dict, truth) -> None:
             one = head_record(record, layer, head)
             fig = attention_map(one, title=f"{title}: layer {layer}, head {head}", truth=truth if kind == "cross" else None)
             show_figure(fig, one, key=f"tf_{kind}_map", name=f"transformer-{kind}-layer{layer}-head{head}")
-            grid = head_grid(record, title=f"{title}: every layer and head", selected=(layer, head))
+            grid = head_grid(record, title=f"{title}: every layer and head")
             show_figure(grid, record, key=f"tf_{kind}_grid", name=f"transformer-{kind}-heads")
 
 

@@ -41,10 +41,11 @@ def attention_map(
                              masked=masked, background=MASKED_COLOR if decoder else None)
 
 
-def head_grid(record: AttentionRecord, *, title: str | None = None, selected: tuple[int, int] | None = None) -> go.Figure:
+def head_grid(record: AttentionRecord, *, title: str | None = None) -> go.Figure:
     """Returns every layer × head map of a ("layer", "head", "query", "key") record in one grid.
 
-    selected: (layer, head) whose cell title is marked with ▶ (the map shown large above it).
+    It does not depend on which head is shown large above it: a figure whose spec is unchanged is
+    not drawn again by the browser, so picking another layer or head redraws one figure, not two.
     """
     if record.leading_axes != ("layer", "head"):
         raise ValueError(f"head_grid needs layer and head axes, got {record.axes}")
@@ -53,10 +54,7 @@ def head_grid(record: AttentionRecord, *, title: str | None = None, selected: tu
     rows = [f"layer {i}" for i in range(layers)]
     data, layout = heatmap_grid_parts(record.weights, rows, cols, query_labels=record.query_labels,
                                       key_labels=record.key_labels, title=title, cell_px=150, zmax=1.0)
-    marked = {rows[selected[0]], cols[selected[1]]} if selected is not None else set()
     for annotation in layout.get("annotations", []):
-        if annotation.get("text") in marked:
-            annotation["text"] = "▶ " + annotation["text"]
         annotation["font"] = {**annotation.get("font", {}), "size": 11}
     # Characters such as "2" and "0" would make plotly guess numeric axes and merge the cells.
     for name, axis in layout.items():
