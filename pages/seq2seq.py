@@ -74,11 +74,13 @@ with main:
     fig = alignment_heatmap(record, truth=truth, title=f"{_name(variant)}: α over the input")
     show_figure(fig, record, key="s2s_main", name=f"seq2seq-{variant}")
 
-st.header("Compare two variants")
+# The sections below are tabs drawn only while open (on_change="rerun"): a control of the page
+# redraws the main map and the open tab's figures, not all seven. Sections whose own controls
+# change only their own figures are fragments (st.fragment) as well: moving one reruns that section
+# alone; the Link boxes read the browser's address, so none goes stale.
+VIEWS = ("Compare two variants", "Compare two inputs", "Watch it learn", "Why local-m fails")
 
 
-# Sections whose controls change only their own figures are fragments (st.fragment): moving one
-# reruns that section alone; the Link boxes read the browser's address, so none goes stale.
 @st.fragment
 def compare_variants(text: str, window: int, truth) -> None:
     left, right = st.columns(2, gap="medium")
@@ -90,16 +92,6 @@ def compare_variants(text: str, window: int, truth) -> None:
             st.markdown(f"**Output:** `{other.meta['output']}`")
             cfig = alignment_heatmap(other, truth=truth, title=_name(chosen), height=360)
             show_figure(cfig, other, key=f"s2s_compare_{key}", name=f"seq2seq-{chosen}")
-
-
-compare_variants(text, window, truth)
-
-st.header("Compare two inputs")
-st.markdown(
-    f"The selected variant (**{_name(variant)}**) on the date above (A) and on a second one (B). The "
-    "difference α_B − α_A is drawn over the output and input characters both share, in order; a character "
-    "only one has gets a blank row or column, marked in its input's colour."
-)
 
 
 @st.fragment
@@ -123,23 +115,6 @@ def compare_inputs(variant: str, record, window: int) -> None:
                     diff, key="s2s_cmp_diff", name=f"seq2seq-{variant}-difference")
 
 
-compare_inputs(variant, record, window)
-
-st.header("Watch it learn")
-teacher = warm_start_of(variant)
-if teacher:
-    st.markdown(
-        f"The same input under snapshots of the selected variant taken during training. This variant "
-        f"starts from the trained **{teacher}** model: step 0 is that warm start, with its own attention head "
-        f"fitted to {teacher}'s attention (the README explains why and how); training refines it from there."
-    )
-else:
-    st.markdown(
-        "The same input under snapshots of the selected variant taken during training: step 0 is the "
-        "untrained (random) model, whose α is meaningless; the alignment forms as the loss falls."
-    )
-
-
 @st.fragment
 def snapshot_section(variant: str, text: str, window: int, truth) -> None:
     steps = snapshot_steps(variant)
@@ -152,23 +127,53 @@ def snapshot_section(variant: str, text: str, window: int, truth) -> None:
     show_figure(sfig, snap, key="s2s_step", name=f"seq2seq-{variant}-step{step}")
 
 
-snapshot_section(variant, text, window, truth)
+tabs = bound(st.tabs, list(VIEWS), key="s2s_view", on_change="rerun")
+if tabs[0].open:
+    with tabs[0]:
+        st.markdown("Two variants on the same date, side by side (the window D above applies to the local ones).")
+        compare_variants(text, window, truth)
 
-st.header("Why local-m fails on most formats")
-st.markdown(
-    "Local-m assumes a **monotonic** alignment: output character t looks at input positions "
-    "[t − D, t + D] only (p_t = t). That holds when the input is written year first — "
-    "`2018-5-9`, `2018/05/09`, `2018年5月9日` — because the year sits at positions 0–3, exactly "
-    "where the output's year digits are. In `9 May 2018` the year sits at positions 6–9, so when the "
-    "decoder writes the year (t = 0…3) a window of D = 3 around t cannot reach it: its attention lands "
-    "on the day and the month instead (compare the window band with the red true spans after "
-    "**Random example**). The output is often still right, but not thanks to attention: the "
-    "bidirectional encoder carries the year along the whole sequence, so the states inside the window "
-    "already know it. Local-p *predicts* p_t and moves its window towards the field it needs; widen D and "
-    "local-m's window starts to reach the year."
-)
-rows = per_format_rows("local-m")
-if rows:
-    st.markdown("Measured on held-out generated dates: local-m's exact match, and the share of output digits "
-                "whose true span lies (at least partly) inside the window, per format:")
-    st.dataframe(rows, hide_index=True)
+if tabs[1].open:
+    with tabs[1]:
+        st.markdown(
+            f"The selected variant (**{_name(variant)}**) on the date above (A) and on a second one (B). The "
+            "difference α_B − α_A is drawn over the output and input characters both share, in order; a character "
+            "only one has gets a blank row or column, marked in its input's colour."
+        )
+        compare_inputs(variant, record, window)
+
+if tabs[2].open:
+    with tabs[2]:
+        teacher = warm_start_of(variant)
+        if teacher:
+            st.markdown(
+                f"The same input under snapshots of the selected variant taken during training. This variant "
+                f"starts from the trained **{teacher}** model: step 0 is that warm start, with its own attention head "
+                f"fitted to {teacher}'s attention (the README explains why and how); training refines it from there."
+            )
+        else:
+            st.markdown(
+                "The same input under snapshots of the selected variant taken during training: step 0 is the "
+                "untrained (random) model, whose α is meaningless; the alignment forms as the loss falls."
+            )
+        snapshot_section(variant, text, window, truth)
+
+if tabs[3].open:
+    with tabs[3]:
+        st.markdown(
+            "Local-m assumes a **monotonic** alignment: output character t looks at input positions "
+            "[t − D, t + D] only (p_t = t). That holds when the input is written year first — "
+            "`2018-5-9`, `2018/05/09`, `2018年5月9日` — because the year sits at positions 0–3, exactly "
+            "where the output's year digits are. In `9 May 2018` the year sits at positions 6–9, so when the "
+            "decoder writes the year (t = 0…3) a window of D = 3 around t cannot reach it: its attention lands "
+            "on the day and the month instead (compare the window band with the red true spans after "
+            "**Random example**). The output is often still right, but not thanks to attention: the "
+            "bidirectional encoder carries the year along the whole sequence, so the states inside the window "
+            "already know it. Local-p *predicts* p_t and moves its window towards the field it needs; widen D and "
+            "local-m's window starts to reach the year."
+        )
+        rows = per_format_rows("local-m")
+        if rows:
+            st.markdown("Measured on held-out generated dates: local-m's exact match, and the share of output digits "
+                        "whose true span lies (at least partly) inside the window, per format:")
+            st.dataframe(rows, hide_index=True)

@@ -27,7 +27,7 @@ def test_type_date_switch_variant_move_window(page, app_url):
     # than the shared open_page helper does.
     page.goto(f"{app_url}/seq2seq")
     page.get_by_text("Seq2seq alignment").first.wait_for(timeout=300_000)
-    wait_for_charts(page, 4, timeout=300_000)
+    wait_for_charts(page, 3, timeout=300_000)
     wait_idle(page, timeout=300_000)
     before = plotly_traces(page)
     assert len(before[0][0]["x"]) == len("Wednesday 9 May 2018")
@@ -55,3 +55,15 @@ def test_type_date_switch_variant_move_window(page, app_url):
     narrowed = wait_for_main_change(page, switched)
     assert narrowed[0][0]["z"] != switched[0][0]["z"]
     wait_idle(page)
+
+    # The lower sections are tabs drawn only while open: opening one draws its figures.
+    page.get_by_role("tab", name="Compare two inputs").click()
+    wait_for_charts(page, 4, timeout=120_000)  # the main map, A, B and their difference
+    wait_idle(page)
+    page.get_by_text("Second date (B)").first.wait_for(timeout=30_000)
+    page.get_by_role("tab", name="Watch it learn").click()
+    wait_for_charts(page, 2, timeout=120_000)
+    wait_idle(page)
+    page.get_by_text("Output at step").first.wait_for(timeout=30_000)
+    # the closed tabs' figures go: the main map and the training step's are left
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length === 2", timeout=60_000)

@@ -41,10 +41,13 @@ def test_playground_exports(monkeypatch):
 def test_seq2seq_exports(monkeypatch):
     calls = recording_exports(monkeypatch)
     at = open_page("pages/seq2seq.py", timeout=600)
-    assert walk(at, calls) == {"s2s_main", "s2s_compare_a", "s2s_compare_b", "s2s_cmp_a", "s2s_cmp_b", "s2s_cmp_diff",
-                               "s2s_step"}
+    assert walk(at, calls) == {"s2s_main", "s2s_compare_a", "s2s_compare_b"}
     at.selectbox(key="s2s_variant").set_value("local-p").run()
     assert "s2s_main" in walk(at, calls)
+    for view, keys in (("Compare two inputs", {"s2s_cmp_a", "s2s_cmp_b", "s2s_cmp_diff"}), ("Watch it learn", {"s2s_step"})):
+        at.session_state["s2s_view"] = view
+        at.run()
+        assert walk(at, calls) == {"s2s_main"} | keys
 
 
 def test_sentence_alignment_exports(monkeypatch):

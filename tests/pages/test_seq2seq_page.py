@@ -19,11 +19,19 @@ def _markdown(at) -> str:
     return "\n".join(m.value for m in at.markdown)
 
 
+def _view(at, name: str):
+    at.session_state["s2s_view"] = name
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
 def test_default_input_is_decoded_with_a_heatmap(at):
     assert at.title[0].value == "Seq2seq alignment"
     assert "`2018-05-09`" in _markdown(at)
     specs = chart_specs(at)
-    assert len(specs) == 7  # main, two variants, two inputs and their difference, training step
+    # The main map and the open tab's (the variant comparison's two); the other tabs draw nothing until opened.
+    assert len(specs) == 3
     z = chart_data(at, 0)
     assert z.shape == (10, len("Wednesday 9 May 2018"))
     assert np.all(z >= 0) and np.allclose(z.sum(1), 1.0, atol=1e-4)
@@ -48,13 +56,24 @@ def test_variant_and_window_change_the_heatmap(at):
     assert any(n.startswith("p_t") for n in names)
 
 
+def test_only_the_open_tab_draws_its_figures(at):
+    counts = {}
+    for name in ("Compare two variants", "Compare two inputs", "Watch it learn", "Why local-m fails"):
+        counts[name] = len(chart_specs(_view(at, name)))
+    assert counts == {"Compare two variants": 3, "Compare two inputs": 4, "Watch it learn": 2, "Why local-m fails": 1}
+    assert "Local-m assumes a **monotonic** alignment" in _markdown(at)
+    _view(at, "Compare two variants")
+    assert "Local-m assumes" not in _markdown(at)
+
+
 def test_training_step_slider_shows_step_0_and_says_what_it_is(at):
     # The module's page is on local-p by now: its step 0 is the warm start from luong-general.
     assert at.selectbox(key="s2s_variant").value == "local-p"
-    final = chart_data(at, 6)
+    _view(at, "Watch it learn")
+    final = chart_data(at, 1)
     at.select_slider(key="s2s_step").set_value(0).run()
     assert not at.exception
-    first = chart_data(at, 6)
+    first = chart_data(at, 1)
     assert first.shape == final.shape and not np.allclose(first, final)
     assert "starts from the trained **luong-general** model: step 0 is that warm start" in _markdown(at)
     at.selectbox(key="s2s_variant").select("bahdanau").run()
@@ -62,6 +81,7 @@ def test_training_step_slider_shows_step_0_and_says_what_it_is(at):
     assert "step 0 is the untrained (random) model" in _markdown(at)
     assert "warm start" not in _markdown(at)
     at.selectbox(key="s2s_variant").select("local-p").run()
+    _view(at, "Compare two variants")
 
 
 def test_random_example_overlays_the_true_alignment(at):
@@ -95,13 +115,14 @@ def test_two_inputs_and_their_difference(at):
     from models.registry import get_mechanism
 
     at.selectbox(key="s2s_variant").select("bahdanau").run()
+    _view(at, "Compare two inputs")
     at.text_input(key="s2s_text_b").input("9 June 2018").run()
     assert not at.exception
     a = get_mechanism("bahdanau").build({"text": at.text_input(key="s2s_text").value})
     b = get_mechanism("bahdanau").build({"text": "9 June 2018"})
     rows, cols = align_tokens(a.query_labels, b.query_labels), align_tokens(a.key_labels, b.key_labels)
-    np.testing.assert_allclose(chart_data(at, 5), difference_matrix(a.weights, b.weights, rows, cols), atol=1e-5)
-    spec = chart_specs(at)[5]
+    np.testing.assert_allclose(chart_data(at, 3), difference_matrix(a.weights, b.weights, rows, cols), atol=1e-5)
+    spec = chart_specs(at)[3]
     assert spec["data"][0]["zmid"] == 0
     assert any("(A only)" in x for x in spec["data"][0]["x"]) and any("(B only)" in x for x in spec["data"][0]["x"])
-    assert chart_specs(at)[4]["layout"]["title"]["text"] == f"B: {b.meta['output']}"
+    assert chart_specs(at)[2]["layout"]["title"]["text"] == f"B: {b.meta['output']}"
