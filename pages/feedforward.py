@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from models.feedforward.records import tanh_bound
+from models.feedforward.records import stacked_record, tanh_bound
 from models.feedforward.task import MAX_LENGTH
 from models.registry import FEEDFORWARD, mechanisms_on_page
 from ui.links import bound
@@ -61,17 +61,21 @@ for column, mechanism, record in zip(columns, mechanisms, records):
                  delta_color="off")
         b.metric("Target (sum)", f"{target:+.3f}")
         c.metric("α on the marked steps", f"{meta['mass_on_marked']:.2%}")
-        fig = alpha_over_time(record, title=f"α over {length:,} steps", log_y=log_y)
-        show_figure(fig, record, key=mechanism.id, chart_key=f"alpha_{mechanism.id}",
-                    name=f"{mechanism.id}-T{length}-seed{seed}")
         st.caption(f"Forward pass: {meta['seconds'] * 1000:.1f} ms for T = {length:,} (jitted, padded to a length bucket).")
 
-bound = tanh_bound(length)
+# Both models' α in one figure, one row each on a shared time axis: every control of the page
+# changes both, and one figure is redrawn faster than two. Its exports hold both rows.
+names = [m.name for m in mechanisms]
+both = stacked_record(records, names)
+fig = alpha_over_time(both, title=f"α over {length:,} steps", row_titles=names, log_y=log_y)
+show_figure(fig, both, key="feedforward", chart_key="alpha", name=f"feedforward-both-T{length}-seed{seed}")
+
+ceiling = tanh_bound(length)
 st.subheader("Why the paper form is nearly flat")
 st.markdown(
     f"In the paper the score is squashed, e_t = tanh(·) ∈ [−1, 1]. Since α_t ∝ exp(e_t), no step can get more "
     f"than e¹ / e⁻¹ = e² ≈ 7.4 times the weight of any other. Even in the best case — both marked steps at "
-    f"e = +1, every other step at e = −1 — a marked step gets at most e / (2e + (T − 2)/e) = **{bound:.2g}** "
+    f"e = +1, every other step at e = −1 — a marked step gets at most e / (2e + (T − 2)/e) = **{ceiling:.2g}** "
     f"at T = {length:,}, against 1/T = {1 / length:.2g} for a uniform α. So on long sequences α is a flat line "
     "with two small bumps; the network still solves the task, because the bumps are enough once the output "
     "layers amplify them (the unmarked steps' values average out). The **unbounded** score e_t = wᵀh_t + b "

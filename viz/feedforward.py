@@ -5,6 +5,8 @@ Long sequences (up to 10,000 steps) are drawn as one WebGL line, never as thousa
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -20,47 +22,68 @@ def alpha_over_time(
     record: AttentionRecord,
     *,
     title: str | None = None,
+    row_titles: list[str] | None = None,
     log_y: bool | None = None,
     height: int | None = None,
 ) -> go.Figure:
     """Returns a line of α_t over t, diamonds on the marked steps and the uniform level 1/T.
 
-    record: weights [T] (axes ("time",)), extras["marked"] (2,) optional.
+    record: weights [T] (axes ("time",)), or [R, T] (one row per model, axes (…, "time")): R rows
+    of panels, one above the other, on one shared time axis, each titled by row_titles[r].
+    extras["marked"] (2,) optional, the same steps in every row.
+    One figure for all rows: a control that changes every row redraws one figure, not R.
     """
-    alpha = np.asarray(record.weights, np.float64).reshape(-1)
-    length = alpha.size
+    alphas = np.asarray(record.weights, np.float64)
+    alphas = alphas.reshape(-1, alphas.shape[-1])
+    rows, length = alphas.shape
     steps = np.arange(length)
     marked = np.asarray(record.extras.get("marked", ()), int).reshape(-1)
-    data = [{
-        "type": "scattergl" if length > WEBGL_ABOVE else "scatter", "x": steps, "y": alpha,
-        "mode": "lines+markers" if length <= 200 else "lines", "name": "α_t",
-        "line": {"color": LINE_COLOR, "width": 1}, "marker": {"size": 3},
-        "hovertemplate": "t = %{x}<br>α = %{y:.3g}<extra></extra>",
-    }]
-    shapes = []
-    if marked.size:
-        data.append({
-            "type": "scatter", "x": marked, "y": alpha[marked], "mode": "markers", "name": "marked steps",
-            "marker": {"symbol": "diamond", "size": 11, "color": MARK_COLOR, "line": {"color": "white", "width": 1}},
-            "hovertemplate": "marked t = %{x}<br>α = %{y:.3g}<extra></extra>",
-        })
-        shapes = [{"type": "line", "x0": int(step), "x1": int(step), "xref": "x", "y0": 0, "y1": 1, "yref": "y domain",
-                   "line": {"color": MARK_COLOR, "width": 1, "dash": "dot"}, "opacity": 0.5} for step in marked]
     uniform = 1.0 / length
-    shapes.append({"type": "line", "x0": 0, "x1": 1, "xref": "x domain", "y0": uniform, "y1": uniform, "yref": "y",
-                   "line": {"color": "#7f7f7f", "width": 1, "dash": "dash"}})
-    layout = {
-        "title": {"text": title} if title else None,
-        "height": height or 320,
-        "margin": {"l": 60, "r": 20, "t": 50 if title else 20, "b": 45},
-        "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1.0},
-        "xaxis": {"title": {"text": "time step t"}, "range": [-0.5, length - 0.5]},
-        "yaxis": {"title": {"text": "α_t"}, "type": "log" if log_y else "linear", "exponentformat": "power",
-                  "rangemode": "normal" if log_y else "tozero"},
+    gap = 0.12 if rows > 1 else 0.0
+    band = (1.0 - gap * (rows - 1)) / rows
+    data, shapes, annotations, layout = [], [], [], {}
+    for r, alpha in enumerate(alphas):
+        suffix = "" if r == 0 else str(r + 1)
+        x, y = "x", f"y{suffix}"
+        top = 1.0 - r * (band + gap)
+        data.append({
+            "type": "scattergl" if length > WEBGL_ABOVE else "scatter", "x": steps, "y": alpha, "xaxis": x, "yaxis": y,
+            "mode": "lines+markers" if length <= 200 else "lines", "name": "α_t", "showlegend": r == 0,
+            "legendgroup": "alpha", "line": {"color": LINE_COLOR, "width": 1}, "marker": {"size": 3},
+            "hovertemplate": "t = %{x}<br>α = %{y:.3g}<extra></extra>",
+        })
+        if marked.size:
+            data.append({
+                "type": "scatter", "x": marked, "y": alpha[marked], "xaxis": x, "yaxis": y, "mode": "markers",
+                "name": "marked steps", "showlegend": r == 0, "legendgroup": "marked",
+                "marker": {"symbol": "diamond", "size": 11, "color": MARK_COLOR, "line": {"color": "white", "width": 1}},
+                "hovertemplate": "marked t = %{x}<br>α = %{y:.3g}<extra></extra>",
+            })
+            shapes += [{"type": "line", "x0": int(step), "x1": int(step), "xref": x, "y0": 0, "y1": 1,
+                        "yref": f"{y} domain", "line": {"color": MARK_COLOR, "width": 1, "dash": "dot"}, "opacity": 0.5}
+                       for step in marked]
+        shapes.append({"type": "line", "x0": 0, "x1": 1, "xref": "x domain", "y0": uniform, "y1": uniform, "yref": y,
+                       "line": {"color": "#7f7f7f", "width": 1, "dash": "dash"}})
+        annotations.append({"text": "uniform 1/T", "x": 1, "xref": "x domain", "xanchor": "right", "y": uniform,
+                            "yref": y, "yanchor": "bottom", "showarrow": False})
+        if row_titles and r < len(row_titles):
+            annotations.append({"text": f"<b>{html.escape(row_titles[r])}</b>", "x": 0, "xref": "paper", "xanchor": "left",
+                                "y": top, "yref": "paper", "yanchor": "bottom", "showarrow": False})
+        layout[f"yaxis{suffix}"] = {
+            "title": {"text": "α_t"}, "type": "log" if log_y else "linear", "exponentformat": "power",
+            "rangemode": "normal" if log_y else "tozero", "domain": [max(top - band, 0.0), top], "anchor": x,
+        }
+    bottom = f"y{'' if rows == 1 else rows}"
+    titled = bool(title) or bool(row_titles)
+    layout.update({
+        "height": height or (320 if rows == 1 else 170 + 210 * rows),
+        "margin": {"l": 60, "r": 20, "t": (50 if title else 30) if titled else 20, "b": 45},
+        "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0 + (0.04 if title and rows > 1 else 0.0),
+                   "xanchor": "right", "x": 1.0},
+        "xaxis": {"title": {"text": "time step t"}, "range": [-0.5, length - 0.5], "anchor": bottom},
         "shapes": shapes,
-        "annotations": [{"text": "uniform 1/T", "x": 1, "xref": "x domain", "xanchor": "right", "y": uniform,
-                         "yref": "y", "yanchor": "bottom", "showarrow": False}],
-    }
-    if layout["title"] is None:
-        del layout["title"]
+        "annotations": annotations,
+    })
+    if title:
+        layout["title"] = {"text": title}
     return quick_figure(data, layout)

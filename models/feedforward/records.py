@@ -81,3 +81,32 @@ def addition_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
             "values": inputs[:, 0],
         },
     )
+
+
+def stacked_record(records: list[AttentionRecord], names: list[str]) -> AttentionRecord:
+    """Returns the records of one sequence under several models as one: weights [R, T], axes
+    ("model", "time"), one row per model (query label = its name). Its exports hold every row
+    the page's one figure draws; extras and meta keep each model's prediction and model file."""
+    if not records or len({r.weights.shape for r in records}) != 1:
+        raise ValueError("stacked_record needs records of one sequence length")
+    first = records[0]
+    return AttentionRecord(
+        mechanism=first.mechanism,
+        weights=np.stack([r.weights for r in records]),
+        axes=("model", "time"),
+        query_labels=tuple(names),
+        key_labels=first.key_labels,
+        meta={
+            "mechanisms": [r.mechanism for r in records],
+            "models": [r.meta["model"] for r in records],
+            "predictions": [r.meta["prediction"] for r in records],
+            "mass_on_marked": [r.meta["mass_on_marked"] for r in records],
+            **{k: first.meta[k] for k in ("length", "seed", "marked", "target")},
+        },
+        extras={
+            "marked": first.extras["marked"],
+            "prediction": np.asarray([r.extras["prediction"] for r in records], np.float32),
+            "target": first.extras["target"],
+            "values": first.extras["values"],
+        },
+    )

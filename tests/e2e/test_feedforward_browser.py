@@ -7,11 +7,11 @@ from tests.e2e.conftest import open_page, plotly_traces, screenshot_path, wait_f
 pytestmark = pytest.mark.e2e
 
 
-def test_length_slider_to_10000_redraws_both_charts(page, app_url):
-    open_page(page, app_url, "feedforward", "Feed-forward attention", charts=2)
+def test_length_slider_to_10000_redraws_both_rows(page, app_url):
+    open_page(page, app_url, "feedforward", "Feed-forward attention", charts=1)
     before = plotly_traces(page)
-    assert [len(chart[0]["y"]) for chart in before] == [1_000, 1_000]
-    assert page.get_by_role("button", name="Export").count() == 2
+    assert [len(trace["y"]) for trace in before[0]] == [1_000, 2, 1_000, 2]  # α and marks, per model
+    assert page.get_by_role("button", name="Export").count() == 1
 
     slider = page.locator('[data-testid="stSlider"] input[type="range"]').first
     slider.focus()
@@ -20,8 +20,7 @@ def test_length_slider_to_10000_redraws_both_charts(page, app_url):
     after = wait_for_change(page, before, timeout=60)
     wait_idle(page)
     after = plotly_traces(page)
-    assert [len(chart[0]["y"]) for chart in after] == [10_000, 10_000]
-    assert len(after[1][1]["x"]) == 2  # the two marked steps stay highlighted
+    assert [len(trace["y"]) for trace in after[0]] == [10_000, 2, 10_000, 2]  # the marked steps stay highlighted
     page.get_by_text("Forward pass:").first.wait_for()
 
     page.mouse.move(0, 0)

@@ -72,7 +72,7 @@ def test_images_exports(monkeypatch):
 def test_feedforward_exports(monkeypatch):
     calls = recording_exports(monkeypatch)
     at = open_page("pages/feedforward.py", timeout=300)
-    assert walk(at, calls) == {"feedforward", "feedforward-unbounded"}
+    assert walk(at, calls) == {"feedforward"}  # one figure, both models' rows
 
 
 def test_han_exports(monkeypatch):

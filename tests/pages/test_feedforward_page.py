@@ -10,19 +10,23 @@ def test_page_shows_both_variants_and_the_slider_changes_the_figures():
     at = open_page("pages/feedforward.py")
     assert not at.exception
     assert at.title[0].value == "Feed-forward attention"
-    assert len(chart_specs(at)) == 2
-    paper, unbounded = chart_data(at, 0, "y"), chart_data(at, 1, "y")
+    # one figure, one row per model on a shared time axis: traces (α, marked steps) per row
+    assert len(chart_specs(at)) == 1
+    spec = chart_specs(at)[0]
+    assert [t["yaxis"] for t in spec["data"]] == ["y", "y", "y2", "y2"]
+    assert spec["layout"]["yaxis"]["domain"][0] > spec["layout"]["yaxis2"]["domain"][1]  # paper form on top
+    paper, unbounded = chart_data(at, 0, "y", trace=0), chart_data(at, 0, "y", trace=2)
     assert paper.shape == unbounded.shape == (1_000,)
     np.testing.assert_allclose([paper.sum(), unbounded.sum()], 1.0, rtol=1e-4)
     _, marked, target = make_sequence(1_000, seed=0)
-    assert chart_data(at, 1, "x", trace=1).tolist() == list(marked)  # the highlighted steps
+    assert chart_data(at, 0, "x", trace=3).tolist() == list(marked)  # the highlighted steps
     assert unbounded[list(marked)].sum() > 0.9 and paper.max() < 7.5 / 1_000 * 1.1
     assert any(f"{target:+.3f}" in m.value for m in at.metric)
     assert any("e² ≈ 7.4" in m.value for m in at.markdown)
 
     at.slider(key="length").set_value(300).run()
     assert not at.exception
-    assert chart_data(at, 0, "y").shape == (300,)
+    assert chart_data(at, 0, "y", trace=0).shape == chart_data(at, 0, "y", trace=2).shape == (300,)
     assert any("paper-T100" in c.value for c in at.caption)  # the model trained nearest to T
 
 
@@ -33,7 +37,7 @@ def test_chosen_marks_move_the_highlight_and_bad_marks_give_one_line():
     at.number_input(key="mark_a").set_value(150).run()
     at.number_input(key="mark_b").set_value(20).run()
     assert not at.exception
-    assert chart_data(at, 1, "x", trace=1).tolist() == [20, 150]
+    assert chart_data(at, 0, "x", trace=1).tolist() == chart_data(at, 0, "x", trace=3).tolist() == [20, 150]
     at.number_input(key="mark_b").set_value(500).run()
     assert not at.exception
     assert "outside the sequence" in at.error[0].value

@@ -10,7 +10,7 @@ from models.checkpoint import flat_params as state_to_tensors
 from models.feedforward.checkpoint import load_checkpoint, save_checkpoint
 from models.feedforward.model import TINY, FeedForwardAttention, FeedForwardConfig, FeedForwardRunner
 from models.feedforward.quality import evaluate
-from models.feedforward.records import nearest_paper_length, tanh_bound
+from models.feedforward.records import nearest_paper_length, stacked_record, tanh_bound
 from models.feedforward.task import make_sequence
 from models.feedforward.train import train
 from models.record import InputError
@@ -160,3 +160,16 @@ def test_layer_lr_freezes_the_named_layers_and_rejects_unknown_ones():
         parse_layer_lr(["w_zz=1"])
     with pytest.raises(SystemExit, match="LAYER=RATE"):
         parse_layer_lr(["w_sy=fast"])
+
+
+def test_stacked_record_keeps_each_models_row_and_prediction():
+    options = {"length": 120, "seed": 3, "marked": None}
+    paper, unbounded = (get_mechanism(m).build(options) for m in ("feedforward", "feedforward-unbounded"))
+    both = stacked_record([paper, unbounded], ["paper", "unbounded"])
+    assert both.axes == ("model", "time") and both.query_labels == ("paper", "unbounded")
+    np.testing.assert_array_equal(both.weights, np.stack([paper.weights, unbounded.weights]))
+    np.testing.assert_array_equal(both.extras["prediction"], [paper.extras["prediction"], unbounded.extras["prediction"]])
+    assert both.meta["models"] == [paper.meta["model"], unbounded.meta["model"]]
+    assert both.meta["marked"] == paper.meta["marked"] == unbounded.meta["marked"]
+    with pytest.raises(ValueError, match="one sequence length"):
+        stacked_record([paper, get_mechanism("feedforward").build({**options, "length": 90})], ["a", "b"])
