@@ -18,6 +18,11 @@ What it does, in one run:
 3. Measures the floor's slider again (drift check) and prints markdown tables of medians and
    their ratio to the floor. It never asserts a time.
 
+The floor is the slider's (issue 12's definition). Beside it, the same floor app with a select box,
+a radio group, a checkbox or a number input in the slider's place (FLOOR_WIDGET) gives each kind
+of control its own floor, and the table gives the ratio to that too: Streamlit's own round trip
+differs by widget (a select box's menu opens and closes around its change).
+
 The round trip, as issue 12 defines it: a MutationObserver on `[data-testid=stApp]`'s
 `data-test-script-state` is armed before the key press or click; the clock starts at the
 keydown/pointerdown event in the page; a rerun counts when a record's oldValue is "running" (or
@@ -111,23 +116,75 @@ FIRST_FIGURE_INIT = """
 })();
 """
 
+# Installed in every document too: a wrapper of the browser's WebSocket that reads the top-level
+# fields of each ForwardMsg (protobuf) the server sends and calls window.__onScriptFinished on a
+# script_finished (field 6). A rerun fast enough for React to fold "running" into one update never
+# changes data-test-script-state at all; this message still says it ended.
+FINISHED_INIT = """
+(() => {
+  const Native = window.WebSocket;
+  const finished = buffer => {
+    const b = new Uint8Array(buffer);
+    let i = 0;
+    const varint = () => { let v = 0, f = 1, x; do { x = b[i++]; v += (x & 127) * f; f *= 128; } while (x & 128 && i < b.length); return v; };
+    while (i < b.length) {
+      const tag = varint(), field = Math.floor(tag / 8), wire = tag % 8;
+      if (field === 6 && wire === 0) return true;
+      if (wire === 0) varint(); else if (wire === 2) i += varint(); else if (wire === 1) i += 8; else if (wire === 5) i += 4; else return false;
+    }
+    return false;
+  };
+  function Watched(...args) {
+    const ws = new Native(...args);
+    ws.addEventListener('message', event => {
+      if (event.data instanceof ArrayBuffer && finished(event.data) && window.__onScriptFinished) window.__onScriptFinished();
+    });
+    return ws;
+  }
+  Watched.prototype = Native.prototype;
+  for (const name of ['CONNECTING', 'OPEN', 'CLOSING', 'CLOSED']) Watched[name] = Native[name];
+  window.WebSocket = Watched;
+})();
+"""
+
 ARM_JS = """
 () => {
   const app = document.querySelector('[data-testid="stApp"]');
-  const m = {t0: null, ms: null};
+  const m = {t0: null, ms: null, via: null};
   let finish;
   m.done = new Promise(resolve => { finish = resolve; });
   const start = () => { if (m.t0 === null) m.t0 = performance.now(); };
   const events = ['keydown', 'pointerdown'];
   for (const type of events) window.addEventListener(type, start, {capture: true});
+  let ended = false;
+  const end = via => {
+    if (ended) return;
+    ended = true;
+    observer.disconnect();
+    window.__onScriptFinished = null;
+    for (const type of events) window.removeEventListener(type, start, {capture: true});
+    requestAnimationFrame(() => requestAnimationFrame(() => { m.ms = performance.now() - m.t0; m.via = via; finish(m.ms); }));
+  };
   const observer = new MutationObserver(records => {
     if (m.t0 === null || !records.some(r => r.oldValue === 'running' || r.oldValue === 'rerunRequested')) return;
     if (app.getAttribute('data-test-script-state') === 'running') return;
-    observer.disconnect();
-    for (const type of events) window.removeEventListener(type, start, {capture: true});
-    requestAnimationFrame(() => requestAnimationFrame(() => { m.ms = performance.now() - m.t0; finish(m.ms); }));
+    end('state');
   });
   observer.observe(app, {attributes: true, attributeFilter: ['data-test-script-state'], attributeOldValue: true});
+  // The folded case: the run's script_finished message came, and once React has had a task to
+  // apply it the app says it is not running, without the attribute having changed in between.
+  window.__onScriptFinished = () => {
+    if (m.t0 === null) return;
+    setTimeout(() => {
+      const look = () => {
+        if (ended) return;
+        const state = app.getAttribute('data-test-script-state');
+        if (state === 'running' || state === 'rerunRequested') { requestAnimationFrame(look); return; }
+        end('message');
+      };
+      requestAnimationFrame(look);
+    }, 0);
+  };
   window.__bench = m;
 }
 """
@@ -212,15 +269,17 @@ class Server:
     log: Path
 
 
-def server_env() -> dict[str, str]:
-    """Returns the environment `make run` gives the app (glibc tunables unless already set)."""
-    return {**os.environ, "PYTHONUNBUFFERED": "1", "GLIBC_TUNABLES": os.environ.get("GLIBC_TUNABLES", GLIBC_TUNABLES)}
+def server_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Returns the environment `make run` gives the app (glibc tunables unless already set), plus `extra`."""
+    return {**os.environ, "PYTHONUNBUFFERED": "1", "GLIBC_TUNABLES": os.environ.get("GLIBC_TUNABLES", GLIBC_TUNABLES),
+            **(extra or {})}
 
 
 @contextlib.contextmanager
-def streamlit_server(script: str, *, timeout: float = 120.0, options: Sequence[str] = ()) -> Iterator[Server]:
+def streamlit_server(script: str, *, timeout: float = 120.0, options: Sequence[str] = (),
+                     env: dict[str, str] | None = None) -> Iterator[Server]:
     """Yields a healthy `streamlit run script` on a free loopback port (with extra command-line
-    `options`, e.g. ("--runner.postScriptGC", "true")); stops it on exit."""
+    `options`, e.g. ("--runner.postScriptGC", "true"), and extra environment `env`); stops it on exit."""
     port = free_port()
     LOG_DIR.mkdir(exist_ok=True)
     log_path = LOG_DIR / f"bench-{Path(script).stem}-{port}.log"
@@ -229,7 +288,7 @@ def streamlit_server(script: str, *, timeout: float = 120.0, options: Sequence[s
         proc = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port),
              "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false", *options],
-            cwd=ROOT, env=server_env(), stdout=log, stderr=subprocess.STDOUT,
+            cwd=ROOT, env=server_env(env), stdout=log, stderr=subprocess.STDOUT,
         )
         url = f"http://127.0.0.1:{port}"
         try:
@@ -303,11 +362,16 @@ def wait_idle(page, timeout: float = RERUN_TIMEOUT_MS) -> None:
     page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=timeout)
 
 
+ENDS_SEEN: Counter = Counter()  # how each timed rerun's end was seen: "state" or "message" (FINISHED_INIT)
+
+
 def timed(page, action) -> float | None:
     """Returns the round trip (ms) of `action()`: event → rerun done → two paints; None if no rerun."""
     page.evaluate(ARM_JS)
     action()
     ms = page.evaluate(WAIT_JS, RERUN_TIMEOUT_MS)
+    if ms is not None:
+        ENDS_SEEN[page.evaluate("() => window.__bench.via")] += 1
     return None if ms is None else round(ms, 1)
 
 
@@ -523,23 +587,39 @@ def new_page(browser, errors: list[str]):
     """Returns a fresh page in its own context, with the first-figure clock installed."""
     context = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
     context.add_init_script(FIRST_FIGURE_INIT)
+    context.add_init_script(FINISHED_INIT)
     page = context.new_page()
     page.on("pageerror", lambda error: errors.append(str(error).splitlines()[0]))
     return page
 
 
-def measure_floor(browser, server: Server, repeat: int, *, cold: bool) -> dict:
-    """Returns the floor app's renders and slider round trips (cold only right after its start)."""
+def measure_floor(browser, server: Server, repeat: int, *, cold: bool, kind: str = "slider") -> dict:
+    """Returns the floor app's renders and its control's round trips (cold only right after its start)."""
     errors: list[str] = []
     page = new_page(browser, errors)
     figure_ms, origin = first_figure_ms(page, server.url + "/")
     out = {"cold_ms": origin + figure_ms - server.started_at * 1000 if cold else None, "first_visit_ms": figure_ms}
     out["warm_ms"] = [first_figure_ms(page, server.url + "/")[0] for _ in range(repeat)]
     settle(page)
-    control = next(c for c in visible_controls(page) if c["kind"] == "slider")
+    control = next(c for c in visible_controls(page) if c["kind"] == kind)
     result = measure_control(page, control, repeat)
     out["round_trip_ms"], out["lost"], out["page_errors"] = result.times_ms, result.lost, errors
     page.context.close()
+    return out
+
+
+def measure_widget_floors(browser, repeat: int) -> dict[str, list[float]]:
+    """Returns, per kind of control other than the slider, the round trips of the floor app with
+    that widget in the slider's place (FLOOR_WIDGET; stock runner, as the slider floor)."""
+    out = {}
+    for kind, _ in CONTROL_KINDS[1:]:
+        with streamlit_server(FLOOR_APP, options=STOCK_RUNNER, env={"FLOOR_WIDGET": kind}) as server:
+            page = new_page(browser, [])
+            first_figure_ms(page, server.url + "/")
+            settle(page)
+            control = next(c for c in visible_controls(page) if c["kind"] == kind)
+            out[kind] = measure_control(page, control, repeat).times_ms
+            page.context.close()
     return out
 
 
@@ -569,6 +649,9 @@ def run(args) -> dict:
         report["tuned_start"] = measure_floor(browser, tuned, floor_repeat, cold=True)
         print(f"floor: {fmt(median(report['floor_start']['round_trip_ms']))} ms, with the app's config "
               f"{fmt(median(report['tuned_start']['round_trip_ms']))} ms", file=sys.stderr)
+        report["widget_floors"] = measure_widget_floors(browser, 2 * floor_repeat)
+        print("floors of the other widgets: " + ", ".join(f"{k} {fmt(median(v))} ms" for k, v in report["widget_floors"].items()),
+              file=sys.stderr)
         with streamlit_server("app.py", timeout=300) as app:
             errors: list[str] = []
             page = new_page(browser, errors)
@@ -588,6 +671,7 @@ def run(args) -> dict:
         report["tuned_end"] = measure_floor(browser, tuned, floor_repeat, cold=False)
         browser.close()
     report["machine"]["loadavg_end"] = os.getloadavg()
+    report["ends_seen"] = dict(ENDS_SEEN)
     return report
 
 
@@ -622,10 +706,13 @@ def print_report(report: dict) -> None:
           f"{fmt(median(end['round_trip_ms']))} ms at the end); warm render {fmt(floor_render)} ms. "
           f"Tuned floor (the same app with the app's .streamlit/config.toml, no gc after every run): "
           f"**{fmt(tuned_ms)} ms** (n = {len(tuned_trips)}).")
+    kind_floor = {"slider": floor_ms, **{k: median(v) for k, v in report.get("widget_floors", {}).items()}}
+    print("Floor of each kind of control (the same app and heatmap with that widget in the slider's place, stock "
+          "runner): " + ", ".join(f"{k} {fmt(v)} ms" for k, v in kind_floor.items()) + ".")
     print(f"Cold first render (server start → first figure painted): app, {report['app_cold']['page']}: "
           f"{fmt(report['app_cold']['ms'])} ms; floor: {fmt(start['cold_ms'])} ms.\n")
-    print("| page | control | median ms | × floor | × tuned floor | figures redrawn | n |")
-    print("|---|---|---|---|---|---|---|")
+    print("| page | control | median ms | × floor | × its kind's floor | × tuned floor | figures redrawn | n |")
+    print("|---|---|---|---|---|---|---|---|")
     for page in report["pages"]:
         labels = Counter(c.label for c in page.controls)
         for c in page.controls:
@@ -634,7 +721,8 @@ def print_report(report: dict) -> None:
             lost = f" ({c.lost} lost)" if c.lost else ""
             name = f"{c.label} ({c.kind}" + (f", key {c.key})" if labels[c.label] > 1 and c.key else ")")
             print(f"| {page.title} | {name} | {fmt(c.median)} | {ratio(c.median, floor_ms)} | "
-                  f"{ratio(c.median, tuned_ms)} | {c.figures_changed} | {len(c.times_ms)}{lost} |")
+                  f"{ratio(c.median, kind_floor.get(c.kind))} | {ratio(c.median, tuned_ms)} | {c.figures_changed} | "
+                  f"{len(c.times_ms)}{lost} |")
     print("\n| page | first visit ms | warm render ms | × floor render | n |")
     print("|---|---|---|---|---|")
     for page in report["pages"]:
@@ -653,6 +741,10 @@ def print_report(report: dict) -> None:
             notes.append(f"- {page.title}: the page shows {page.exceptions} exception box(es) (see the server log)")
         if page.page_errors:
             notes.append(f"- {page.title}: {len(page.page_errors)} page errors, first: {page.page_errors[0]}")
+    ends = report.get("ends_seen", {})
+    if ends.get("message"):
+        notes.append(f"- {ends['message']} of {sum(ends.values())} reruns ended without data-test-script-state changing "
+                     "(React folded the short run into one update); their end was seen by the script_finished message")
     if report["app_log_tracebacks"]:
         notes.append(f"- the app server logged {report['app_log_tracebacks']} tracebacks")
     if notes:
