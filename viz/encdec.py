@@ -1,7 +1,7 @@
 """Figures of the Transformer page: one head's map, the head grid, a decoding step, the rollout.
 
 Built on viz/seq2seq.py's alignment_heatmap (numeric positions with the characters as ticks,
-so repeated characters stay apart and spaces show as "␣") and viz/figures.py's heatmap_grid.
+so repeated characters stay apart and spaces show as "␣") and viz/transformer.py's model_view.
 No streamlit, no jax.
 """
 
@@ -11,9 +11,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from models.record import AttentionRecord
-from viz.figures import heatmap_grid_parts
-from viz.plotly_json import quick_figure
 from viz.seq2seq import alignment_heatmap
+from viz.transformer import model_view
 
 # (x, y) axis titles of each kind of record (record.meta["attention"]).
 AXIS_TITLES = {
@@ -42,25 +41,17 @@ def attention_map(
 
 
 def head_grid(record: AttentionRecord, *, title: str | None = None) -> go.Figure:
-    """Returns every layer × head map of a ("layer", "head", "query", "key") record in one grid.
+    """Returns every layer × head map of a ("layer", "head", "query", "key") record in one grid:
+    one heatmap, layers as bands of rows and heads as bands of columns (viz.transformer.model_view),
+    which the browser draws several times faster than a grid of subplots.
 
     It does not depend on which head is shown large above it: a figure whose spec is unchanged is
     not drawn again by the browser, so picking another layer or head redraws one figure, not two.
     """
     if record.leading_axes != ("layer", "head"):
         raise ValueError(f"head_grid needs layer and head axes, got {record.axes}")
-    layers, heads = record.weights.shape[:2]
-    cols = [f"head {j}" for j in range(heads)]
-    rows = [f"layer {i}" for i in range(layers)]
-    data, layout = heatmap_grid_parts(record.weights, rows, cols, query_labels=record.query_labels,
-                                      key_labels=record.key_labels, title=title, cell_px=150, zmax=1.0)
-    for annotation in layout.get("annotations", []):
-        annotation["font"] = {**annotation.get("font", {}), "size": 11}
-    # Characters such as "2" and "0" would make plotly guess numeric axes and merge the cells.
-    for name, axis in layout.items():
-        if name.startswith(("xaxis", "yaxis")):
-            axis["type"] = "category"
-    return quick_figure(data, layout)
+    layers = record.weights.shape[0]
+    return model_view(record, title=title or "Every layer and head", height=int(min(max(150 * layers + 110, 260), 1400)))
 
 
 def decoding_step_figure(record: AttentionRecord, *, title: str | None = None) -> go.Figure:

@@ -28,7 +28,7 @@ def model_view_cell(shape: tuple[int, int], layer: int, head: int) -> tuple[slic
     return slice(top, top + q), slice(left, left + k)
 
 
-def model_view(view: AttentionRecord, *, title: str | None = None) -> go.Figure:
+def model_view(view: AttentionRecord, *, title: str | None = None, height: int | None = None) -> go.Figure:
     """Returns every layer × head map of a ("layer", "head", "query", "key") record as one heatmap:
     layers are bands of rows, heads bands of columns, with an empty line between the maps
     (model_view_cell says where each map lies). Hover names the layer, the head and both tokens.
@@ -70,7 +70,7 @@ def model_view(view: AttentionRecord, *, title: str | None = None) -> go.Figure:
             "tickfont": {"size": 11}}
     layout = {
         "title": {"text": html.escape(text)},
-        "height": int(min(max(105 * layers + 100, 240), 1400)),
+        "height": height or int(min(max(105 * layers + 100, 240), 1400)),
         "margin": {"l": 10, "r": 10, "t": 90, "b": 10},
         "xaxis": {**axis, "side": "top", "tickvals": x_ticks, "ticktext": [f"head {h}" for h in range(heads)]},
         "yaxis": {**axis, "autorange": "reversed", "tickvals": y_ticks,

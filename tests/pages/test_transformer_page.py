@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from models.encdec.records import best_cross_head, snapshot_steps
-from tests.pages.conftest import chart_data, chart_specs, open_page
+from tests.pages.conftest import chart_data, chart_specs, decode, open_page
 from tests.pages.exports import assert_export_is_the_figure, recording_exports
 
 PAGE = "pages/transformer.py"
@@ -47,7 +47,9 @@ def test_default_view_decodes_and_shows_the_encoder(at):
     assert _title(at, MAP) == "Encoder self-attention: layer 0, head 0"
     z = chart_data(at, MAP)
     assert z.shape == (10, 10) and np.allclose(z.sum(1), 1.0, atol=1e-4)
-    assert len(chart_specs(at)[GRID]["data"]) == 8  # 2 layers × 4 heads
+    grid = chart_specs(at)[GRID]["data"]
+    assert len(grid) == 1  # 2 layers × 4 heads tiled as one heatmap, an empty line between the maps
+    assert np.asarray(decode(grid[0]["z"]), dtype=float).shape == (2 * 11 - 1, 4 * 11 - 1)
 
 
 def test_layer_and_head_pickers_change_the_map_and_leave_the_grid_as_it_was(at):
@@ -103,10 +105,12 @@ def test_rollout_fusion_and_method(at):
 
 def test_training_snapshots(at):
     final = chart_data(at, SNAPSHOT)
+    # the grid is one tiled heatmap: each row of each map sums to 1, the empty lines between them are blank
+    assert np.isnan(final).any() and np.allclose(np.nansum(final, 1)[~np.isnan(final).all(1)], 4.0, atol=1e-3)
     at.select_slider(key="tf_step").set_value(0).run()
     assert not at.exception
     assert _title(at, SNAPSHOT).endswith("at training step 0")
-    assert not np.allclose(chart_data(at, SNAPSHOT), final)
+    assert not np.allclose(chart_data(at, SNAPSHOT), final, equal_nan=True)
     assert any("**Output at step 0:**" in m.value and "`2018-05-09`" not in m.value for m in at.markdown)
     at.radio(key="tf_snapshot_kind").set_value("decoder").run()
     assert _title(at, SNAPSHOT) == "Decoder masked self-attention at training step 0"
