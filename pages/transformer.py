@@ -14,8 +14,9 @@ from models.encdec.records import (
 from models.registry import TRANSFORMER, get_mechanism, mechanisms_on_page
 from ui.links import bound, linked_text
 from ui.router import ensure_router
-from ui.widgets import checked, escape_markdown, index_in, option_radio, show_figure
+from ui.widgets import checked, escape_markdown, index_in, option_radio, show_figure, show_panels
 from viz.encdec import attention_map, decoding_step_figure, head_grid, rollout_figure
+from viz.plotly_json import side_by_side
 from viz.seq2seq import alignment_heatmap
 
 ensure_router()
@@ -118,12 +119,14 @@ def decoding_section(records: dict) -> None:
         "written) and, through cross-attention, over the input. Later positions do not exist yet: the mask gives "
         "them exactly 0."
     )
-    left, right = st.columns(2, gap="medium")
-    for column, kind, what in ((left, "decoder", "over the output so far"), (right, "cross", "over the input")):
-        with column:
-            step_record = decoding_step_record(records[kind], position)
-            step_fig = decoding_step_figure(step_record, title=f"Step {position}: {KINDS[kind].lower()} {what}")
-            show_figure(step_fig, step_record, key=f"tf_step_{kind}", name=f"transformer-{kind}-step{position}")
+    # Both maps in one figure (one redraw per step, not two), each panel with its own Export menu.
+    panels = []
+    for kind, what in (("decoder", "over the output so far"), ("cross", "over the input")):
+        step_record = decoding_step_record(records[kind], position)
+        step_fig = decoding_step_figure(step_record, title=f"Step {position}: {KINDS[kind].lower()} {what}")
+        panels.append((step_fig, step_record, f"tf_step_{kind}", f"transformer-{kind}-step{position}",
+                       f"Export {'decoder' if kind == 'decoder' else 'cross-attention'}"))
+    show_panels(side_by_side([p[0] for p in panels], share_y=True, gap=0.06), panels, chart_key="tf_step_chart")
 
 
 decoding_section(records)

@@ -157,8 +157,9 @@ def _make_image(key: str, fmt: str, fig: go.Figure) -> None:
         st.session_state[MADE_IMAGE] = (key, fmt, None, str(error).splitlines()[0])
 
 
-def export_buttons(record: AttentionRecord, fig: go.Figure, *, key: str, name: str | None = None) -> None:
-    """Shows an Export menu for a figure and the record it was drawn from.
+def export_buttons(record: AttentionRecord, fig: go.Figure, *, key: str, name: str | None = None,
+                   label: str = "Export") -> None:
+    """Shows an Export menu (titled `label`) for a figure and the record it was drawn from.
 
     Data formats (HTML, CSV, JSON, NPY) download in one click, their bytes made on click.
     Image formats take two: "PNG image" renders it (a busy or broken exporter answers with one
@@ -169,7 +170,7 @@ def export_buttons(record: AttentionRecord, fig: go.Figure, *, key: str, name: s
     images_ok, hint = image_export_available()
     text_ok = text_export_allowed(record)
     made = st.session_state.get(MADE_IMAGE)
-    with st.popover("Export", icon=":material/download:", width="content"):
+    with st.popover(label, icon=":material/download:", width="content"):
         for fmt in IMAGE_FORMATS:
             if made and made[:2] == (key, fmt) and made[2] is not None:
                 st.download_button(f"Save {fmt.upper()}", data=made[2], file_name=f"{stem}.{fmt}", mime=MIME_TYPES[fmt],
@@ -205,6 +206,22 @@ def show_figure(fig: go.Figure, record: AttentionRecord, *, key: str, name: str 
     state = st.plotly_chart(allow_tick_overflow(fig), key=chart_key or f"{key}_chart", **chart_kwargs)
     with st.container(horizontal=True):
         export_buttons(record, fig, key=key, name=name)
+        link_box()
+    return state
+
+
+def show_panels(fig: go.Figure, panels: list[tuple[go.Figure, AttentionRecord, str, str, str]], *,
+                chart_key: str, **chart_kwargs: Any) -> Any:
+    """Shows one figure made of several panels (viz.plotly_json.side_by_side) and, under it, one
+    Export menu per panel, labelled, and the Link box. Each menu exports its panel's own record
+    and, as an image, the panel's own figure: what a panel shows is what its menu exports.
+
+    panels: (panel figure, record, export key, file name, menu label), left to right.
+    """
+    state = st.plotly_chart(allow_tick_overflow(fig), key=chart_key, **chart_kwargs)
+    with st.container(horizontal=True):
+        for panel_fig, record, key, name, label in panels:
+            export_buttons(record, panel_fig, key=key, name=name, label=label)
         link_box()
     return state
 

@@ -70,3 +70,144 @@ def _colorscale(name: str) -> tuple[tuple[float, str], ...]:
 def tick_stride(count: int, most: int) -> int:
     """Returns k such that labelling every k-th of `count` positions shows at most `most` labels."""
     return 1 if count <= most else int(-(-count // most))
+
+
+_REF_KEYS = ("anchor", "overlaying", "matches", "scaleanchor")
+COLORBAR_ROOM = 0.06  # of the figure's width, kept at the right of a panel for its colour bar
+
+
+def _axis_id(layout_key: str) -> str:
+    # "xaxis" -> "x", "yaxis3" -> "y3"
+    return layout_key[0] + layout_key[5:]
+
+
+def _layout_key(axis_id: str) -> str:
+    return f"{axis_id[0]}axis{axis_id[1:]}"
+
+
+def _has_colorbar(trace: dict) -> bool:
+    return ("colorbar" in trace or trace.get("type") in ("heatmap", "contour", "histogram2d")) and \
+        trace.get("showscale", True) is not False and "coloraxis" not in trace
+
+
+def side_by_side(
+    figures: list[go.Figure],
+    *,
+    widths: list[float] | None = None,
+    gap: float = 0.05,
+    share_y: bool = False,
+    title: str | None = None,
+    height: int | None = None,
+) -> go.Figure:
+    """Returns one figure holding `figures` as panels from left to right, each drawn as it was
+    (axes, colour bars, shapes, annotations and hover moved into its own slot; its title becomes
+    the panel's heading). A control that changes several panels then redraws one figure: the
+    browser draws a figure of two or three panels at about half the cost of as many figures
+    (bench/figure_cost.py, docs/PERFORMANCE.md).
+
+    widths: each panel's share of the width (default equal); gap: the space between panels;
+    share_y: the panels have the same rows, so later panels match the first panel's y axis and
+    hide its labels. Every part is plain JSON moved, not rebuilt: no validation.
+    """
+    if not figures:
+        raise ValueError("side_by_side needs at least one figure")
+    # The figures' own dicts (numpy arrays as they are; to_plotly_json would encode them): copied
+    # where changed below, never changed in place.
+    parts = [{"data": fig._data, "layout": fig._layout} for fig in figures]
+    shares = list(widths) if widths is not None else [1.0] * len(parts)
+    if len(shares) != len(parts) or min(shares) <= 0:
+        raise ValueError("widths must give one positive share per figure")
+    usable = 1.0 - gap * (len(parts) - 1)
+    total = sum(shares)
+    data: list[dict] = []
+    layout: dict[str, Any] = {"shapes": [], "annotations": []}
+    counters = {"x": 0, "y": 0, "coloraxis": 0}
+    first_y: str | None = None
+    left = 0.0
+    top_margin = 40 if title else 20
+    showlegend = False
+    for index, (part, share) in enumerate(zip(parts, shares)):
+        source = part.get("layout", {})
+        traces = part.get("data", [])
+        slot = (left, left + usable * share / total)
+        left = slot[1] + gap
+        room = COLORBAR_ROOM if any(_has_colorbar(t) for t in traces) or any(
+            k.startswith("coloraxis") for k in source) else 0.0
+        plot = (slot[0], slot[1] - room)
+        # New ids for every axis the panel uses (named in its layout or by a trace).
+        used = {_axis_id(k) for k in source if _AXIS_NAME.fullmatch(k)}
+        used |= {t.get("xaxis", "x") for t in traces} | {t.get("yaxis", "y") for t in traces}
+        renamed = {}
+        for old in sorted(used):
+            counters[old[0]] += 1
+            renamed[old] = old[0] + ("" if counters[old[0]] == 1 else str(counters[old[0]]))
+        colour_axes = {}
+        for key in sorted(k for k in source if k.startswith("coloraxis")):
+            counters["coloraxis"] += 1
+            colour_axes[key] = "coloraxis" + ("" if counters["coloraxis"] == 1 else str(counters["coloraxis"]))
+
+        def ref(value: Any, renamed=renamed) -> Any:
+            # "x2", "x2 domain" -> the new id; "paper" and anything else stay.
+            if not isinstance(value, str):
+                return value
+            head, _, tail = value.partition(" ")
+            return renamed.get(head, head) + (f" {tail}" if tail else "") if head in renamed else value
+
+        def across(x: float, plot=plot) -> float:
+            return plot[0] + float(x) * (plot[1] - plot[0])
+
+        for old, new in renamed.items():
+            axis = dict(source.get(_layout_key(old), {}))
+            for key in _REF_KEYS:
+                if key in axis:
+                    axis[key] = ref(axis[key])
+            if old[0] == "x":
+                lo, hi = axis.get("domain", (0.0, 1.0))
+                axis["domain"] = [across(lo), across(hi)]
+            elif share_y:
+                if index == 0 and old == "y":
+                    first_y = new
+                elif first_y is not None:
+                    axis.update(matches=first_y, showticklabels=False)
+                    axis.pop("title", None)
+            layout[_layout_key(new)] = axis
+        for key, new in colour_axes.items():
+            colour = json.loads(json.dumps(source[key], default=list))
+            colour.setdefault("colorbar", {}).update(x=plot[1] + 0.008, xanchor="left", thickness=12)
+            layout[new] = colour
+        for trace in traces:
+            trace = dict(trace)
+            trace["xaxis"], trace["yaxis"] = renamed[trace.get("xaxis", "x")], renamed[trace.get("yaxis", "y")]
+            if trace.get("coloraxis") in colour_axes:
+                trace["coloraxis"] = colour_axes[trace["coloraxis"]]
+            elif _has_colorbar(trace):
+                trace["colorbar"] = {**trace.get("colorbar", {}), "x": plot[1] + 0.008, "xanchor": "left", "thickness": 12}
+            data.append(trace)
+        for kind in ("shapes", "annotations"):
+            for item in source.get(kind, ()):
+                item = {**item, "xref": ref(item.get("xref", "paper" if kind == "annotations" else "x")),
+                        "yref": ref(item.get("yref", "paper" if kind == "annotations" else "y"))}
+                if item["xref"] == "paper":
+                    for key in ("x", "x0", "x1"):
+                        if key in item:
+                            item[key] = across(item[key])
+                layout[kind].append(item)
+        heading = (source.get("title") or {}).get("text")
+        if heading:
+            layout["annotations"].append({
+                "text": f"<b>{heading}</b>", "x": (plot[0] + plot[1]) / 2, "xref": "paper", "xanchor": "center",
+                "y": 1.0, "yref": "paper", "yanchor": "bottom", "yshift": 8, "showarrow": False, "font": {"size": 13},
+            })
+        margin = source.get("margin", {})
+        top_margin = max(top_margin, int(margin.get("t", 40)) + (20 if title and heading else 0))
+        showlegend = showlegend or bool(source.get("showlegend", False))
+        for key in ("plot_bgcolor", "legend"):
+            if key in source and key not in layout:
+                layout[key] = source[key]
+    layout.update(
+        height=height or max(int(p.get("layout", {}).get("height") or 450) for p in parts),
+        margin={"l": 10, "r": 10, "t": top_margin, "b": 10}, showlegend=showlegend,
+    )
+    if title:
+        layout["title"] = {"text": title}
+    return go.Figure({"data": data, "layout": layout}, _validate=False)

@@ -40,7 +40,7 @@ CHANGES = {
     "images": (2, lambda p: press_slider(p, 0)),
     # The decoding step is a fragment (st.fragment): the first Link box, in the encoder's tab, is
     # outside it and did not rerun; it must still give the new view's link.
-    "transformer": (8, lambda p: (type_text(p, "stTextInput", "Date to normalise", "1 April 1990"), wait_idle(p),
+    "transformer": (7, lambda p: (type_text(p, "stTextInput", "Date to normalise", "1 April 1990"), wait_idle(p),
                                   press_slider(p, 0, 2))),
     "han": (8, lambda p: (type_text(p, "stTextArea", "Type or paste", "The soup was cold. The staff was lovely."),
                           wait_idle(p))),

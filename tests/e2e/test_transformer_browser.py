@@ -9,7 +9,7 @@ from tests.e2e.conftest import plotly_traces, wait_for_charts, wait_idle
 
 pytestmark = pytest.mark.e2e
 
-CHARTS = 8
+CHARTS = 7
 
 
 def wait_for_chart_change(page, index: int, before, timeout: float = 120.0) -> list:

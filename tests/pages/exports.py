@@ -23,9 +23,9 @@ def recording_exports(monkeypatch) -> list[tuple[str, object, object]]:
     calls: list[tuple[str, object, object]] = []
     original = ui.widgets.export_buttons
 
-    def recorder(record, fig, *, key, name=None):
+    def recorder(record, fig, *, key, name=None, **options):
         calls.append((key, record, fig))
-        return original(record, fig, key=key, name=name)
+        return original(record, fig, key=key, name=name, **options)
 
     monkeypatch.setattr(ui.widgets, "export_buttons", recorder)
     return calls

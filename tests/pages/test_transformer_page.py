@@ -10,8 +10,9 @@ from tests.pages.exports import assert_export_is_the_figure, recording_exports
 
 PAGE = "pages/transformer.py"
 TABS = {"encoder": "Encoder self-attention", "decoder": "Decoder masked self-attention", "cross": "Cross-attention"}
-# Charts: the tab's head map and head grid, two decoding-step maps, Bahdanau, best head, rollout, snapshot grid.
-MAP, GRID, STEP_DECODER, STEP_CROSS, BAHDANAU, BEST, ROLLOUT, SNAPSHOT = range(8)
+# Charts: the tab's head map and head grid, the decoding step (decoder and cross panels in one figure),
+# Bahdanau, best head, rollout, snapshot grid.
+MAP, GRID, STEP, BAHDANAU, BEST, ROLLOUT, SNAPSHOT = range(7)
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +44,7 @@ def _tab(app, kind):
 def test_default_view_decodes_and_shows_the_encoder(at):
     assert at.title[0].value == "Transformer: three kinds of attention"
     assert any("`2018-05-09`" in m.value for m in at.markdown)
-    assert len(chart_specs(at)) == 8
+    assert len(chart_specs(at)) == 7
     assert _title(at, MAP) == "Encoder self-attention: layer 0, head 0"
     z = chart_data(at, MAP)
     assert z.shape == (10, 10) and np.allclose(z.sum(1), 1.0, atol=1e-4)
@@ -84,11 +85,14 @@ def test_cross_tab_and_the_best_head_beside_bahdanau(at):
 
 
 def test_decoding_step_slider_grows_the_prefix(at):
-    assert chart_data(at, STEP_DECODER).shape == (8, 1)  # step 0: every head reads only <s>
+    assert chart_data(at, STEP).shape == (8, 1)  # step 0: every head reads only <s>
     at.slider(key="tf_position").set_value(6).run()
     assert not at.exception
-    decoder, cross = chart_data(at, STEP_DECODER), chart_data(at, STEP_CROSS)
+    decoder, cross = chart_data(at, STEP, trace=0), chart_data(at, STEP, trace=1)
     assert decoder.shape == (8, 7) and cross.shape == (8, 10)
+    layout = chart_specs(at)[STEP]["layout"]
+    assert layout["xaxis"]["domain"][1] < layout["xaxis2"]["domain"][0]  # decoder left, cross right
+    assert layout["yaxis2"]["matches"] == "y"  # the same layer · head rows
     assert np.allclose(decoder.sum(1), 1.0, atol=1e-4) and np.allclose(cross.sum(1), 1.0, atol=1e-4)
     assert any("t = 6" in m.value for m in at.markdown)
 

@@ -102,3 +102,35 @@ def test_record_figure_picks_a_view_by_axes():
     one_d = AttentionRecord("ff", np.ones(5) / 5, ("time",), ["c"], [str(i) for i in range(5)])
     assert figures.record_figure(one_d).data[0].type == "bar"
     assert figures.record_figure(record()).data[0].type == "heatmap"
+
+
+def test_side_by_side_moves_each_panel_into_its_own_slot():
+    a = figures.heatmap(np.eye(3, dtype=np.float32), ["a", "b", "c"], ["a", "b", "c"], title="left")
+    b = figures.bars_over_heatmap(
+        figures.weight_bars(np.array([0.2, 0.8], np.float32), ["k", "m"], title="α"),
+        figures.heatmap(np.array([[0.2, 0.8]], np.float32), ["q"], ["k", "m"], title=""),
+    )
+    fig = plotly_json.side_by_side([a, b], share_y=False)
+    # every trace of both figures, in order, with its numbers unchanged
+    assert len(fig.data) == len(a.data) + len(b.data)
+    np.testing.assert_array_equal(np.asarray(fig.data[0].z), np.eye(3))
+    np.testing.assert_allclose(np.asarray(fig.data[1].y), [0.2, 0.8], rtol=1e-6)
+    spec = fig.to_plotly_json()
+    # each panel's axes are its own, and the panels' x domains do not overlap, left to right
+    pairs = [(t["xaxis"], t["yaxis"]) for t in spec["data"]]
+    assert pairs[0] == ("x", "y") and len(set(pairs)) == 3
+    domains = [spec["layout"][f"xaxis{x[1:]}"]["domain"] for x in ("x", pairs[1][0], pairs[2][0])]
+    assert domains[0][1] < domains[1][0] and domains[1] == domains[2]
+    # the heatmap's colour bar sits right of its own panel, inside the figure
+    assert domains[0][1] < spec["data"][0]["colorbar"]["x"] < domains[1][0]
+    # the titles become headings over their panels
+    assert any(n["text"] == "<b>left</b>" for n in spec["layout"]["annotations"])
+    with pytest.raises(ValueError):
+        plotly_json.side_by_side([a, b], widths=[1.0])
+
+
+def test_side_by_side_shares_rows_when_asked():
+    maps = [figures.heatmap(np.full((2, 2), 0.5, np.float32), ["r1", "r2"], ["k1", "k2"], title=t) for t in "ab"]
+    layout = plotly_json.side_by_side(maps, share_y=True).to_plotly_json()["layout"]
+    assert layout["yaxis2"]["matches"] == "y" and layout["yaxis2"]["showticklabels"] is False
+    assert "showticklabels" not in layout["yaxis"] or layout["yaxis"]["showticklabels"]
