@@ -16,8 +16,9 @@ from models.playground.records import (
 from models.registry import PLAYGROUND, get_mechanism, mechanisms_on_page
 from ui.links import bound, link_rows, linked_rows
 from ui.router import ensure_router
-from ui.widgets import checked, option_number, option_radio, option_slider, show_figure
+from ui.widgets import checked, option_number, option_radio, option_slider, show_panels
 from viz.figures import attention_heatmap, bars_over_heatmap, vectors_2d, weight_bars
+from viz.plotly_json import side_by_side
 
 ensure_router()
 
@@ -74,33 +75,31 @@ record = checked(mechanism.build, {
 })
 
 extras = record.extras
-stage1, stage2, stage3 = st.columns(3, gap="medium")
-with stage1:
-    st.subheader("1 · Scores")
-    scores = score_record(record)
-    score_fig = weight_bars(scores.weights[0], scores.key_labels, title="score(q, kⱼ)", value_name="score")
-    show_figure(score_fig, scores, key="scores", name=f"{record.mechanism}-scores")
-with stage2:
-    st.subheader("2 · Weights α")
-    if mode == "sample":
-        weight_fig = weight_bars(
-            extras["soft_weights"], record.key_labels, title=f"α vs. frequency of {samples} samples",
-            value_name="α (soft)", compare=record.weights[0], compare_name="sample frequency",
-        )
-    else:
-        weight_fig = weight_bars(record.weights[0], record.key_labels, title="α", value_name="α")
-    # The bars and the heatmap row every other page draws, as one figure (one redraw per control).
-    heat_fig = attention_heatmap(record, title="", zmax=1.0, height=220)
-    show_figure(bars_over_heatmap(weight_fig, heat_fig), record,
-                key="weights", chart_key="weights_chart", name=f"{record.mechanism}-weights")
-    st.caption("Below the bars: the same α as a one-row heatmap, as the other pages draw attention.")
-with stage3:
-    st.subheader("3 · Weighted sum")
-    points = context_record(record)
-    context_fig = vectors_2d(
-        points.weights[:-1, :2], points.query_labels[:-1], weights=points.weights[:-1, 2], highlight=points.weights[-1, :2],
-        highlight_name=points.query_labels[-1], title="Values (size = weight) and c",
-        x_title="value dim 1", y_title="value dim 2",
+# The three stages are three panels of one figure: a query, τ or score change redraws one figure,
+# not three. Each panel keeps its own Export menu, which exports that stage's record and figure.
+scores = score_record(record)
+score_fig = weight_bars(scores.weights[0], scores.key_labels, title="1 · Scores: score(q, kⱼ)", value_name="score")
+if mode == "sample":
+    weight_fig = weight_bars(
+        extras["soft_weights"], record.key_labels, title=f"2 · Weights: α vs. frequency of {samples} samples",
+        value_name="α (soft)", compare=record.weights[0], compare_name="sample frequency",
     )
-    show_figure(context_fig, points, key="context", name=f"{record.mechanism}-context")
-    st.markdown(f"c = ({points.weights[-1, 0]:.3f}, {points.weights[-1, 1]:.3f})")
+else:
+    weight_fig = weight_bars(record.weights[0], record.key_labels, title="2 · Weights α", value_name="α")
+# The bars and, under them, the heatmap row every other page draws.
+heat_fig = attention_heatmap(record, title="", zmax=1.0, height=220)
+weights_panel = bars_over_heatmap(weight_fig, heat_fig)
+points = context_record(record)
+context_fig = vectors_2d(
+    points.weights[:-1, :2], points.query_labels[:-1], weights=points.weights[:-1, 2], highlight=points.weights[-1, :2],
+    highlight_name=points.query_labels[-1], title="3 · Sum: values (size = α) and c",
+    x_title="value dim 1", y_title="value dim 2",
+)
+panels = [
+    (score_fig, scores, "scores", f"{record.mechanism}-scores", "Export scores"),
+    (weights_panel, record, "weights", f"{record.mechanism}-weights", "Export α"),
+    (context_fig, points, "context", f"{record.mechanism}-context", "Export sum"),
+]
+show_panels(side_by_side([p[0] for p in panels], gap=0.07, height=480), panels, chart_key="weights_chart")
+st.caption("Under the α bars: the same α as a one-row heatmap, as the other pages draw attention. "
+           f"The weighted sum c = ({points.weights[-1, 0]:.3f}, {points.weights[-1, 1]:.3f}).")

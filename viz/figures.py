@@ -233,7 +233,9 @@ def bars_over_heatmap(bars: go.Figure, heat: go.Figure) -> go.Figure:
         "xaxis": {**top.get("xaxis", {}), "domain": [0.0, 1.0], "anchor": "y", "matches": "x2", "showticklabels": False},
         "yaxis": {**top.get("yaxis", {}), "domain": [top_low, 1.0], "anchor": "x"},
         "xaxis2": {**bottom.get("xaxis", {}), "domain": [0.0, 1.0], "anchor": "y2"},
-        "yaxis2": {**bottom.get("yaxis", {}), "domain": [0.0, top_low - gap], "anchor": "x2"},
+        # The row's one tick label ("query") names it; its axis title would only repeat it.
+        "yaxis2": {**{k: v for k, v in bottom.get("yaxis", {}).items() if k != "title"}, "domain": [0.0, top_low - gap],
+                   "anchor": "x2"},
     }
     for name in ("barmode", "legend"):
         if name in top:

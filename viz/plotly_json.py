@@ -73,6 +73,7 @@ def tick_stride(count: int, most: int) -> int:
 
 
 _REF_KEYS = ("anchor", "overlaying", "matches", "scaleanchor")
+NOT_LISTED = ("heatmap", "image", "contour", "histogram2d")  # traces plotly lists in no legend unless told
 COLORBAR_ROOM = 0.06  # of the figure's width, kept at the right of a panel for its colour bar
 
 
@@ -175,9 +176,18 @@ def side_by_side(
             colour = json.loads(json.dumps(source[key], default=list))
             colour.setdefault("colorbar", {}).update(x=plot[1] + 0.008, xanchor="left", thickness=12)
             layout[new] = colour
+        # The legend as the panel's own figure would show it: as set, else when 2+ traces would be listed.
+        listed = [t for t in traces if t.get("showlegend", t.get("type") not in NOT_LISTED) is not False]
+        legend = bool(source["showlegend"]) if "showlegend" in source else len(listed) > 1
+        showlegend = showlegend or legend
         for trace in traces:
             trace = dict(trace)
+            if not legend:
+                trace["showlegend"] = False
             trace["xaxis"], trace["yaxis"] = renamed[trace.get("xaxis", "x")], renamed[trace.get("yaxis", "y")]
+            # An axis without an anchor sits on the figure's first axis ("x" or "y"): here, on its own partner.
+            layout[_layout_key(trace["xaxis"])].setdefault("anchor", trace["yaxis"])
+            layout[_layout_key(trace["yaxis"])].setdefault("anchor", trace["xaxis"])
             if trace.get("coloraxis") in colour_axes:
                 trace["coloraxis"] = colour_axes[trace["coloraxis"]]
             elif _has_colorbar(trace):
@@ -200,10 +210,13 @@ def side_by_side(
             })
         margin = source.get("margin", {})
         top_margin = max(top_margin, int(margin.get("t", 40)) + (20 if title and heading else 0))
-        showlegend = showlegend or bool(source.get("showlegend", False))
-        for key in ("plot_bgcolor", "legend"):
-            if key in source and key not in layout:
-                layout[key] = source[key]
+        if "plot_bgcolor" in source and "plot_bgcolor" not in layout:
+            layout["plot_bgcolor"] = source["plot_bgcolor"]
+        if legend and "legend" not in layout:  # the first listed panel's legend, under or beside that panel
+            placed = dict(source.get("legend", {}))
+            vertical = placed.get("orientation", "v") == "v"
+            placed["x"] = across(placed.get("x", 1.02 if vertical else 0.0))
+            layout["legend"] = placed
     layout.update(
         height=height or max(int(p.get("layout", {}).get("height") or 450) for p in parts),
         margin={"l": 10, "r": 10, "t": top_margin, "b": 10}, showlegend=showlegend,

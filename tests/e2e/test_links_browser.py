@@ -31,7 +31,7 @@ def type_text(page, testid: str, label: str, text: str) -> None:
 # url path, the number of charts the page draws, and how to change its view
 CHANGES = {
     "": (1, lambda p: press_slider(p, 0)),
-    "playground": (3, lambda p: press_slider(p, 0)),
+    "playground": (1, lambda p: press_slider(p, 0)),
     "seq2seq": (3, lambda p: (type_text(p, "stTextInput", "Date to normalise", "3 July 1987"), wait_idle(p),
                              press_slider(p, 0, 2))),
     "sentence_alignment": (1, lambda p: (type_text(p, "stTextInput", "Sentence 2", "A dog sat on a rug"),

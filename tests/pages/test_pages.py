@@ -38,19 +38,24 @@ def test_playground_three_stages_and_widgets_change_the_figures():
     at = open_page("pages/playground.py")
     assert not at.exception
     specs = chart_specs(at)
-    assert len(specs) == 3  # scores; α as bars over its heatmap row (one figure); the weighted sum
-    assert [t["type"] for t in specs[1]["data"]] == ["bar", "heatmap"]
-    weights_before = chart_data(at, 1, "y")
-    np.testing.assert_allclose(chart_data(at, 1, "z", trace=1), [weights_before], rtol=1e-6)  # the same α
+    # One figure of three panels: the scores; α as bars over its heatmap row; the weighted sum.
+    assert len(specs) == 1
+    types = [t["type"] for t in specs[0]["data"]]
+    assert types[:3] == ["bar", "bar", "heatmap"] and set(types[3:]) == {"scatter"}
+    domains = [specs[0]["layout"][f"xaxis{t.get('xaxis', 'x')[1:]}"]["domain"] for t in specs[0]["data"][:4]]
+    assert domains[0][1] < domains[1][0] and domains[1] == domains[2] and domains[2][1] < domains[3][0]
+    weights_before = chart_data(at, 0, "y", trace=1)
+    np.testing.assert_allclose(chart_data(at, 0, "z", trace=2), [weights_before], rtol=1e-6)  # the same α
     for spec in specs:  # every axis skips plotly.js's per-label overflow check (viz.plotly_json.allow_tick_overflow)
         axes = [v for k, v in spec["layout"].items() if k[1:5] == "axis"]
         assert axes and all(a.get("ticklabeloverflow") == "allow" for a in axes)
     np.testing.assert_allclose(weights_before.sum(), 1.0, rtol=1e-5)
+    assert [b.proto.popover.label for b in at.get("popover")][:3] == ["Export scores", "Export α", "Export sum"]
     at.slider(key="query_x").set_value(-2.0).run()
     assert not at.exception
-    assert not np.allclose(chart_data(at, 1, "y"), weights_before)
+    assert not np.allclose(chart_data(at, 0, "y", trace=1), weights_before)
     at.radio(key="mode").set_value("argmax").run()
-    hard = chart_data(at, 1, "y")
+    hard = chart_data(at, 0, "y", trace=1)
     assert sorted(hard.tolist()) == [0, 0, 0, 0, 1]
 
 
@@ -58,10 +63,12 @@ def test_playground_sampling_converges_with_more_samples():
     at = open_page("pages/playground.py")
     at.radio(key="mode").set_value("sample").run()
     at.slider(key="samples").set_value(2000).run()
-    spec = chart_specs(at)[1]
-    soft = np.asarray(chart_data(at, 1, "y", trace=0))
-    freq = np.asarray(chart_data(at, 1, "y", trace=1))
-    assert [t["type"] for t in spec["data"]] == ["bar", "bar", "heatmap"]  # soft α, frequency; the heatmap row
+    spec = chart_specs(at)[0]
+    soft = np.asarray(chart_data(at, 0, "y", trace=1))
+    freq = np.asarray(chart_data(at, 0, "y", trace=2))
+    # scores; soft α, frequency and the heatmap row; then the weighted sum
+    assert [t["type"] for t in spec["data"]][:4] == ["bar", "bar", "bar", "heatmap"]
+    assert spec["layout"]["showlegend"] is True  # which bar is which
     assert np.abs(soft - freq).max() < 0.05
 
 
