@@ -27,10 +27,8 @@ from ui.widgets import (
     option_radio,
     option_slider,
     show_figure,
-    show_panels,
 )
 from viz.images import caption_figure, patch_figure
-from viz.plotly_json import one_above_another
 
 ensure_router()
 
@@ -117,9 +115,8 @@ def caption_view(image: np.ndarray) -> None:
                             labels={"sample": "a sampled cell", "argmax": "the argmax cell"})
     settings = {"temperature": temperature, "samples": samples, "seed": seed, "mode": mode}
     warned = False
-    shown = {"Soft and hard": [soft, hard], "Soft": [soft], "Hard": [hard]}[show]
-    panels = []
-    for mechanism in shown:
+    # Stacked at full width (one panel row per variant), so eight word panels stay readable.
+    for mechanism in {"Soft and hard": [soft, hard], "Soft": [soft], "Hard": [hard]}[show]:
         with st.container(border=True):
             st.subheader(mechanism.name)
             st.latex(mechanism.formula)
@@ -132,15 +129,8 @@ def caption_view(image: np.ndarray) -> None:
                 st.warning(notice, icon=":material/help:")
                 warned = True
             st.markdown(f"**Caption:** {record.extras['caption']}")
-            panels.append((caption_figure(image, record), record, f"export_{mechanism.id}", f"caption-{mechanism.id}",
-                           f"Export {mechanism.variant}"))
-    # Each variant's panels at full width, one above the other (eight word panels stay readable), as
-    # one figure: a change of the scene redraws one figure, not two. Each keeps its own Export menu.
-    if len(panels) == 1:
-        fig, record, key, name, _ = panels[0]
-        show_figure(fig, record, key=key, chart_key=f"panels_{record.mechanism}", name=name, width="stretch")
-    elif panels:
-        show_panels(one_above_another([p[0] for p in panels]), panels, chart_key="panels_both", width="stretch")
+            show_figure(caption_figure(image, record), record, key=f"export_{mechanism.id}",
+                        chart_key=f"panels_{mechanism.id}", name=f"caption-{mechanism.id}", width="stretch")
 
 
 def query_patch(grid_h: int, grid_w: int) -> tuple[int, int]:

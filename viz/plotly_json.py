@@ -110,55 +110,31 @@ def side_by_side(
     share_y: the panels have the same rows, so later panels match the first panel's y axis and
     hide its labels. Every part is plain JSON moved, not rebuilt: no validation.
     """
-    shares = list(widths) if widths is not None else [1.0] * len(figures)
-    if not figures or len(shares) != len(figures) or min(shares) <= 0:
-        raise ValueError("side_by_side needs figures and one positive width share per figure")
-    usable, total = 1.0 - gap * (len(figures) - 1), sum(shares)
-    slots, left = [], 0.0
-    for share in shares:
-        slots.append((left, left + usable * share / total))
-        left = slots[-1][1] + gap
-    fig = _combine(figures, slots, vertical=False, share_y=share_y,
-                   height=height or max(int(f._layout.get("height") or 450) for f in figures))
-    if title:
-        fig.layout.title = {"text": title}
-        fig.layout.margin.t += 30
-    return fig
-
-
-def one_above_another(figures: list[go.Figure], *, gap_px: int = 10) -> go.Figure:
-    """Returns one figure holding `figures` from top to bottom, each in a band as tall as it was
-    (its margins and title included), drawn as it was: side_by_side's stacked twin."""
     if not figures:
-        raise ValueError("one_above_another needs at least one figure")
-    heights = [int(f._layout.get("height") or 450) for f in figures]
-    total = sum(heights) + gap_px * (len(figures) - 1)
-    slots, top = [], 1.0
-    for fig, h in zip(figures, heights):
-        margin = fig._layout.get("margin", {})
-        band_top, band_bottom = top, top - h / total
-        # (low, high) of the plot area inside the band, in the figure's paper units
-        slots.append((band_bottom + int(margin.get("b", 10)) / total, band_top - int(margin.get("t", 40)) / total))
-        top = band_bottom - gap_px / total
-    return _combine(figures, slots, vertical=True, share_y=False, height=total)
-
-
-def _combine(figures: list[go.Figure], slots: list[tuple[float, float]], *, vertical: bool, share_y: bool,
-             height: int) -> go.Figure:
-    # Moves each figure's traces, axes, colour axes, shapes, annotations and legend into its slot:
-    # an x range (side by side) or a y range (one above another) of the paper.
-    # The figures' own dicts (numpy arrays as they are; to_plotly_json would encode them) are
-    # copied where changed, never changed in place.
-    along = "y" if vertical else "x"
+        raise ValueError("side_by_side needs at least one figure")
+    # The figures' own dicts (numpy arrays as they are; to_plotly_json would encode them): copied
+    # where changed below, never changed in place.
+    parts = [{"data": fig._data, "layout": fig._layout} for fig in figures]
+    shares = list(widths) if widths is not None else [1.0] * len(parts)
+    if len(shares) != len(parts) or min(shares) <= 0:
+        raise ValueError("widths must give one positive share per figure")
+    usable = 1.0 - gap * (len(parts) - 1)
+    total = sum(shares)
     data: list[dict] = []
     layout: dict[str, Any] = {"shapes": [], "annotations": []}
     counters = {"x": 0, "y": 0, "coloraxis": 0}
     first_y: str | None = None
-    top_margin, showlegend = 20, False
-    for index, (figure, slot) in enumerate(zip(figures, slots)):
-        source, traces = figure._layout, figure._data
-        coloured = any(_has_colorbar(t) for t in traces) or any(k.startswith("coloraxis") for k in source)
-        plot = slot if vertical or not coloured else (slot[0], slot[1] - COLORBAR_ROOM)
+    left = 0.0
+    top_margin = 40 if title else 20
+    showlegend = False
+    for index, (part, share) in enumerate(zip(parts, shares)):
+        source = part.get("layout", {})
+        traces = part.get("data", [])
+        slot = (left, left + usable * share / total)
+        left = slot[1] + gap
+        room = COLORBAR_ROOM if any(_has_colorbar(t) for t in traces) or any(
+            k.startswith("coloraxis") for k in source) else 0.0
+        plot = (slot[0], slot[1] - room)
         # New ids for every axis the panel uses (named in its layout or by a trace).
         used = {_axis_id(k) for k in source if _AXIS_NAME.fullmatch(k)}
         used |= {t.get("xaxis", "x") for t in traces} | {t.get("yaxis", "y") for t in traces}
@@ -176,25 +152,20 @@ def _combine(figures: list[go.Figure], slots: list[tuple[float, float]], *, vert
             if not isinstance(value, str):
                 return value
             head, _, tail = value.partition(" ")
-            return renamed[head] + (f" {tail}" if tail else "") if head in renamed else value
+            return renamed.get(head, head) + (f" {tail}" if tail else "") if head in renamed else value
 
-        def across(at: float, plot=plot) -> float:
-            return plot[0] + float(at) * (plot[1] - plot[0])
-
-        def place_colorbar(colorbar: dict, plot=plot) -> dict:
-            if vertical:  # beside its own band, as long as the band
-                return {**colorbar, "y": (plot[0] + plot[1]) / 2, "yanchor": "middle", "len": plot[1] - plot[0]}
-            return {**colorbar, "x": plot[1] + 0.008, "xanchor": "left", "thickness": 12}
+        def across(x: float, plot=plot) -> float:
+            return plot[0] + float(x) * (plot[1] - plot[0])
 
         for old, new in renamed.items():
             axis = dict(source.get(_layout_key(old), {}))
             for key in _REF_KEYS:
                 if key in axis:
                     axis[key] = ref(axis[key])
-            if old[0] == along:
+            if old[0] == "x":
                 lo, hi = axis.get("domain", (0.0, 1.0))
                 axis["domain"] = [across(lo), across(hi)]
-            elif share_y and old[0] == "y":
+            elif share_y:
                 if index == 0 and old == "y":
                     first_y = new
                 elif first_y is not None:
@@ -202,8 +173,8 @@ def _combine(figures: list[go.Figure], slots: list[tuple[float, float]], *, vert
                     axis.pop("title", None)
             layout[_layout_key(new)] = axis
         for key, new in colour_axes.items():
-            colour = dict(source[key])
-            colour["colorbar"] = place_colorbar(dict(colour.get("colorbar", {})))
+            colour = json.loads(json.dumps(source[key], default=list))
+            colour.setdefault("colorbar", {}).update(x=plot[1] + 0.008, xanchor="left", thickness=12)
             layout[new] = colour
         # The legend as the panel's own figure would show it: as set, else when 2+ traces would be listed.
         listed = [t for t in traces if t.get("showlegend", t.get("type") not in NOT_LISTED) is not False]
@@ -220,33 +191,36 @@ def _combine(figures: list[go.Figure], slots: list[tuple[float, float]], *, vert
             if trace.get("coloraxis") in colour_axes:
                 trace["coloraxis"] = colour_axes[trace["coloraxis"]]
             elif _has_colorbar(trace):
-                trace["colorbar"] = place_colorbar(dict(trace.get("colorbar", {})))
+                trace["colorbar"] = {**trace.get("colorbar", {}), "x": plot[1] + 0.008, "xanchor": "left", "thickness": 12}
             data.append(trace)
         for kind in ("shapes", "annotations"):
             for item in source.get(kind, ()):
                 item = {**item, "xref": ref(item.get("xref", "paper" if kind == "annotations" else "x")),
                         "yref": ref(item.get("yref", "paper" if kind == "annotations" else "y"))}
-                if item[f"{along}ref"] == "paper":
-                    for key in (along, f"{along}0", f"{along}1"):
+                if item["xref"] == "paper":
+                    for key in ("x", "x0", "x1"):
                         if key in item:
                             item[key] = across(item[key])
                 layout[kind].append(item)
         heading = (source.get("title") or {}).get("text")
         if heading:
-            layout["annotations"].append(
-                {"text": f"<b>{heading}</b>", "x": 0.0, "xref": "paper", "xanchor": "left", "y": plot[1], "yref": "paper",
-                 "yanchor": "bottom", "yshift": 24, "showarrow": False, "font": {"size": 14}} if vertical else
-                {"text": f"<b>{heading}</b>", "x": (plot[0] + plot[1]) / 2, "xref": "paper", "xanchor": "center",
-                 "y": 1.0, "yref": "paper", "yanchor": "bottom", "yshift": 8, "showarrow": False, "font": {"size": 13}})
-        if not vertical:
-            top_margin = max(top_margin, int(source.get("margin", {}).get("t", 40)))
+            layout["annotations"].append({
+                "text": f"<b>{heading}</b>", "x": (plot[0] + plot[1]) / 2, "xref": "paper", "xanchor": "center",
+                "y": 1.0, "yref": "paper", "yanchor": "bottom", "yshift": 8, "showarrow": False, "font": {"size": 13},
+            })
+        margin = source.get("margin", {})
+        top_margin = max(top_margin, int(margin.get("t", 40)) + (20 if title and heading else 0))
         if "plot_bgcolor" in source and "plot_bgcolor" not in layout:
             layout["plot_bgcolor"] = source["plot_bgcolor"]
         if legend and "legend" not in layout:  # the first listed panel's legend, under or beside that panel
             placed = dict(source.get("legend", {}))
-            default = {"x": 1.02 if placed.get("orientation", "v") == "v" else 0.0, "y": 1.0}[along]
-            placed[along] = across(placed.get(along, default))
+            vertical = placed.get("orientation", "v") == "v"
+            placed["x"] = across(placed.get("x", 1.02 if vertical else 0.0))
             layout["legend"] = placed
-    layout.update(height=height, margin={"l": 10, "r": 10, "t": 0 if vertical else top_margin, "b": 0 if vertical else 10},
-                  showlegend=showlegend)
+    layout.update(
+        height=height or max(int(p.get("layout", {}).get("height") or 450) for p in parts),
+        margin={"l": 10, "r": 10, "t": top_margin, "b": 10}, showlegend=showlegend,
+    )
+    if title:
+        layout["title"] = {"text": title}
     return go.Figure({"data": data, "layout": layout}, _validate=False)

@@ -14,34 +14,23 @@ def test_images_page_soft_and_hard_panels_and_samples_slider():
     assert not at.exception
     assert at.title[0].value == "Hard vs soft attention (images)"
     specs = chart_specs(at)
-    # One figure: the soft panels above the hard ones (the patch tab runs only when open).
-    assert len(specs) == 1
+    assert len(specs) == 2  # soft panels, hard panels; the patch tab runs only when open
     captions = [m.value for m in at.markdown if m.value.startswith("**Caption:**")]
     assert len(captions) == 2
     words = captions[0].removeprefix("**Caption:** ").split()
+    assert len(heatmaps(specs[0])) == len(words)  # one soft panel per word
     hard_words = captions[1].removeprefix("**Caption:** ").split()
-    data = specs[0]["data"]
-    soft_traces = 2 * len(words)  # an image and a heatmap per soft panel
-    assert len(heatmaps({"data": data[:soft_traces]})) == len(words)  # one soft panel per word
-    assert len(heatmaps({"data": data[soft_traces:]})) == 2 * len(hard_words)  # α row + sample-frequency row
-    layout = specs[0]["layout"]
-    soft_y = layout[f"yaxis{data[1]['yaxis'][1:]}"]["domain"]
-    hard_y = layout[f"yaxis{data[soft_traces + 1]['yaxis'][1:]}"]["domain"]
-    assert soft_y[0] > hard_y[1], "soft above hard"
-    assert [b.proto.popover.label for b in at.get("popover")][:2] == ["Export soft", "Export hard"]
+    assert len(heatmaps(specs[1])) == 2 * len(hard_words)  # α row + sample-frequency row
 
     n = len(hard_words)
-    hard_z = lambda i: chart_data(at, 0, "z", trace=soft_traces + i)  # noqa: E731
-    alpha = np.stack([hard_z(2 * i + 1) for i in range(n)])
-    freq_20 = np.stack([hard_z(2 * (n + i) + 1) for i in range(n)])
+    alpha = np.stack([chart_data(at, 1, "z", trace=2 * i + 1) for i in range(n)])
+    freq_20 = np.stack([chart_data(at, 1, "z", trace=2 * (n + i) + 1) for i in range(n)])
     np.testing.assert_allclose(freq_20.sum(axis=(1, 2)), 1.0, atol=1e-6)
     at.slider(key="cap_samples").set_value(2000).run()
     assert not at.exception
-    freq_2000 = np.stack([hard_z(2 * (n + i) + 1) for i in range(n)])
+    freq_2000 = np.stack([chart_data(at, 1, "z", trace=2 * (n + i) + 1) for i in range(n)])
     assert not np.allclose(freq_20, freq_2000)
     assert np.abs(freq_2000 - alpha).max() < np.abs(freq_20 - alpha).max()  # samples converge to α
-    at.radio(key="show").set_value("Hard").run()
-    assert len(chart_specs(at)) == 1 and len(heatmaps(chart_specs(at)[0])) == 2 * n  # the hard panels alone
 
 
 def test_images_page_builder_random_scene_and_patch_controls():
