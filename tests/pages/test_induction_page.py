@@ -58,6 +58,16 @@ def test_head_and_snapshot_pickers_change_the_pattern(at):
     np.testing.assert_allclose(chart_data(at, HEAD), before, atol=1e-6)
 
 
+def test_every_step_of_the_length_slider_changes_the_sequence(at):
+    slider = at.slider(key="ind_length")
+    assert (slider.min, slider.max, slider.step, slider.value) == (3, 63, 2, 63)  # odd lengths: [BOS] + r + r
+    before = chart_data(at, HEAD)
+    slider.set_value(61).run()
+    assert not at.exception and chart_data(at, HEAD).shape == (61, 61) != before.shape
+    at.slider(key="ind_length").set_value(63).run()
+    np.testing.assert_allclose(chart_data(at, HEAD), before, atol=1e-6)
+
+
 def test_typed_tokens_are_continued_and_bad_tokens_get_one_line(at):
     at.text_input(key="ind_text").input("e cat w sky n bee h jam t map r car e cat w sky n bee h jam").run()
     assert not at.exception
