@@ -203,18 +203,14 @@ def show_figure(fig: go.Figure, record: AttentionRecord, *, key: str, name: str 
 
     Returns what st.plotly_chart returns (the selection state when on_select is given).
     """
-    state = st.plotly_chart(allow_tick_overflow(fig), key=chart_key or f"{key}_chart", **chart_kwargs)
-    with st.container(horizontal=True):
-        export_buttons(record, fig, key=key, name=name)
-        link_box()
-    return state
+    return show_panels(fig, [(fig, record, key, name, "Export")], chart_key=chart_key or f"{key}_chart", **chart_kwargs)
 
 
-def show_panels(fig: go.Figure, panels: list[tuple[go.Figure, AttentionRecord, str, str, str]], *,
+def show_panels(fig: go.Figure, panels: list[tuple[go.Figure, AttentionRecord, str, str | None, str]], *,
                 chart_key: str, **chart_kwargs: Any) -> Any:
-    """Shows one figure made of several panels (viz.plotly_json.side_by_side) and, under it, one
-    Export menu per panel, labelled, and the Link box. Each menu exports its panel's own record
-    and, as an image, the panel's own figure: what a panel shows is what its menu exports.
+    """Shows one figure and, under it, one Export menu per panel, labelled, and the Link box. For a
+    figure made of several panels (viz.plotly_json.side_by_side) each menu exports its panel's own
+    record and, as an image, the panel's own figure: what a panel shows is what its menu exports.
 
     panels: (panel figure, record, export key, file name, menu label), left to right.
     """

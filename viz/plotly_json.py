@@ -73,7 +73,8 @@ def tick_stride(count: int, most: int) -> int:
 
 
 _REF_KEYS = ("anchor", "overlaying", "matches", "scaleanchor")
-NOT_LISTED = ("heatmap", "image", "contour", "histogram2d")  # traces plotly lists in no legend unless told
+SCALED = ("heatmap", "contour", "histogram2d")  # traces that draw a colour bar unless told not to
+NOT_LISTED = (*SCALED, "image")  # traces plotly lists in no legend unless told
 COLORBAR_ROOM = 0.06  # of the figure's width, kept at the right of a panel for its colour bar
 
 
@@ -87,8 +88,13 @@ def _layout_key(axis_id: str) -> str:
 
 
 def _has_colorbar(trace: dict) -> bool:
-    return ("colorbar" in trace or trace.get("type") in ("heatmap", "contour", "histogram2d")) and \
+    return ("colorbar" in trace or trace.get("type") in SCALED) and \
         trace.get("showscale", True) is not False and "coloraxis" not in trace
+
+
+def _beside(colorbar: dict, right: float) -> dict:
+    # A copy of a colour bar, placed just right of a panel whose plot area ends at `right`.
+    return {**colorbar, "x": right + 0.008, "xanchor": "left", "thickness": 12}
 
 
 def side_by_side(
@@ -152,7 +158,7 @@ def side_by_side(
             if not isinstance(value, str):
                 return value
             head, _, tail = value.partition(" ")
-            return renamed.get(head, head) + (f" {tail}" if tail else "") if head in renamed else value
+            return renamed[head] + (f" {tail}" if tail else "") if head in renamed else value
 
         def across(x: float, plot=plot) -> float:
             return plot[0] + float(x) * (plot[1] - plot[0])
@@ -173,8 +179,8 @@ def side_by_side(
                     axis.pop("title", None)
             layout[_layout_key(new)] = axis
         for key, new in colour_axes.items():
-            colour = json.loads(json.dumps(source[key], default=list))
-            colour.setdefault("colorbar", {}).update(x=plot[1] + 0.008, xanchor="left", thickness=12)
+            colour = dict(source[key])
+            colour["colorbar"] = _beside(colour.get("colorbar", {}), plot[1])
             layout[new] = colour
         # The legend as the panel's own figure would show it: as set, else when 2+ traces would be listed.
         listed = [t for t in traces if t.get("showlegend", t.get("type") not in NOT_LISTED) is not False]
@@ -191,7 +197,7 @@ def side_by_side(
             if trace.get("coloraxis") in colour_axes:
                 trace["coloraxis"] = colour_axes[trace["coloraxis"]]
             elif _has_colorbar(trace):
-                trace["colorbar"] = {**trace.get("colorbar", {}), "x": plot[1] + 0.008, "xanchor": "left", "thickness": 12}
+                trace["colorbar"] = _beside(trace.get("colorbar", {}), plot[1])
             data.append(trace)
         for kind in ("shapes", "annotations"):
             for item in source.get(kind, ()):
