@@ -298,9 +298,9 @@ MECHANISMS = MECHANISMS + (
             o.TEXT.with_(required=False, max_chars=2_000,
                          help="a token sequence from the model's vocabulary (default: a generated [BOS] + r + r)"),
             o.SEED.with_(help="seed of the generated repeated sequence"),
-            o.Option("length", "int", default=64, low=3, high=64, step=1, label="Length",
-                     help="length of the generated [BOS] + r + r, [BOS] included (r of (length − 1) // 2 tokens: "
-                     "an even length gives one token less)"),
+            o.Option("length", "int", default=63, low=3, high=63, step=2, label="Length",
+                     help="length of the generated [BOS] + r + r, [BOS] included: 1 + 2r tokens, so odd "
+                     "(an even length gives the odd one below it)"),
             o.Option("step", "int", low=0, high=1_000_000, help="a training-step snapshot instead of the final weights"),
         ),
         example={"seed": 0},

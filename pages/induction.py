@@ -7,7 +7,7 @@ from models.induction.task import LETTERS, WORDS
 from models.registry import INDUCTION, mechanisms_on_page
 from ui.links import bound, linked_text
 from ui.router import ensure_router
-from ui.widgets import checked, option_number, show_figure
+from ui.widgets import checked, option_number, option_slider, show_figure
 from viz.induction import copy_view, head_pattern, training_curves
 
 ensure_router()
@@ -94,12 +94,7 @@ def head_section(step: int) -> None:
         layer = bound(st.radio, "Layer", list(range(layers)), index=change.best_head[0], key="ind_layer", horizontal=True)
         head = bound(st.radio, "Head", list(range(heads)), index=change.best_head[1], key="ind_head", horizontal=True)
         seed = option_number(mechanism.option("seed"), key="ind_seed")
-        # Odd lengths only: [BOS] + r + r has 1 + 2r tokens, and an even length gives the odd one below
-        # it (the same sequence), so every other step of a 1-step slider changed nothing.
-        option = mechanism.option("length")
-        top = int(option.high) - (1 - int(option.high) % 2)
-        length = checked(option.read, bound(st.slider, "Length", int(option.low), top, top, 2, key="ind_length",
-                                            help="[BOS] + r + r: 1 + 2r tokens"))
+        length = option_slider(mechanism.option("length"), key="ind_length")
         targets = bound(st.checkbox, "Outline the induction targets", value=True, key="ind_targets")
     with right:
         record = checked(_record, None, seed, length, step)

@@ -1,6 +1,6 @@
 """Inference on the committed induction model, and the AttentionRecord builders of the registry.
 
-    get_mechanism("induction").build({"seed": 0, "length": 64})           # [BOS] + r + r, r of 31 tokens
+    get_mechanism("induction").build({"seed": 0, "length": 63})           # [BOS] + r + r, r of 31 tokens
     get_mechanism("induction").build({"text": "k dog m sun k dog", "step": 2400})
 
 return every head's attention as ("layer", "head", "query", "key") = [2, 4, T, T], labels the

@@ -18,7 +18,7 @@ MECHANISM = get_mechanism("induction")
 
 
 def test_a_generated_sequence_gives_every_head_with_scores_and_predictions():
-    record = MECHANISM.build({"seed": 4, "length": 64})
+    record = MECHANISM.build({"seed": 4, "length": 63})
     t = 63  # [BOS] + r + r with r of (64 − 1) // 2 = 31 tokens
     assert record.axes == ("layer", "head", "query", "key") and record.weights.shape == (2, 4, t, t)
     ids = record.extras["tokens"]
