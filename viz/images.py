@@ -9,7 +9,6 @@ import base64
 import functools
 import html
 import io
-import json
 from collections.abc import Sequence
 
 import numpy as np
@@ -18,10 +17,11 @@ from PIL import Image
 
 from models.record import AttentionRecord
 from viz.figures import COLORSCALE, image_overlay, safe_label
-from viz.plotly_json import subplot_grid
 
 PANEL_PX = 190
 PANELS_PER_LINE = 4  # words per line of caption panels; longer captions wrap
+PANEL_GAP = 0.08  # space between caption panels, as a share of the image's side
+TITLE_ROOM = 0.22  # room above each panel row for its word titles, as a share of the image's height
 
 
 def _cell_centres(grid_h: int, grid_w: int, height: int, width: int):
@@ -37,18 +37,27 @@ def _panel_grid(n_words: int, n_rows: int, per_line: int) -> tuple[int, int]:
     return n_cols, -(-n_words // n_cols)
 
 
-def _panel_heatmap(image_shape: tuple[int, int], amap: np.ndarray, *, word: str, row_name: str, smooth: bool,
-                   opacity: float, axes: dict[str, str]) -> dict:
-    # One attention map stretched over the image: cell (r, c) covers H/g × W/g pixels.
+def panel_pitch(image_shape: tuple[int, int]) -> tuple[float, float]:
+    """Returns (x, y) distance in data units between the origins of neighbouring caption panels:
+    the image plus a gap, and room for a word title above each panel row."""
+    height, width = image_shape
+    return width * (1 + PANEL_GAP), height * (1 + PANEL_GAP + TITLE_ROOM)
+
+
+def _panel_heatmap(image_shape: tuple[int, int], amap: np.ndarray, *, origin: tuple[float, float], word: str,
+                   row_name: str, smooth: bool, opacity: float) -> dict:
+    # One attention map stretched over the image: cell (r, c) covers H/g × W/g pixels. A smooth
+    # map is scaled up by the browser (zsmooth "fast"); plotly's own interpolation ("best") costs
+    # as much as the rest of the figure.
     gh, gw = amap.shape
     dy, dx, y0, x0 = _cell_centres(gh, gw, *image_shape)
     return {
-        "type": "heatmap", "z": amap, "x0": x0, "dx": dx, "y0": y0, "dy": dy, "coloraxis": "coloraxis",
-        "opacity": float(np.clip(opacity, 0, 1)), "zsmooth": "best" if smooth else False,
+        "type": "heatmap", "z": amap, "x0": origin[0] + x0, "dx": dx, "y0": origin[1] + y0, "dy": dy,
+        "coloraxis": "coloraxis", "opacity": float(np.clip(opacity, 0, 1)), "zsmooth": "fast" if smooth else False,
         "name": f"{safe_label(row_name)} · {safe_label(word)}",
         "hovertemplate": (f"{safe_label(word)}<br>row %{{customdata[0]}}, col %{{customdata[1]}}"
                           f"<br>{safe_label(row_name)} = %{{z:.4f}}<extra></extra>"),
-        "customdata": _cell_indices(gh, gw), **axes,
+        "customdata": _cell_indices(gh, gw),
     }
 
 
@@ -59,13 +68,13 @@ def _cell_indices(gh: int, gw: int) -> np.ndarray:
     return indices
 
 
-def _cell_outline(cell: int, grid: tuple[int, int], image_shape: tuple[int, int], axes: dict[str, str]) -> dict:
+def _cell_outline(cell: int, grid: tuple[int, int], image_shape: tuple[int, int], origin: tuple[float, float]) -> dict:
     gh, gw = grid
     dy, dx, _, _ = _cell_centres(gh, gw, *image_shape)
     cr, cc = divmod(int(cell), gw)
-    return {"type": "rect", "x0": cc * dx - 0.5, "x1": (cc + 1) * dx - 0.5, "y0": cr * dy - 0.5,
-            "y1": (cr + 1) * dy - 0.5, "line": {"color": "#d62728", "width": 2},
-            "xref": axes["xaxis"], "yref": axes["yaxis"]}
+    ox, oy = origin
+    return {"type": "rect", "x0": ox + cc * dx - 0.5, "x1": ox + (cc + 1) * dx - 0.5, "y0": oy + cr * dy - 0.5,
+            "y1": oy + (cr + 1) * dy - 0.5, "line": {"color": "#d62728", "width": 2}, "xref": "x", "yref": "y"}
 
 
 def png_data_uri(image: np.ndarray) -> str:
@@ -74,29 +83,6 @@ def png_data_uri(image: np.ndarray) -> str:
     buffer = io.BytesIO()
     Image.fromarray(np.ascontiguousarray(image, dtype=np.uint8)).save(buffer, format="PNG")
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
-
-
-@functools.lru_cache(maxsize=32)
-def _grid_layout(words: tuple[str, ...], row_names: tuple[str, ...], per_line: int) -> tuple[str, tuple]:
-    # The empty grid (axes, domains, titles) as JSON and each subplot's axes: each word's title
-    # over its first row, each map kind's title per line, every panel square and axis-less.
-    n_rows = len(row_names)
-    n_cols, n_lines = _panel_grid(len(words), n_rows, per_line)
-    titles = [""] * (n_lines * n_rows * n_cols)
-    for c, word in enumerate(words):
-        titles[(c // n_cols) * n_rows * n_cols + c % n_cols] = safe_label(word)
-    layout_json, axes = subplot_grid(
-        n_lines * n_rows, n_cols, subplot_titles=tuple(titles),
-        row_titles=tuple(safe_label(name) for _ in range(n_lines) for name in row_names),
-        horizontal_spacing=0.01, vertical_spacing=0.06 / max(n_lines * n_rows, 1) + 0.02,
-    )
-    layout = json.loads(layout_json)
-    for row in axes:
-        for cell in row:
-            x, y = cell["xaxis"].replace("x", "xaxis", 1), cell["yaxis"].replace("y", "yaxis", 1)
-            layout[x]["visible"] = False
-            layout[y].update(visible=False, scaleanchor=cell["xaxis"])
-    return json.dumps(layout), axes
 
 
 def caption_panels(
@@ -116,6 +102,9 @@ def caption_panels(
     Words wrap after `per_line` columns (a caption of 9 words takes three lines of 4, 4 and 1
     words, each line holding every map kind), so panels stay large enough to read.
     Traces come in row-major order over (map kind, word): image, heatmap for each panel.
+    All panels are tiled on one pair of axes (panel (row, column) has its origin at
+    panel_pitch × (column, row)): plotly.js lays out and draws each subplot's axes on its own,
+    which made a 16-panel grid cost twice as much in the browser as one tiled figure.
 
     image uint8 [H, W, 3]; rows: (row title, maps float [n_words, g, g]) e.g. ("α", alphas)
     and ("sample frequency", freqs); smooth[r]: interpolate row r (a smooth soft map) or draw
@@ -131,28 +120,49 @@ def caption_panels(
     smooth = list(smooth) if smooth is not None else [True] * n_rows
     marks = list(marks) if marks is not None else [None] * n_rows
     n_cols, n_lines = _panel_grid(n_words, n_rows, per_line)
-    layout_json, grid_axes = _grid_layout(tuple(words), tuple(name for name, _ in rows), per_line)
+    height, width = image.shape[:2]
+    pitch_x, pitch_y = panel_pitch((height, width))
+
+    def origin(r: int, c: int) -> tuple[float, float]:  # map kind r, word c
+        return (c % n_cols) * pitch_x, ((c // n_cols) * n_rows + r) * pitch_y
+
     source = png_data_uri(image)
-    data, shapes = [], []
+    data, shapes, annotations = [], [], []
     for r, (name, maps) in enumerate(rows):
         maps = np.asarray(maps, np.float32)
         if maps.ndim != 3 or maps.shape[0] != n_words:
             raise ValueError(f"row {name!r}: maps must be [{n_words}, g, g], got {maps.shape}")
         for c in range(n_words):
-            axes = grid_axes[(c // n_cols) * n_rows + r][c % n_cols]
-            data.append({"type": "image", "source": source, "hoverinfo": "skip", **axes})
-            data.append(_panel_heatmap(image.shape[:2], maps[c], word=words[c], row_name=name, smooth=smooth[r],
-                                       opacity=opacity, axes=axes))
+            ox, oy = origin(r, c)
+            data.append({"type": "image", "source": source, "x0": ox, "y0": oy, "hoverinfo": "skip"})
+            data.append(_panel_heatmap((height, width), maps[c], origin=(ox, oy), word=words[c], row_name=name,
+                                       smooth=smooth[r], opacity=opacity))
             if marks[r] is not None:
-                shapes.append(_cell_outline(np.asarray(marks[r])[c], maps.shape[1:], image.shape[:2], axes))
+                shapes.append(_cell_outline(np.asarray(marks[r])[c], maps.shape[1:], (height, width), (ox, oy)))
+    text = {"xref": "x", "yref": "y", "showarrow": False, "font": {"size": 14}}
+    for c, word in enumerate(words):  # each word's title over its first map kind, on every line
+        ox, oy = origin(0, c)
+        annotations.append({**text, "text": safe_label(word), "x": ox + width / 2 - 0.5, "y": oy - 1.5,
+                            "yanchor": "bottom"})
+    for line in range(n_lines):  # each map kind's title at the left of its row, on every line
+        for r, (name, _) in enumerate(rows):
+            _, oy = origin(r, line * n_cols)
+            annotations.append({**text, "text": safe_label(name), "x": -0.5 - width * PANEL_GAP / 2, "y": oy + height / 2,
+                                "xanchor": "right", "textangle": -90})
     top = float(zmax) if zmax is not None else max(float(np.max(m)) for _, m in rows)
-    layout = json.loads(layout_json)
-    layout.update(
-        title={"text": html.escape(title) if title else None},
-        coloraxis={"colorscale": COLORSCALE, "cmin": 0.0, "cmax": max(top, 1e-9), "colorbar": {"title": {"text": "weight"}}},
-        height=int(PANEL_PX * n_rows * n_lines + 30 * n_lines + (60 if title else 30)),
-        margin={"l": 10, "r": 10, "t": 70 if title else 45, "b": 10}, shapes=shapes,
-    )
+    span_x = n_cols * pitch_x - width * PANEL_GAP
+    span_y = n_lines * n_rows * pitch_y - height * PANEL_GAP
+    layout = {
+        "title": {"text": html.escape(title) if title else None},
+        "coloraxis": {"colorscale": COLORSCALE, "cmin": 0.0, "cmax": max(top, 1e-9),
+                      "colorbar": {"title": {"text": "weight"}}},
+        "xaxis": {"visible": False, "range": [-0.5 - width * 0.12, span_x - 0.5], "constrain": "domain"},
+        "yaxis": {"visible": False, "range": [span_y - 0.5, -0.5 - height * TITLE_ROOM], "scaleanchor": "x",
+                  "constrain": "domain"},
+        "plot_bgcolor": "rgba(0,0,0,0)", "annotations": annotations, "shapes": shapes,
+        "height": int(PANEL_PX * n_rows * n_lines + 30 * n_lines + (60 if title else 30)),
+        "margin": {"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
+    }
     # Every value above is built here from checked arrays and fixed names: plotly's per-property
     # validation (most of this figure's cost) is skipped.
     return go.Figure({"data": data, "layout": layout}, _validate=False)
