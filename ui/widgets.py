@@ -29,7 +29,7 @@ from viz.export import (
     image_export_available,
     text_export_allowed,
 )
-from viz.plotly_json import allow_tick_overflow
+from viz.plotly_json import allow_tick_overflow, reserve_tick_margins
 
 T = TypeVar("T")
 IMAGE_FORMATS = ("png", "svg", "pdf")
@@ -214,7 +214,7 @@ def show_panels(fig: go.Figure, panels: list[tuple[go.Figure, AttentionRecord, s
 
     panels: (panel figure, record, export key, file name, menu label), left to right.
     """
-    state = st.plotly_chart(allow_tick_overflow(fig), key=chart_key, **chart_kwargs)
+    state = st.plotly_chart(reserve_tick_margins(allow_tick_overflow(fig)), key=chart_key, **chart_kwargs)
     with st.container(horizontal=True):
         for panel_fig, record, key, name, label in panels:
             export_buttons(record, panel_fig, key=key, name=name, label=label)

@@ -145,8 +145,8 @@ def export_bytes(record: AttentionRecord, fmt: str, fig: go.Figure | None = None
     if fmt in FIGURE_FORMATS:
         if fig is None:  # the CLI: the record's default figure, its axes set as the app sets them
             from viz.figures import record_figure
-            from viz.plotly_json import allow_tick_overflow
+            from viz.plotly_json import allow_tick_overflow, reserve_tick_margins
 
-            fig = allow_tick_overflow(record_figure(record))
+            fig = reserve_tick_margins(allow_tick_overflow(record_figure(record)))
         return figure_bytes(fig, fmt)
     return record_bytes(record, fmt, compress=compress)

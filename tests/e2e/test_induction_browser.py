@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from tests.e2e.conftest import plotly_traces, wait_for_charts, wait_idle
+from tests.e2e.conftest import plotly_traces, pushed_margins, wait_for_charts, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -32,6 +32,9 @@ def test_snapshot_slider_and_typed_tokens_change_the_figures(page, app_url):
     wait_idle(page, timeout=LONG_WAIT)
     before = plotly_traces(page)
     assert len(before[HEAD][0]["z"]) == 63  # [BOS] + r + r, r of 31 tokens
+    # The margins reserved for the 63 token labels held: plotly.js drew each map once, not twice.
+    margins = pushed_margins(page)
+    assert margins[HEAD] == {} and margins[COPY] == {}, margins
 
     slider = page.locator('[data-testid="stSlider"] input[type="range"]').first  # the training step
     slider.focus()

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from tests.e2e.conftest import plotly_traces, screenshot_path, wait_for_charts, wait_idle
+from tests.e2e.conftest import plotly_traces, pushed_margins, screenshot_path, wait_for_charts, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -31,6 +31,7 @@ def test_type_date_switch_variant_move_window(page, app_url):
     wait_idle(page, timeout=300_000)
     before = plotly_traces(page)
     assert len(before[0][0]["x"]) == len("Wednesday 9 May 2018")
+    assert pushed_margins(page)[0] == {}  # the main map's label margins were reserved: drawn once
 
     box = page.get_by_label("Date to normalise (or anything)")
     box.fill("2018/05/09")

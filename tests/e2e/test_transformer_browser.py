@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from tests.e2e.conftest import plotly_traces, wait_for_charts, wait_idle
+from tests.e2e.conftest import plotly_traces, pushed_margins, wait_for_charts, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -30,6 +30,7 @@ def test_step_slider_and_tabs_change_the_figures(page, app_url):
     wait_idle(page, timeout=300_000)
     before = plotly_traces(page)
     assert len(before) == CHARTS
+    assert pushed_margins(page) == [{}] * CHARTS  # every chart drawn once: its label margins were reserved
     assert len(before[2][0]["z"][0]) == 3, "the link's step 2: <s> and two characters written"
 
     slider = page.locator('[data-testid="stSlider"] input[type="range"]').first

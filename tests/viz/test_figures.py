@@ -1,7 +1,9 @@
 """Figure builders, checked on the figure object (no browser)."""
 
 import numpy as np
+import plotly.graph_objects as go
 import pytest
+from plotly.subplots import make_subplots
 
 from models.record import AttentionRecord
 from viz import figures, plotly_json
@@ -84,6 +86,29 @@ def test_allow_tick_overflow_sets_every_axis_and_keeps_a_choice_made():
     assert fig.layout.xaxis3.ticklabeloverflow == "hide past domain"
     for name in ("xaxis", "xaxis2", "xaxis4", "yaxis", "yaxis2", "yaxis3", "yaxis4"):
         assert fig.layout[name].ticklabeloverflow == "allow", name
+
+
+def test_reserve_tick_margins_fits_the_outer_labels_and_never_shrinks():
+    long_word = "antidisestablishment"  # 20 characters
+    fig = make_subplots(rows=1, cols=2)
+    for col, rows in ((1, ["a", "b", long_word]), (2, ["a", long_word * 3, "c"])):
+        fig.add_trace(go.Heatmap(z=np.zeros((3, 3)), x=["k1", "k2", "k3"], y=rows), row=1, col=col)
+    fig.update_yaxes(title_text="query", row=1, col=1)
+    fig.update_layout(margin={"l": 10, "r": 10, "t": 40, "b": 10})
+    plotly_json.reserve_tick_margins(fig)
+    # The left panel's y labels and title set the left margin; the right panel's longer labels sit
+    # between the panels and need no margin.
+    assert plotly_json.label_width(long_word) + 50 <= fig.layout.margin.l < plotly_json.label_width(long_word * 3)
+    assert fig.layout.margin.b > 10 and fig.layout.margin.r == 10 and fig.layout.margin.t == 40
+    fig.update_layout(margin={"l": 300})
+    assert plotly_json.reserve_tick_margins(fig).layout.margin.l == 300  # a wider margin stays
+    # Labels turned upright take their width downwards; hidden axes need nothing.
+    turned = go.Figure(go.Heatmap(z=np.zeros((2, 2)), x=["k", long_word], y=["a", "b"]),
+                       layout={"xaxis": {"tickangle": -90}, "yaxis": {"visible": False}, "margin": {"l": 5, "b": 5}})
+    plotly_json.reserve_tick_margins(turned)
+    assert turned.layout.margin.b >= plotly_json.label_width(long_word) and turned.layout.margin.l == 5
+    assert plotly_json.label_width("<b>ab</b>") == plotly_json.label_width("ab")  # markup is not text
+    assert plotly_json.label_width("日本") == 2 * plotly_json.label_width("ab")  # wide characters count twice
 
 
 def test_image_overlay_stretches_the_grid_over_the_image():
