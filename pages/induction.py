@@ -8,7 +8,7 @@ from models.registry import INDUCTION, mechanisms_on_page
 from ui.links import bound, linked_text
 from ui.router import ensure_router
 from ui.widgets import checked, option_number, option_slider, show_figure
-from viz.induction import copy_view, head_pattern, training_curves
+from viz.induction import copy_view, head_pattern, snapshot_note, training_curves
 
 ensure_router()
 mechanism = mechanisms_on_page(INDUCTION.file)[0]
@@ -26,11 +26,11 @@ def _curves():
     return training_record(mechanism.id)
 
 
-@st.cache_resource(show_spinner=False, max_entries=64)
-def _curves_figure(step: int):
-    # The same for every session (the committed training log; plotly_chart only reads it): built
-    # once per snapshot instead of on every rerun (about 0.2 s with its subplots).
-    return training_curves(_curves(), step=step)
+@st.cache_resource(show_spinner=False)
+def _curves_figure():
+    # The same for every session and every snapshot (the committed training log; plotly_chart only
+    # reads it): built once, and unchanged when the snapshot moves, so the browser keeps it drawn.
+    return training_curves(_curves())
 
 
 st.title("Induction heads")
@@ -69,26 +69,30 @@ cols[4].metric("4-token repeats copied", f"{curves.extras['short_copied'][-1]:.0
                help="share of the second copy of [BOS] + r + r, r of 4 tokens, that the final model predicts "
                "(64 sequences of the training log)"
                + ("" if mixed_after is None else f"; short repeats joined the training after step {mixed_after:,}"))
-if st.session_state.get("ind_step") not in steps:
-    st.session_state.ind_step = steps[-1]
-step = bound(st.select_slider, "Training step (a snapshot)", steps, key="ind_step",
-             help="About 20 snapshots, dense where the loss drops; the last is the final model.")
+for key in ("ind_step", "ind_text_step"):
+    if st.session_state.get(key) not in steps:
+        st.session_state[key] = steps[-1]
 st.caption("Every head's scores on 32 sequences [BOS] + r + r (r of 31 random tokens), measured every 25 steps; "
-           "the dotted line is the chosen snapshot, the dashed one where short repeats joined the training "
-           "data. Previous-token: attention on the token before; "
+           "the black ticks on the loss curves are the snapshots you can pick below, the dashed line where "
+           "short repeats joined the training data. Previous-token: attention on the token before; "
            "duplicate-token: on earlier copies of the same token; prefix-matching: on the token after the "
            "earlier copy (Olsson et al.); a head that ignores content scores about 1/T.")
-show_figure(_curves_figure(step), curves, key="ind_curves", name="induction-training")
+show_figure(_curves_figure(), curves, key="ind_curves", name="induction-training")
 
 st.header("One head at one snapshot")
-st.markdown("The attention of any head on a generated repeated sequence [BOS] + r + r. Red squares: where an "
-            "induction head looks (the token right after the earlier copy of each query's token).")
+st.markdown("The attention of any head on a generated repeated sequence [BOS] + r + r, at any snapshot of its "
+            "training. Red squares: where an induction head looks (the token right after the earlier copy of "
+            "each query's token).")
 
 
-# Its own fragment (st.fragment): layer, head, seed, length and the outline change only this view.
-# The Link boxes read the browser's address, so the other sections' boxes stay right.
+# Its own fragment (st.fragment): the snapshot, layer, head, seed, length and the outline change only
+# this view (the curves above stay drawn). The Link boxes read the browser's address, so the other
+# sections' boxes stay right.
 @st.fragment
-def head_section(step: int) -> None:
+def head_section() -> None:
+    step = bound(st.select_slider, "Training step (a snapshot)", steps, key="ind_step",
+                 help="About 20 snapshots, dense where the loss drops; the last is the final model.")
+    st.caption(snapshot_note(curves, step, change.drop))
     left, right = st.columns([1, 3], gap="large")
     with left:
         layer = bound(st.radio, "Layer", list(range(layers)), index=change.best_head[0], key="ind_layer", horizontal=True)
@@ -105,27 +109,37 @@ def head_section(step: int) -> None:
         show_figure(fig, record, key="ind_head_map", name=f"induction-L{layer}H{head}-step{step}")
 
 
-head_section(step)
+head_section()
 
 st.header("Your own sequence")
 st.markdown(f"Type tokens from the vocabulary; repeat a stretch and watch the model continue it. Each row "
             f"reads *token → the model's next-token prediction*; the marker shows the key the induction head "
             f"({best}) reads most, green where that key follows an earlier copy of the row's token and the "
-            "prediction is the token there (it copied it). The snapshot "
-            "slider above applies here too: before the phase change nothing is copied, and short repeats "
-            "are copied only after they joined the training data (the dashed line in the curves).")
-text = linked_text(st.text_input, "Your tokens", EXAMPLE_TEXT, key="ind_text",
-                   max_chars=mechanism.option("text").max_chars)
-if not text.strip():
-    st.info("Type a few tokens separated by spaces, e.g. `k dog m sun k dog`.", icon=":material/edit:")
-    st.stop()
-# A typed sequence ignores the generator's seed and length (models/induction/records.py).
-typed = checked(_record, text, mechanism.option("seed").default, mechanism.option("length").default, step)
-continuation = typed.meta["predictions"][-1]
-st.markdown(f"**Next token predicted after your sequence:** `{continuation}` "
-            f"({typed.meta['prediction_probabilities'][-1]:.0%}) at step {step:,}")
-for notice in typed.meta["notices"]:
-    st.warning(notice, icon=":material/info:")
-show_figure(copy_view(typed, title=f"{best} on your tokens, step {step:,}"), typed, key="ind_copy",
-            name=f"induction-text-step{step}")
-st.dataframe(prediction_rows(typed), hide_index=True, key="ind_predictions")
+            "prediction is the token there (it copied it). Pick an earlier snapshot: before the phase change "
+            "nothing is copied, and short repeats are copied only after they joined the training data (the "
+            "dashed line in the curves).")
+
+
+# Its own fragment too: the text and this section's snapshot change only this view.
+@st.fragment
+def text_section() -> None:
+    text = linked_text(st.text_input, "Your tokens", EXAMPLE_TEXT, key="ind_text",
+                       max_chars=mechanism.option("text").max_chars)
+    step = bound(st.select_slider, "Training step (a snapshot) for this sequence", steps, key="ind_text_step",
+                 help="The same snapshots as above; the last is the final model.")
+    if not text.strip():
+        st.info("Type a few tokens separated by spaces, e.g. `k dog m sun k dog`.", icon=":material/edit:")
+        return
+    # A typed sequence ignores the generator's seed and length (models/induction/records.py).
+    typed = checked(_record, text, mechanism.option("seed").default, mechanism.option("length").default, step)
+    continuation = typed.meta["predictions"][-1]
+    st.markdown(f"**Next token predicted after your sequence:** `{continuation}` "
+                f"({typed.meta['prediction_probabilities'][-1]:.0%}) at step {step:,}")
+    for notice in typed.meta["notices"]:
+        st.warning(notice, icon=":material/info:")
+    show_figure(copy_view(typed, title=f"{best} on your tokens, step {step:,}"), typed, key="ind_copy",
+                name=f"induction-text-step{step}")
+    st.dataframe(prediction_rows(typed), hide_index=True, key="ind_predictions")
+
+
+text_section()

@@ -81,6 +81,28 @@ def training_curves(record: AttentionRecord, *, step: int | None = None, height:
     return fig
 
 
+def snapshot_note(record: AttentionRecord, step: int, drop: tuple[int, int] | None) -> str:
+    """Returns where a snapshot lies in training, in words: before, during or after the phase change
+    (`drop`: the steepest fall of the repeated-half loss, first and last step), with that loss there.
+
+    record: the training record (training_curves' input).
+    """
+    steps = np.asarray(record.extras["steps"])
+    loss = float(np.interp(step, steps, np.asarray(record.extras["repeated_loss"], np.float64)))
+    if drop is None:
+        where = "no phase change in the log"
+    elif step < drop[0]:
+        where = f"before the phase change (steps {drop[0]:,}–{drop[1]:,})"
+    elif step <= drop[1]:
+        where = f"during the phase change (steps {drop[0]:,}–{drop[1]:,})"
+    else:
+        where = f"after the phase change (steps {drop[0]:,}–{drop[1]:,})"
+    mixed_after = record.meta.get("mixture_from")
+    if mixed_after is not None and step > mixed_after:
+        where += ", with short repeats in the training data"
+    return f"Step {step:,}: {where}; loss on the repeated half {loss:.2f} nats."
+
+
 # The head view's axes label at most this many positions each (every k-th beyond it; hover names
 # every cell's tokens). A browser redraws each tick label on every rerun, and the cost grows faster
 # than their number: on a 64 × 64 heatmap 64 labels a side added ~730 ms, 32 a side ~240 ms

@@ -48,14 +48,31 @@ def test_head_and_snapshot_pickers_change_the_pattern(at):
     other = chart_data(at, HEAD)
     assert not np.allclose(other, before)
     at.radio(key="ind_head").set_value(head).run()
+    curves, copy = chart_specs(at)[CURVES], chart_data(at, COPY)
     at.select_slider(key="ind_step").set_value(0).run()
     assert not at.exception
     untrained = chart_data(at, HEAD)
     assert not np.allclose(untrained, before)
     assert "at step 0" in chart_specs(at)[HEAD]["layout"]["title"]["text"]
-    assert chart_specs(at)[CURVES]["layout"]["shapes"][0]["x0"] == 0  # the step line moved to 0
+    assert any(c.value.startswith("Step 0: before the phase change") for c in at.caption)
+    # The snapshot is this section's: the curves and the typed sequence's view stay as they were.
+    assert chart_specs(at)[CURVES] == curves
+    np.testing.assert_allclose(chart_data(at, COPY), copy)
     at.select_slider(key="ind_step").set_value(snapshot_steps()[-1]).run()
     np.testing.assert_allclose(chart_data(at, HEAD), before, atol=1e-6)
+    assert any(c.value.startswith(f"Step {snapshot_steps()[-1]:,}: after the phase change") for c in at.caption)
+
+
+def test_the_typed_sequence_has_its_own_snapshot(at):
+    final = chart_data(at, COPY)
+    head = chart_data(at, HEAD)
+    at.select_slider(key="ind_text_step").set_value(0).run()
+    assert not at.exception
+    assert not np.allclose(chart_data(at, COPY), final)  # the untrained model reads elsewhere
+    assert "at step 0" in _markdown(at) and "step 0" in chart_specs(at)[COPY]["layout"]["title"]["text"]
+    np.testing.assert_allclose(chart_data(at, HEAD), head)  # the head section keeps its snapshot
+    at.select_slider(key="ind_text_step").set_value(snapshot_steps()[-1]).run()
+    np.testing.assert_allclose(chart_data(at, COPY), final, atol=1e-6)
 
 
 def test_every_step_of_the_length_slider_changes_the_sequence(at):

@@ -32,3 +32,17 @@ def test_a_short_head_view_and_any_copy_view_label_every_position():
     assert list(short.layout.xaxis.tickvals) == list(range(iv.PATTERN_TICKS))
     typed = iv.copy_view(record(63))
     assert len(typed.layout.yaxis.ticktext) == 63 and typed.layout.yaxis.ticktext[5] == "t4 → p5"
+
+
+def test_snapshot_note_places_a_step_against_the_phase_change():
+    record = AttentionRecord("i", np.zeros((1, 1, 4)), ("score", "head", "step"), ["p"], ["0", "1", "2", "3"],
+                             extras={"steps": np.array([0, 100, 200, 300]),
+                                     "repeated_loss": np.array([4.0, 3.0, 1.0, 0.5])},
+                             meta={"mixture_from": 200})
+    assert iv.snapshot_note(record, 50, (100, 200)) == (
+        "Step 50: before the phase change (steps 100–200); loss on the repeated half 3.50 nats.")
+    assert "during the phase change" in iv.snapshot_note(record, 150, (100, 200))
+    late = iv.snapshot_note(record, 300, (100, 200))
+    assert "after the phase change (steps 100–200), with short repeats in the training data" in late
+    assert late.endswith("0.50 nats.")
+    assert "no phase change" in iv.snapshot_note(record, 0, None)
