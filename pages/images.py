@@ -27,8 +27,9 @@ from ui.widgets import (
     option_radio,
     option_slider,
     show_figure,
+    show_panels,
 )
-from viz.images import caption_figure, patch_figure
+from viz.images import caption_figure, captions_figure, patch_figure
 
 ensure_router()
 
@@ -100,8 +101,11 @@ def image_source() -> tuple[np.ndarray, np.ndarray]:
     return fit_square(photo, MODEL_INPUT), photo
 
 
+# Its own fragment (st.fragment): the captioner's controls rerun only this view; a new image (the
+# scene controls, an upload) reruns the page and reaches it as the argument.
+@st.fragment
 def caption_view(image: np.ndarray) -> None:
-    """The captioner tab: soft and hard attention panels of each caption word."""
+    """The captioner tab: soft and hard attention panels of each caption word, in one figure."""
     show_col, tau_col, samples_col, seed_col, mode_col = st.columns([2, 2, 2, 1, 2], vertical_alignment="bottom")
     show = bound(show_col.radio, "Show", ["Soft and hard", "Soft", "Hard"], horizontal=True, key="show")
     with tau_col:
@@ -114,23 +118,28 @@ def caption_view(image: np.ndarray) -> None:
         mode = option_radio(hard.option("mode"), key="cap_mode", horizontal=True,
                             labels={"sample": "a sampled cell", "argmax": "the argmax cell"})
     settings = {"temperature": temperature, "samples": samples, "seed": seed, "mode": mode}
-    warned = False
-    # Stacked at full width (one panel row per variant), so eight word panels stay readable.
-    for mechanism in {"Soft and hard": [soft, hard], "Soft": [soft], "Hard": [hard]}[show]:
-        with st.container(border=True):
+    shown = {"Soft and hard": [soft, hard], "Soft": [soft], "Hard": [hard]}[show]
+    records = []
+    for mechanism, column in zip(shown, st.columns(len(shown)), strict=True):
+        with column:
             st.subheader(mechanism.name)
             st.latex(mechanism.formula)
             own = declared(mechanism, settings) if mechanism is hard else {}  # soft reads Σ α a at τ = 1
             with st.spinner("Captioning…"):
                 record = checked(caption, mechanism.id, image, own, stop=False)
-            if record is None:
-                continue
-            for notice in [] if warned else record.meta.get("notices", []):
-                st.warning(notice, icon=":material/help:")
-                warned = True
-            st.markdown(f"**Caption:** {record.extras['caption']}")
-            show_figure(caption_figure(image, record), record, key=f"export_{mechanism.id}",
-                        chart_key=f"panels_{mechanism.id}", name=f"caption-{mechanism.id}", width="stretch")
+            if record is not None:
+                st.markdown(f"**Caption:** {record.extras['caption']}")
+                records.append((mechanism, record))
+    if not records:
+        return
+    for notice in next((r.meta["notices"] for _, r in records if r.meta.get("notices")), []):  # once per image
+        st.warning(notice, icon=":material/help:")
+    # Both captioners' panels are one figure (a scene change redraws one figure, not two), each block
+    # on its own colour scale; each keeps its own Export menu with its own record and figure.
+    panels = [(caption_figure(image, record), record, f"export_{mechanism.id}", f"caption-{mechanism.id}",
+               f"Export {mechanism.variant}") for mechanism, record in records]
+    show_panels(captions_figure(image, [record for _, record in records]), panels, chart_key="caption_panels",
+                width="stretch")
 
 
 def query_patch(grid_h: int, grid_w: int) -> tuple[int, int]:

@@ -10,6 +10,7 @@ import functools
 import html
 import io
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 import plotly.graph_objects as go
@@ -22,6 +23,7 @@ PANEL_PX = 190
 PANELS_PER_LINE = 4  # words per line of caption panels; longer captions wrap
 PANEL_GAP = 0.08  # space between caption panels, as a share of the image's side
 TITLE_ROOM = 0.22  # room above each panel row for its word titles, as a share of the image's height
+BLOCK_HEADING = 0.3  # room above a block of caption panels for its heading, as a share of the image's height
 
 
 def _cell_centres(grid_h: int, grid_w: int, height: int, width: int):
@@ -45,7 +47,7 @@ def panel_pitch(image_shape: tuple[int, int]) -> tuple[float, float]:
 
 
 def _panel_heatmap(image_shape: tuple[int, int], amap: np.ndarray, *, origin: tuple[float, float], word: str,
-                   row_name: str, smooth: bool, opacity: float) -> dict:
+                   row_name: str, smooth: bool, opacity: float, coloraxis: str = "coloraxis") -> dict:
     # One attention map stretched over the image: cell (r, c) covers H/g × W/g pixels. A smooth
     # map is scaled up by the browser (zsmooth "fast"); plotly's own interpolation ("best") costs
     # as much as the rest of the figure.
@@ -53,7 +55,7 @@ def _panel_heatmap(image_shape: tuple[int, int], amap: np.ndarray, *, origin: tu
     dy, dx, y0, x0 = _cell_centres(gh, gw, *image_shape)
     return {
         "type": "heatmap", "z": amap, "x0": origin[0] + x0, "dx": dx, "y0": origin[1] + y0, "dy": dy,
-        "coloraxis": "coloraxis", "opacity": float(np.clip(opacity, 0, 1)), "zsmooth": "fast" if smooth else False,
+        "coloraxis": coloraxis, "opacity": float(np.clip(opacity, 0, 1)), "zsmooth": "fast" if smooth else False,
         "name": f"{safe_label(row_name)} · {safe_label(word)}",
         "hovertemplate": (f"{safe_label(word)}<br>row %{{customdata[0]}}, col %{{customdata[1]}}"
                           f"<br>{safe_label(row_name)} = %{{z:.4f}}<extra></extra>"),
@@ -85,6 +87,125 @@ def png_data_uri(image: np.ndarray) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
+@dataclass(frozen=True)
+class CaptionBlock:
+    """One caption's panels: a column per word, a row per map kind (caption_panels' arguments)."""
+
+    words: Sequence[str]
+    rows: Sequence[tuple[str, np.ndarray]]  # (row title, maps float [n_words, g, g])
+    smooth: Sequence[bool] | None = None  # per row: interpolate (a smooth soft map) or draw cells
+    marks: Sequence[np.ndarray | None] | None = None  # per row: int [n_words] cell to outline, or None
+    heading: str | None = None  # over the block, when several blocks share a figure
+
+
+def _block_tiles(image_shape: tuple[int, int], block: CaptionBlock, *, top: float, opacity: float, per_line: int,
+                 source: str, coloraxis: str) -> tuple[list[dict], list[dict], list[dict], int, int]:
+    # The panels of one block, its first panel row's origin at y = top: returns (traces, shapes,
+    # annotations, panel rows, lines).
+    words, rows = list(block.words), list(block.rows)
+    n_words, n_rows = len(words), len(rows)
+    if n_words == 0 or n_rows == 0:
+        raise ValueError("caption_panels needs at least one word and one row")
+    smooth = list(block.smooth) if block.smooth is not None else [True] * n_rows
+    marks = list(block.marks) if block.marks is not None else [None] * n_rows
+    n_cols, n_lines = _panel_grid(n_words, n_rows, per_line)
+    height, width = image_shape
+    pitch_x, pitch_y = panel_pitch(image_shape)
+
+    def origin(r: int, c: int) -> tuple[float, float]:  # map kind r, word c
+        return (c % n_cols) * pitch_x, top + ((c // n_cols) * n_rows + r) * pitch_y
+
+    data, shapes, annotations = [], [], []
+    for r, (name, maps) in enumerate(rows):
+        maps = np.asarray(maps, np.float32)
+        if maps.ndim != 3 or maps.shape[0] != n_words:
+            raise ValueError(f"row {name!r}: maps must be [{n_words}, g, g], got {maps.shape}")
+        for c in range(n_words):
+            ox, oy = origin(r, c)
+            data.append({"type": "image", "source": source, "x0": ox, "y0": oy, "hoverinfo": "skip"})
+            data.append(_panel_heatmap(image_shape, maps[c], origin=(ox, oy), word=words[c], row_name=name,
+                                       smooth=smooth[r], opacity=opacity, coloraxis=coloraxis))
+            if marks[r] is not None:
+                shapes.append(_cell_outline(np.asarray(marks[r])[c], maps.shape[1:], image_shape, (ox, oy)))
+    text = {"xref": "x", "yref": "y", "showarrow": False, "font": {"size": 14}}
+    for c, word in enumerate(words):  # each word's title over its first map kind, on every line
+        ox, oy = origin(0, c)
+        annotations.append({**text, "text": safe_label(word), "x": ox + width / 2 - 0.5, "y": oy - 1.5,
+                            "yanchor": "bottom"})
+    for line in range(n_lines):  # each map kind's title at the left of its row, on every line
+        for r, (name, _) in enumerate(rows):
+            _, oy = origin(r, line * n_cols)
+            annotations.append({**text, "text": safe_label(name), "x": -0.5 - width * PANEL_GAP / 2,
+                                "y": oy + height / 2, "xanchor": "right", "textangle": -90})
+    if block.heading:
+        annotations.append({**text, "text": f"<b>{html.escape(block.heading)}</b>", "x": -0.5, "xanchor": "left",
+                            "y": top - height * TITLE_ROOM, "yanchor": "bottom", "font": {"size": 15}})
+    return data, shapes, annotations, n_lines * n_rows, n_lines
+
+
+def caption_blocks(
+    image: np.ndarray,
+    blocks: Sequence[CaptionBlock],
+    *,
+    title: str | None = None,
+    opacity: float = 0.6,
+    zmax: float | None = None,
+    per_line: int = PANELS_PER_LINE,
+) -> go.Figure:
+    """Returns one figure of caption blocks stacked top to bottom (e.g. the soft captioner's and the
+    hard one's, each with its own words and heading): a control that changes either redraws one
+    figure. Each block has its own colour axis and colour bar beside it, from 0 to zmax (default:
+    the block's largest value), so a flat soft map stays as readable as a peaked hard one.
+    Traces: each block's caption_panels traces, in order.
+    """
+    image = np.asarray(image)
+    if image.ndim != 3 or image.shape[2] != 3:
+        raise ValueError(f"image must be [H, W, 3], got {image.shape}")
+    if not blocks:
+        raise ValueError("caption_blocks needs at least one block")
+    height, width = image.shape[:2]
+    pitch_x, pitch_y = panel_pitch((height, width))
+    source = png_data_uri(image)
+    data, shapes, annotations, spans = [], [], [], []
+    top, panel_rows, lines, columns, headings = 0.0, 0, 0, 1, 0
+    for i, block in enumerate(blocks):
+        if block.heading:
+            top += height * BLOCK_HEADING * (i > 0)  # the first block's heading sits in the title room
+            headings += 1
+        axis = "coloraxis" if i == 0 else f"coloraxis{i + 1}"
+        traces, block_shapes, block_notes, block_rows, block_lines = _block_tiles(
+            (height, width), block, top=top, opacity=opacity, per_line=per_line, source=source, coloraxis=axis)
+        data += traces
+        shapes += block_shapes
+        annotations += block_notes
+        spans.append((axis, top, top + block_rows * pitch_y - height * (PANEL_GAP + TITLE_ROOM), block))
+        top += block_rows * pitch_y
+        panel_rows += block_rows
+        lines += block_lines
+        columns = max(columns, _panel_grid(len(block.words), len(block.rows), per_line)[0])
+    span_x = columns * pitch_x - width * PANEL_GAP
+    span_y = top - height * PANEL_GAP
+    above = height * (TITLE_ROOM + (BLOCK_HEADING if blocks[0].heading else 0))
+    layout = {
+        "title": {"text": html.escape(title) if title else None},
+        "xaxis": {"visible": False, "range": [-0.5 - width * 0.12, span_x - 0.5], "constrain": "domain"},
+        "yaxis": {"visible": False, "range": [span_y - 0.5, -0.5 - above], "scaleanchor": "x", "constrain": "domain"},
+        "plot_bgcolor": "rgba(0,0,0,0)", "annotations": annotations, "shapes": shapes,
+        "height": int(PANEL_PX * panel_rows + 30 * lines + 40 * headings + (60 if title else 30)),
+        "margin": {"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
+    }
+    full = span_y + above
+    for axis, first, last, block in spans:
+        peak = float(zmax) if zmax is not None else max(float(np.max(m)) for _, m in block.rows)
+        bar = {"title": {"text": "weight"}}
+        if len(spans) > 1:  # beside its own block (paper fractions of the y range, top = 1)
+            bar.update(len=(last - first) / full, y=1 - (first + above + (last - first) / 2) / full, yanchor="middle")
+        layout[axis] = {"colorscale": COLORSCALE, "cmin": 0.0, "cmax": max(peak, 1e-9), "colorbar": bar}
+    # Every value above is built here from checked arrays and fixed names: plotly's per-property
+    # validation (most of this figure's cost) is skipped.
+    return go.Figure({"data": data, "layout": layout}, _validate=False)
+
+
 def caption_panels(
     image: np.ndarray,
     words: Sequence[str],
@@ -111,82 +232,41 @@ def caption_panels(
     cells; marks[r]: int [n_words] cell index (row-major) to outline per word, or None.
     All panels share one colour axis from 0 to zmax (default: the largest value shown).
     """
-    image = np.asarray(image)
-    if image.ndim != 3 or image.shape[2] != 3:
-        raise ValueError(f"image must be [H, W, 3], got {image.shape}")
-    n_words, n_rows = len(words), len(rows)
-    if n_words == 0 or n_rows == 0:
-        raise ValueError("caption_panels needs at least one word and one row")
-    smooth = list(smooth) if smooth is not None else [True] * n_rows
-    marks = list(marks) if marks is not None else [None] * n_rows
-    n_cols, n_lines = _panel_grid(n_words, n_rows, per_line)
-    height, width = image.shape[:2]
-    pitch_x, pitch_y = panel_pitch((height, width))
-
-    def origin(r: int, c: int) -> tuple[float, float]:  # map kind r, word c
-        return (c % n_cols) * pitch_x, ((c // n_cols) * n_rows + r) * pitch_y
-
-    source = png_data_uri(image)
-    data, shapes, annotations = [], [], []
-    for r, (name, maps) in enumerate(rows):
-        maps = np.asarray(maps, np.float32)
-        if maps.ndim != 3 or maps.shape[0] != n_words:
-            raise ValueError(f"row {name!r}: maps must be [{n_words}, g, g], got {maps.shape}")
-        for c in range(n_words):
-            ox, oy = origin(r, c)
-            data.append({"type": "image", "source": source, "x0": ox, "y0": oy, "hoverinfo": "skip"})
-            data.append(_panel_heatmap((height, width), maps[c], origin=(ox, oy), word=words[c], row_name=name,
-                                       smooth=smooth[r], opacity=opacity))
-            if marks[r] is not None:
-                shapes.append(_cell_outline(np.asarray(marks[r])[c], maps.shape[1:], (height, width), (ox, oy)))
-    text = {"xref": "x", "yref": "y", "showarrow": False, "font": {"size": 14}}
-    for c, word in enumerate(words):  # each word's title over its first map kind, on every line
-        ox, oy = origin(0, c)
-        annotations.append({**text, "text": safe_label(word), "x": ox + width / 2 - 0.5, "y": oy - 1.5,
-                            "yanchor": "bottom"})
-    for line in range(n_lines):  # each map kind's title at the left of its row, on every line
-        for r, (name, _) in enumerate(rows):
-            _, oy = origin(r, line * n_cols)
-            annotations.append({**text, "text": safe_label(name), "x": -0.5 - width * PANEL_GAP / 2, "y": oy + height / 2,
-                                "xanchor": "right", "textangle": -90})
-    top = float(zmax) if zmax is not None else max(float(np.max(m)) for _, m in rows)
-    span_x = n_cols * pitch_x - width * PANEL_GAP
-    span_y = n_lines * n_rows * pitch_y - height * PANEL_GAP
-    layout = {
-        "title": {"text": html.escape(title) if title else None},
-        "coloraxis": {"colorscale": COLORSCALE, "cmin": 0.0, "cmax": max(top, 1e-9),
-                      "colorbar": {"title": {"text": "weight"}}},
-        "xaxis": {"visible": False, "range": [-0.5 - width * 0.12, span_x - 0.5], "constrain": "domain"},
-        "yaxis": {"visible": False, "range": [span_y - 0.5, -0.5 - height * TITLE_ROOM], "scaleanchor": "x",
-                  "constrain": "domain"},
-        "plot_bgcolor": "rgba(0,0,0,0)", "annotations": annotations, "shapes": shapes,
-        "height": int(PANEL_PX * n_rows * n_lines + 30 * n_lines + (60 if title else 30)),
-        "margin": {"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
-    }
-    # Every value above is built here from checked arrays and fixed names: plotly's per-property
-    # validation (most of this figure's cost) is skipped.
-    return go.Figure({"data": data, "layout": layout}, _validate=False)
+    if per_line < 1:
+        raise ValueError(f"per_line must be at least 1, got {per_line}")
+    block = CaptionBlock(list(words), list(rows), smooth=smooth, marks=marks)
+    return caption_blocks(image, [block], title=title, opacity=opacity, zmax=zmax, per_line=per_line)
 
 
-def caption_figure(image: np.ndarray, record: AttentionRecord) -> go.Figure:
-    """Returns the caption panels of a soft or hard captioner record (models/captioner/records.py).
-
-    Soft: one smooth α row. Hard: α with the decoder's cell outlined and, when samples were
-    drawn, the sample frequencies below. image: the model input [64, 64, 3].
-    """
+def caption_block(record: AttentionRecord) -> CaptionBlock:
+    """Returns the panels of a soft or hard captioner record (models/captioner/records.py), headed
+    by the caption. Soft: one smooth α row. Hard: α with the decoder's cell outlined and, when
+    samples were drawn, the sample frequencies below."""
     words = list(record.query_labels)
     caption = record.extras.get("caption", " ".join(words))
     if record.meta.get("variant") != "hard":
-        return caption_panels(image, words, [("α (soft)", record.weights)], smooth=[True], title=f"Soft: “{caption}”")
+        return CaptionBlock(words, [("α (soft)", record.weights)], smooth=[True], heading=f"Soft: “{caption}”")
     rows = [("α", record.weights)]
     if "frequencies" in record.extras:
         samples = np.asarray(record.extras["samples"]).shape[-1]
         rows.append((f"frequency of {samples} samples", record.extras["frequencies"]))
     picked = "sampled" if record.meta.get("mode", "sample") == "sample" else "argmax"
-    return caption_panels(
-        image, words, rows, smooth=[False] * len(rows), marks=[record.extras["decode_cells"]] + [None] * (len(rows) - 1),
-        title=f"Hard ({picked} cell outlined): “{caption}”",
-    )
+    return CaptionBlock(words, rows, smooth=[False] * len(rows),
+                        marks=[record.extras["decode_cells"]] + [None] * (len(rows) - 1),
+                        heading=f"Hard ({picked} cell outlined): “{caption}”")
+
+
+def caption_figure(image: np.ndarray, record: AttentionRecord) -> go.Figure:
+    """Returns the caption panels of one captioner record, its heading as the title.
+    image: the model input [64, 64, 3]."""
+    block = caption_block(record)
+    return caption_blocks(image, [replace(block, heading=None)], title=block.heading)
+
+
+def captions_figure(image: np.ndarray, records: Sequence[AttentionRecord]) -> go.Figure:
+    """Returns the caption panels of several captioner records (soft, hard) stacked in one figure,
+    each block headed by its caption, with its own colour scale."""
+    return caption_blocks(image, [caption_block(r) for r in records])
 
 
 def _patch_click_targets(gh: int, gw: int, dy: float, dx: float) -> go.Scatter:

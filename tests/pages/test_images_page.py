@@ -14,23 +14,27 @@ def test_images_page_soft_and_hard_panels_and_samples_slider():
     assert not at.exception
     assert at.title[0].value == "Hard vs soft attention (images)"
     specs = chart_specs(at)
-    assert len(specs) == 2  # soft panels, hard panels; the patch tab runs only when open
+    assert len(specs) == 1  # soft and hard panels in one figure; the patch tab runs only when open
     captions = [m.value for m in at.markdown if m.value.startswith("**Caption:**")]
     assert len(captions) == 2
     words = captions[0].removeprefix("**Caption:** ").split()
-    assert len(heatmaps(specs[0])) == len(words)  # one soft panel per word
     hard_words = captions[1].removeprefix("**Caption:** ").split()
-    assert len(heatmaps(specs[1])) == 2 * len(hard_words)  # α row + sample-frequency row
+    # One soft panel per word, then the hard block: an α row and a sample-frequency row.
+    assert len(heatmaps(specs[0])) == len(words) + 2 * len(hard_words)
+    headings = [a["text"] for a in specs[0]["layout"]["annotations"] if a["text"].startswith("<b>")]
+    assert headings[0].startswith("<b>Soft: “") and headings[1].startswith("<b>Hard (sampled cell outlined): “")
 
-    n = len(hard_words)
-    alpha = np.stack([chart_data(at, 1, "z", trace=2 * i + 1) for i in range(n)])
-    freq_20 = np.stack([chart_data(at, 1, "z", trace=2 * (n + i) + 1) for i in range(n)])
+    n, first = len(hard_words), 2 * len(words)  # the hard block's traces follow the soft block's
+    alpha = np.stack([chart_data(at, 0, "z", trace=first + 2 * i + 1) for i in range(n)])
+    freq_20 = np.stack([chart_data(at, 0, "z", trace=first + 2 * (n + i) + 1) for i in range(n)])
     np.testing.assert_allclose(freq_20.sum(axis=(1, 2)), 1.0, atol=1e-6)
     at.slider(key="cap_samples").set_value(2000).run()
     assert not at.exception
-    freq_2000 = np.stack([chart_data(at, 1, "z", trace=2 * (n + i) + 1) for i in range(n)])
+    freq_2000 = np.stack([chart_data(at, 0, "z", trace=first + 2 * (n + i) + 1) for i in range(n)])
     assert not np.allclose(freq_20, freq_2000)
     assert np.abs(freq_2000 - alpha).max() < np.abs(freq_20 - alpha).max()  # samples converge to α
+    at.radio(key="show").set_value("Hard").run()
+    assert not at.exception and len(heatmaps(chart_specs(at)[0])) == 2 * n  # the hard block alone
 
 
 def test_images_page_builder_random_scene_and_patch_controls():

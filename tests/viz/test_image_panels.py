@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from viz.images import caption_panels, panel_pitch
+from viz.images import CaptionBlock, caption_blocks, caption_panels, panel_pitch
 
 
 def _inputs(n_words, grid=8):
@@ -62,3 +62,25 @@ def test_a_short_caption_takes_one_line_and_bad_arguments_are_refused():
         caption_panels(image, words, [("α", maps[:2])])
     with pytest.raises(ValueError, match="at least one word"):
         caption_panels(image, [], [("α", maps[:0])])
+
+
+def test_caption_blocks_stack_each_caption_with_its_own_words_heading_and_colour_scale():
+    image, words, maps = _inputs(3)
+    soft = CaptionBlock(words, [("α (soft)", maps * 0.5)], heading="Soft: a b c")
+    hard = CaptionBlock(words[:2], [("α", maps[:2]), ("frequency", maps[:2])], heading="Hard <x>",
+                        marks=[np.array([0, 63]), None])
+    fig = caption_blocks(image, [soft, hard])
+    heatmaps = [t for t in fig.data if t.type == "heatmap"]
+    assert len(heatmaps) == 3 + 4 and len(fig.data) == 14
+    assert {t.coloraxis for t in heatmaps[:3]} == {"coloraxis"} and {t.coloraxis for t in heatmaps[3:]} == {"coloraxis2"}
+    assert fig.layout.coloraxis.cmax == pytest.approx(float(maps.max() * 0.5))  # each block its own scale
+    assert fig.layout.coloraxis2.cmax == pytest.approx(float(maps[:2].max()))
+    assert fig.layout.coloraxis.colorbar.y > fig.layout.coloraxis2.colorbar.y  # each bar beside its block
+    # The hard block lies wholly under the soft one, its rows in order.
+    assert min(t.y0 for t in fig.data[6:] if t.type == "image") > max(t.y0 for t in fig.data[:6] if t.type == "image")
+    assert place_of(heatmaps[3])[1] == 0 and place_of(heatmaps[5])[0] == place_of(heatmaps[3])[0] + 1
+    headings = [a.text for a in fig.layout.annotations if a.text.startswith("<b>")]
+    assert headings == ["<b>Soft: a b c</b>", "<b>Hard &lt;x&gt;</b>"]  # escaped
+    assert len(fig.layout.shapes) == 2  # the hard block's two outlines
+    with pytest.raises(ValueError, match="at least one block"):
+        caption_blocks(image, [])

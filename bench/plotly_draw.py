@@ -1,0 +1,112 @@
+"""How long plotly.js takes to draw the app's own figures in Chromium, against a 64 × 64 heatmap.
+
+    .venv/bin/python bench/plotly_draw.py [--root CHECKOUT] [--repeat 30] [--json FILE]
+
+Builds figures with the project's own builders (from --root, default this checkout, so that an
+older commit's figures can be measured by the same script), as the app shows them (the axis
+settings of ui.widgets.show_panels, where the checkout has them), then draws each into a fresh
+<div> with Plotly.newPlot in headless Chromium, --repeat times, round-robin over the figures so
+that drift of the machine's load falls on all alike. It prints the median time from the call to
+the promise it returns and its ratio to the floor: bench/floor_app.py's one 64 × 64 heatmap.
+This is the browser's share of a control's round trip for one changed figure, without
+Streamlit's own (bench/ui_latency.py measures the whole round trip). The plotly.js is the one
+plotly.py ships, which may differ in version from Streamlit's. It never asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def figures(root: Path) -> dict[str, str]:
+    """Returns name → figure JSON, built by the checkout at `root`."""
+    sys.path.insert(0, str(root))
+    os.chdir(root)
+    import numpy as np
+    import plotly
+    import plotly.graph_objects as go
+
+    from models.captioner.task import SceneObject, build_scene, render_clean
+    from models.induction.records import snapshot_steps, training_record
+    from models.registry import IMAGES, INDUCTION, mechanisms_on_page
+    from viz import plotly_json
+    from viz.images import caption_figure
+    from viz.induction import copy_view, head_pattern, training_curves
+
+    def shown(fig: go.Figure, reserve: bool = True) -> str:
+        fig = plotly_json.allow_tick_overflow(fig)
+        if reserve and hasattr(plotly_json, "reserve_tick_margins"):
+            fig = plotly_json.reserve_tick_margins(fig)
+        return fig.to_json()
+
+    out = {"floor: one 64 × 64 heatmap": go.Figure(go.Heatmap(z=np.random.default_rng(0).random((64, 64)))).to_json()}
+    induction = mechanisms_on_page(INDUCTION.file)[0]
+    step = snapshot_steps()[-1]
+    record = induction.build({"text": None, "seed": 0, "length": 63, "step": step})
+    layer, head = record.meta["induction_head"]
+    out["induction head view, 63 × 63, labels at every 2nd position"] = shown(head_pattern(record, layer, head, title="head"))
+    out["the same, margins left to automargin"] = shown(head_pattern(record, layer, head, title="head"), reserve=False)
+    typed = induction.build({"text": "k dog m sun p cat k dog m sun", "seed": 0, "length": 63, "step": step})
+    out["induction copy view, 11 × 11"] = shown(copy_view(typed, title="copy"))
+    out["induction training curves (4 subplots)"] = shown(training_curves(training_record(induction.id)))
+    captioner = {m.id: m for m in mechanisms_on_page(IMAGES.file)}
+    image = render_clean(build_scene([SceneObject("circle", "red", 8, 20, 18), SceneObject("square", "blue", 38, 22, 18)]))
+    soft = captioner["soft"].build({"image": image})
+    hard = captioner["hard"].build({"image": image, "temperature": 1.0, "samples": 50, "seed": 0, "mode": "sample"})
+    out["images: soft caption panels (8 words)"] = shown(caption_figure(image, soft))
+    out["images: hard caption panels (8 words × α, frequency)"] = shown(caption_figure(image, hard))
+    out["_plotly_js"] = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_text()
+    return out
+
+
+DRAW = """async ([spec, host]) => {
+    const el = document.getElementById(host); el.innerHTML = '';
+    const div = document.createElement('div'); el.appendChild(div);
+    const fig = JSON.parse(spec);
+    const start = performance.now();
+    await Plotly.newPlot(div, fig.data, fig.layout);
+    return performance.now() - start; }"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout whose builders make the figures")
+    parser.add_argument("--repeat", type=int, default=30, help="draws per figure (default 30; the first 2 are dropped)")
+    parser.add_argument("--json", type=Path, help="also write the raw times to this file")
+    args = parser.parse_args()
+    specs = figures(args.root.resolve())
+    script = specs.pop("_plotly_js")
+    from playwright.sync_api import sync_playwright
+
+    times: dict[str, list[float]] = {name: [] for name in specs}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_content("<html><body><div id='host' style='width:1100px'></div></body></html>")
+        page.add_script_tag(content=script)
+        for i in range(args.repeat):
+            for name, spec in specs.items():
+                took = page.evaluate(DRAW, [spec, "host"])
+                if i >= 2:
+                    times[name].append(took)
+        browser.close()
+    floor = statistics.median(next(iter(times.values())))
+    print(f"plotly.js draw (Plotly.newPlot → promise), headless Chromium, {args.repeat} draws each, "
+          f"load average {os.getloadavg()[0]:.2f}; figures from {args.root}\n")
+    print("| figure | median ms | × floor | kB |\n|---|---:|---:|---:|")
+    for name, spec in specs.items():
+        median = statistics.median(times[name])
+        print(f"| {name} | {median:.1f} | {median / floor:.2f} | {len(spec) / 1e3:.0f} |")
+    if args.json:
+        args.json.write_text(json.dumps(times, indent=1))
+
+
+if __name__ == "__main__":
+    main()
