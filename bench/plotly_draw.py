@@ -37,7 +37,7 @@ def figures(root: Path) -> dict[str, str]:
     from models.induction.records import snapshot_steps, training_record
     from models.registry import IMAGES, INDUCTION, mechanisms_on_page
     from viz import plotly_json
-    from viz.images import caption_figure
+    from viz import images
     from viz.induction import copy_view, head_pattern, training_curves
 
     def shown(fig: go.Figure, reserve: bool = True) -> str:
@@ -60,8 +60,10 @@ def figures(root: Path) -> dict[str, str]:
     image = render_clean(build_scene([SceneObject("circle", "red", 8, 20, 18), SceneObject("square", "blue", 38, 22, 18)]))
     soft = captioner["soft"].build({"image": image})
     hard = captioner["hard"].build({"image": image, "temperature": 1.0, "samples": 50, "seed": 0, "mode": "sample"})
-    out["images: soft caption panels (8 words)"] = shown(caption_figure(image, soft))
-    out["images: hard caption panels (8 words × α, frequency)"] = shown(caption_figure(image, hard))
+    out["images: soft caption panels (8 words)"] = shown(images.caption_figure(image, soft))
+    out["images: hard caption panels (8 words × α, frequency)"] = shown(images.caption_figure(image, hard))
+    if hasattr(images, "captions_figure"):
+        out["images: soft and hard panels in one figure"] = shown(images.captions_figure(image, [soft, hard]))
     out["_plotly_js"] = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_text()
     return out
 

@@ -17,7 +17,7 @@ from models.registry import PLAYGROUND, get_mechanism, mechanisms_on_page
 from ui.links import bound, link_rows, linked_rows
 from ui.router import ensure_router
 from ui.widgets import checked, option_number, option_radio, option_slider, show_panels
-from viz.figures import attention_heatmap, bars_over_heatmap, vectors_2d, weight_bars
+from viz.figures import attention_heatmap, bars_over_heatmap, matrix_latex, vectors_2d, weight_bars
 from viz.plotly_json import side_by_side
 
 ensure_router()
@@ -63,8 +63,7 @@ with data:
     if mechanism.variant in PARAMETERS_OF_SCORE:
         with st.expander("Parameters of this score (hand-set for illustration, not learned)"):
             for name in PARAMETERS_OF_SCORE[mechanism.variant]:
-                st.markdown(f"`{name}`")
-                st.dataframe(np.atleast_2d(getattr(HAND_SET_PARAMS, name)), width="content")
+                st.latex(matrix_latex(name, getattr(HAND_SET_PARAMS, name)))
 
 rows = table.to_dict("records")
 link_rows("kv", rows, default_table())

@@ -31,6 +31,17 @@ def safe_label(label: object) -> str:
     return html.escape(text, quote=True) if text else "&#8203;"
 
 
+def matrix_latex(name: str, matrix: np.ndarray, *, digits: int = 2) -> str:
+    """Returns `name = [matrix]` as LaTeX (a bmatrix; a vector is one row), for a small parameter
+    shown beside a formula: prose costs a rerun almost nothing, a table ~15 ms in the browser."""
+    rows = np.atleast_2d(np.asarray(matrix, np.float64))
+    if rows.ndim != 2:
+        raise ValueError(f"matrix_latex takes a vector or a matrix, got shape {rows.shape}")
+    body = r" \\ ".join(" & ".join(f"{x:.{digits}f}" for x in row) for row in rows)
+    symbol = "".join(ch if ch.isalnum() else ("\\_" if ch == "_" else "") for ch in name)
+    return rf"\mathtt{{{symbol}}} = \begin{{bmatrix}} {body} \end{{bmatrix}}"
+
+
 def unique_labels(labels: Sequence[object]) -> list[str]:
     """Returns escaped labels, each repeat given an invisible suffix so categories stay apart."""
     seen: dict[str, int] = {}

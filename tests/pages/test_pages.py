@@ -74,8 +74,12 @@ def test_playground_sampling_converges_with_more_samples():
 
 def test_playground_score_switch_shows_hand_set_parameters():
     at = open_page("pages/playground.py")
-    before = chart_data(at, 0, "y")
+    before, tables = chart_data(at, 0, "y"), len(at.dataframe)  # the key/value editor
     at.selectbox(key="mechanism").set_value("qkv-additive").run()
     assert not at.exception
     assert not np.allclose(chart_data(at, 0, "y"), before)
     assert any("hand-set" in e.label for e in at.expander)
+    # The three matrices of the additive score, as LaTeX (with the score's own formula), no tables.
+    shown = [x.value.strip("$\n") for x in at.latex if "mathtt" in x.value]
+    assert [x.split(" = ")[0] for x in shown] == [r"\mathtt{w\_additive}", r"\mathtt{u\_additive}", r"\mathtt{v\_additive}"]
+    assert len(at.dataframe) == tables

@@ -159,3 +159,12 @@ def test_side_by_side_shares_rows_when_asked():
     layout = plotly_json.side_by_side(maps, share_y=True).to_plotly_json()["layout"]
     assert layout["yaxis2"]["matches"] == "y" and layout["yaxis2"]["showticklabels"] is False
     assert "showticklabels" not in layout["yaxis"] or layout["yaxis"]["showticklabels"]
+
+
+def test_matrix_latex_writes_every_entry_row_by_row():
+    assert figures.matrix_latex("w_general", np.array([[1.0, 0.5], [0.0, -1.0]])) == (
+        r"\mathtt{w\_general} = \begin{bmatrix} 1.00 & 0.50 \\ 0.00 & -1.00 \end{bmatrix}")
+    assert figures.matrix_latex("v", np.array([0.125, 2.0]), digits=1) == r"\mathtt{v} = \begin{bmatrix} 0.1 & 2.0 \end{bmatrix}"
+    assert figures.matrix_latex("x}{\\evil", np.eye(1)).startswith(r"\mathtt{xevil} =")  # only letters, digits, _
+    with pytest.raises(ValueError, match="vector or a matrix"):
+        figures.matrix_latex("t", np.zeros((2, 2, 2)))
