@@ -29,6 +29,7 @@ from ui.widgets import (
     show_figure,
     show_panels,
 )
+from viz.figures import formula_lines
 from viz.images import caption_figure, captions_figure, patch_figure
 
 ensure_router()
@@ -120,16 +121,15 @@ def caption_view(image: np.ndarray) -> None:
     settings = {"temperature": temperature, "samples": samples, "seed": seed, "mode": mode}
     shown = {"Soft and hard": [soft, hard], "Soft": [soft], "Hard": [hard]}[show]
     records = []
-    for mechanism, column in zip(shown, st.columns(len(shown)), strict=True):
-        with column:
-            st.subheader(mechanism.name)
-            st.latex(mechanism.formula)
-            own = declared(mechanism, settings) if mechanism is hard else {}  # soft reads Σ α a at τ = 1
-            with st.spinner("Captioning…"):
-                record = checked(caption, mechanism.id, image, own, stop=False)
-            if record is not None:
-                st.markdown(f"**Caption:** {record.extras['caption']}")
-                records.append((mechanism, record))
+    for mechanism in shown:
+        st.markdown(f"**{mechanism.name}**")
+        st.latex(formula_lines(mechanism.formula))  # one clause per line: the hard formula is long
+        own = declared(mechanism, settings) if mechanism is hard else {}  # soft reads Σ α a at τ = 1
+        with st.spinner("Captioning…"):
+            record = checked(caption, mechanism.id, image, own, stop=False)
+        if record is not None:
+            st.markdown(f"**Caption:** {record.extras['caption']}")
+            records.append((mechanism, record))
     if not records:
         return
     for notice in next((r.meta["notices"] for _, r in records if r.meta.get("notices")), []):  # once per image

@@ -10,6 +10,7 @@ from ui.links import bound, linked_text
 from ui.router import ensure_router
 from ui.widgets import checked, option_slider, show_figure
 from viz.compare import difference_heatmap
+from viz.figures import formula_lines
 from viz.seq2seq import alignment_heatmap
 
 ensure_router()
@@ -50,9 +51,7 @@ with controls:
               help="Draws a generated date and overlays its true alignment on the heatmap.")
     variant = bound(st.selectbox, "Attention variant", ids, format_func=_name, key="s2s_variant")
     mechanism = mechanisms[variant]
-    # One clause per line: the narrow column would cut the local variants' formulas off.
-    clauses = mechanism.formula.replace(r",\quad ", r",\\ ").replace(r",\ ", r",\\ ")
-    st.latex(r"\small\begin{gathered}" + clauses + r"\end{gathered}")
+    st.latex(formula_lines(mechanism.formula))  # the narrow column would cut the local variants' formulas off
     st.caption(mechanism.paper)
     window = option_slider(
         mechanism.option("window"), label="Window half-width D (local variants)", key="s2s_window",

@@ -31,6 +31,14 @@ def safe_label(label: object) -> str:
     return html.escape(text, quote=True) if text else "&#8203;"
 
 
+def formula_lines(formula: str) -> str:
+    """Returns a registry formula with one clause per line (a gathered block, small), for a column
+    too narrow for the whole formula on one line: clauses are the parts joined by ",\\quad",
+    ";\\quad" or ",\\ "."""
+    clauses = formula.replace(r",\quad ", r",\\ ").replace(r";\quad ", r";\\ ").replace(r",\ ", r",\\ ")
+    return r"\small\begin{gathered}" + clauses + r"\end{gathered}"
+
+
 def matrix_latex(name: str, matrix: np.ndarray, *, digits: int = 2) -> str:
     """Returns `name = [matrix]` as LaTeX (a bmatrix; a vector is one row), for a small parameter
     shown beside a formula: prose costs a rerun almost nothing, a table ~15 ms in the browser."""

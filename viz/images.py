@@ -19,7 +19,7 @@ from PIL import Image
 from models.record import AttentionRecord
 from viz.figures import COLORSCALE, image_overlay, safe_label
 
-PANEL_PX = 190
+PANEL_PX = 160
 PANELS_PER_LINE = 4  # words per line of caption panels; longer captions wrap
 PANEL_GAP = 0.08  # space between caption panels, as a share of the image's side
 TITLE_ROOM = 0.22  # room above each panel row for its word titles, as a share of the image's height
@@ -189,7 +189,9 @@ def caption_blocks(
     layout = {
         "title": {"text": html.escape(title) if title else None},
         "xaxis": {"visible": False, "range": [-0.5 - width * 0.12, span_x - 0.5], "constrain": "domain"},
-        "yaxis": {"visible": False, "range": [span_y - 0.5, -0.5 - above], "scaleanchor": "x", "constrain": "domain"},
+        # Narrower than its height allows, the grid keeps its aspect and hugs the top: no band above.
+        "yaxis": {"visible": False, "range": [span_y - 0.5, -0.5 - above], "scaleanchor": "x", "constrain": "domain",
+                  "constraintoward": "top"},
         "plot_bgcolor": "rgba(0,0,0,0)", "annotations": annotations, "shapes": shapes,
         "height": int(PANEL_PX * panel_rows + 30 * lines + 40 * headings + (60 if title else 30)),
         "margin": {"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},

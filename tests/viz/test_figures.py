@@ -168,3 +168,9 @@ def test_matrix_latex_writes_every_entry_row_by_row():
     assert figures.matrix_latex("x}{\\evil", np.eye(1)).startswith(r"\mathtt{xevil} =")  # only letters, digits, _
     with pytest.raises(ValueError, match="vector or a matrix"):
         figures.matrix_latex("t", np.zeros((2, 2, 2)))
+
+
+def test_formula_lines_puts_each_clause_on_its_own_line():
+    assert figures.formula_lines(r"a = 1,\quad b = 2;\quad c = 3,\ d") == (
+        r"\small\begin{gathered}a = 1,\\ b = 2;\\ c = 3,\\ d\end{gathered}")
+    assert figures.formula_lines("x") == r"\small\begin{gathered}x\end{gathered}"
