@@ -37,7 +37,7 @@ CHANGES = {
     "sentence_alignment": (1, lambda p: (type_text(p, "stTextInput", "Sentence 2", "A dog sat on a rug"),
                                          wait_idle(p), press_slider(p, 0))),
     "feedforward": (1, lambda p: press_slider(p, 0)),
-    "images": (2, lambda p: press_slider(p, 0)),
+    "images": (1, lambda p: press_slider(p, 0)),  # the soft and the hard panels: one figure
     # The decoding step is a fragment (st.fragment): the first Link box, in the encoder's tab, is
     # outside it and did not rerun; it must still give the new view's link.
     "transformer": (7, lambda p: (type_text(p, "stTextInput", "Date to normalise", "1 April 1990"), wait_idle(p),
