@@ -36,8 +36,7 @@ def figures(root: Path) -> dict[str, str]:
     from models.captioner.task import SceneObject, build_scene, render_clean
     from models.induction.records import snapshot_steps, training_record
     from models.registry import IMAGES, INDUCTION, mechanisms_on_page
-    from viz import plotly_json
-    from viz import images
+    from viz import images, plotly_json
     from viz.induction import copy_view, head_pattern, training_curves
 
     def shown(fig: go.Figure, reserve: bool = True) -> str:

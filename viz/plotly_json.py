@@ -100,8 +100,9 @@ def reserve_tick_margins(fig: go.Figure) -> go.Figure:
 
     With margins too small for its labels (most builders set 10 px and leave the rest to
     automargin), plotly.js draws the figure, measures the labels, widens the margins and draws it
-    all again: a 63 × 63 head view with 32 labels a side took 37 ms to draw in Chromium, 22 ms with
-    the margins reserved (docs/PERFORMANCE.md, "Margins reserved for the tick labels").
+    all again: a 63 × 63 head view with 32 labels a side took 34 ms to draw in Chromium, 17 ms with
+    the margins reserved (bench/plotly_draw.py; docs/PERFORMANCE.md, "Labels, tiles and one snapshot
+    per section").
     """
     layout, data = fig._layout, fig._data
     size = float((layout.get("font") or {}).get("size") or 12)
