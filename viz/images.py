@@ -234,8 +234,6 @@ def caption_panels(
     cells; marks[r]: int [n_words] cell index (row-major) to outline per word, or None.
     All panels share one colour axis from 0 to zmax (default: the largest value shown).
     """
-    if per_line < 1:
-        raise ValueError(f"per_line must be at least 1, got {per_line}")
     block = CaptionBlock(list(words), list(rows), smooth=smooth, marks=marks)
     return caption_blocks(image, [block], title=title, opacity=opacity, zmax=zmax, per_line=per_line)
 

@@ -21,7 +21,6 @@ from viz.plotly_json import tick_stride
 LOSS_COLORS = {"loss": "#7f7f7f", "first_half_loss": "#1f77b4", "repeated_loss": "#d62728"}
 LOSS_NAMES = {"loss": "training loss (all positions)", "first_half_loss": "loss on the first copy of r",
               "repeated_loss": "loss on the repeated half"}
-STEP_COLOR = "#ff7f0e"
 TARGET_COLOR = "#e31a1c"
 COPY_COLOR = "#2ca02c"
 
@@ -30,13 +29,14 @@ def _ticks(labels: Sequence[object]) -> list[str]:
     return [safe_label(x) for x in labels]
 
 
-def training_curves(record: AttentionRecord, *, step: int | None = None, height: int | None = None) -> go.Figure:
+def training_curves(record: AttentionRecord, *, height: int | None = None) -> go.Figure:
     """Returns the loss curves over training and, under them on the same step axis, one heatmap per
     score (heads × steps): previous-token, duplicate-token and prefix-matching.
 
     record: weights [score, head, step] (models.induction.records.training_record), extras steps,
     loss, first_half_loss, repeated_loss, snapshot_steps; meta mixture_from (optional: the last step on
-    the original task alone, drawn dashed). step: drawn as a vertical line.
+    the original task alone, drawn dashed). The snapshots are ticks on the repeated-half loss; the
+    figure does not depend on the snapshot picked, so the page keeps it drawn when the snapshot moves.
     """
     steps = np.asarray(record.extras["steps"])
     heads = [safe_label(h) for h in record.meta["heads"]]
@@ -63,8 +63,6 @@ def training_curves(record: AttentionRecord, *, step: int | None = None, height:
         ), row=row, col=1)
         fig.update_yaxes(tickmode="array", tickvals=list(range(len(heads))), ticktext=heads, autorange="reversed",
                          row=row, col=1)
-    if step is not None:
-        fig.add_vline(x=int(step), line={"color": STEP_COLOR, "width": 2, "dash": "dot"}, row="all", col=1)
     mixed_after = record.meta.get("mixture_from")
     if mixed_after is not None:  # where the short repeats joined the training data
         fig.add_vline(x=int(mixed_after), line={"color": "#555555", "width": 1, "dash": "dash"}, row=1, col=1,
