@@ -212,3 +212,16 @@ def test_sample_frequencies_converge_to_alpha(logits, seed):
     # 5 standard errors of a binomial share: fails by chance about once in 3 million.
     tolerance = 5 * np.sqrt(alpha * (1 - alpha) / n) + 1e-3
     assert np.all(np.abs(freq - alpha) <= tolerance)
+
+
+def test_hard_sample_matches_a_numpy_inverse_cdf_oracle():
+    # The same uniforms as hard_sample's, searched in numpy: the key drawn is the number of
+    # cumulative weights ≤ u·Σα, so zero weights (empty intervals) are never drawn.
+    w = np.array([[0.0, 0.2, 0.0, 0.5, 0.3, 0.0], [0.6, 0.0, 0.0, 0.0, 0.0, 0.4]], np.float32)
+    key, n = jax.random.key(11), 3000
+    drawn = np.asarray(core.hard_sample(key, w, n))
+    cdf = np.cumsum(w, axis=-1)
+    u = np.asarray(jax.random.uniform(key, (2, n))) * cdf[:, -1:]
+    expected = np.stack([np.searchsorted(cdf[i], u[i], side="right") for i in range(2)])
+    np.testing.assert_array_equal(drawn, expected)
+    assert set(np.unique(drawn[0])) == {1, 3, 4} and set(np.unique(drawn[1])) == {0, 5}
