@@ -144,33 +144,45 @@ def _file_stem(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-")[:60] or "attention"
 
 
-def _deferred_export(record: AttentionRecord, fig: go.Figure, fmt: str) -> bytes:
-    return export_bytes(record, fmt, fig)
+def _figure(fig: go.Figure | Callable[[], go.Figure]) -> go.Figure:
+    # A panel's own figure is only needed for an export: a page may hand a builder instead.
+    return fig() if callable(fig) else fig
 
 
-def _make_image(key: str, fmt: str, fig: go.Figure) -> None:
+def _deferred_export(record: AttentionRecord, fig: go.Figure | Callable[[], go.Figure], fmt: str) -> bytes:
+    return export_bytes(record, fmt, _figure(fig))
+
+
+def _make_image(key: str, fmt: str, fig: go.Figure | Callable[[], go.Figure]) -> None:
     # on_click of "PNG image" etc.: renders once (with the exporter's timeouts) and keeps the
     # bytes of this one image in the session until the next image is made.
     try:
-        st.session_state[MADE_IMAGE] = (key, fmt, figure_bytes(fig, fmt), None)
+        st.session_state[MADE_IMAGE] = (key, fmt, figure_bytes(_figure(fig), fmt), None)
     except (ExportBusy, ExportUnavailable) as error:
         st.session_state[MADE_IMAGE] = (key, fmt, None, str(error).splitlines()[0])
 
 
-def export_buttons(record: AttentionRecord, fig: go.Figure, *, key: str, name: str | None = None,
-                   label: str = "Export") -> None:
+def export_buttons(record: AttentionRecord, fig: go.Figure | Callable[[], go.Figure], *, key: str,
+                   name: str | None = None, label: str = "Export") -> None:
     """Shows an Export menu (titled `label`) for a figure and the record it was drawn from.
 
     Data formats (HTML, CSV, JSON, NPY) download in one click, their bytes made on click.
     Image formats take two: "PNG image" renders it (a busy or broken exporter answers with one
     "try again" line, never a hang), then "Save PNG" downloads it. CSV and JSON are not offered
     for records above TEXT_EXPORT_MAX_CELLS weights (NPY is).
+
+    The menu's buttons exist only while it is open (st.popover's on_change="rerun" and .open):
+    opening it reruns the page (or the fragment it sits in) once, and every other rerun sends
+    one element instead of eight. `fig` may be a zero-argument builder, called on export only.
     """
+    menu = st.popover(label, icon=":material/download:", width="content", key=f"{key}-menu", on_change="rerun")
+    if not menu.open:
+        return
     stem = _file_stem(name or record.mechanism)
     images_ok, hint = image_export_available()
     text_ok = text_export_allowed(record)
     made = st.session_state.get(MADE_IMAGE)
-    with st.popover(label, icon=":material/download:", width="content"):
+    with menu:
         for fmt in IMAGE_FORMATS:
             if made and made[:2] == (key, fmt) and made[2] is not None:
                 st.download_button(f"Save {fmt.upper()}", data=made[2], file_name=f"{stem}.{fmt}", mime=MIME_TYPES[fmt],
@@ -206,13 +218,15 @@ def show_figure(fig: go.Figure, record: AttentionRecord, *, key: str, name: str 
     return show_panels(fig, [(fig, record, key, name, "Export")], chart_key=chart_key or f"{key}_chart", **chart_kwargs)
 
 
-def show_panels(fig: go.Figure, panels: list[tuple[go.Figure, AttentionRecord, str, str | None, str]], *,
+def show_panels(fig: go.Figure,
+                panels: list[tuple[go.Figure | Callable[[], go.Figure], AttentionRecord, str, str | None, str]], *,
                 chart_key: str, **chart_kwargs: Any) -> Any:
     """Shows one figure and, under it, one Export menu per panel, labelled, and the Link box. For a
     figure made of several panels (viz.plotly_json.side_by_side) each menu exports its panel's own
     record and, as an image, the panel's own figure: what a panel shows is what its menu exports.
 
-    panels: (panel figure, record, export key, file name, menu label), left to right.
+    panels: (panel figure, record, export key, file name, menu label), left to right. A panel figure
+    the page does not draw may be a zero-argument builder: it is built on export only.
     """
     state = st.plotly_chart(reserve_tick_margins(allow_tick_overflow(fig)), key=chart_key, **chart_kwargs)
     with st.container(horizontal=True):

@@ -24,7 +24,7 @@ def recording_exports(monkeypatch) -> list[tuple[str, object, object]]:
     original = ui.widgets.export_buttons
 
     def recorder(record, fig, *, key, name=None, **options):
-        calls.append((key, record, fig))
+        calls.append((key, record, fig() if callable(fig) else fig))  # a panel may hand its builder
         return original(record, fig, key=key, name=name, **options)
 
     monkeypatch.setattr(ui.widgets, "export_buttons", recorder)

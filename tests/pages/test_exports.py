@@ -117,3 +117,42 @@ def test_induction_exports(monkeypatch):
     assert walk(at, calls) == {"ind_curves", "ind_head_map", "ind_copy"}
     at.select_slider(key="ind_step").set_value(0).run()
     assert walk(at, calls) == {"ind_curves", "ind_head_map", "ind_copy"}
+
+
+def test_an_export_menu_draws_its_buttons_only_while_open():
+    # Closed, a menu is one popover element; opened (its state, as a click sets it), it holds
+    # three image buttons and four downloads, and only that menu does.
+    from ui.widgets import DATA_FORMATS, FORMAT_LABELS, IMAGE_FORMATS
+
+    at = open_page("pages/images.py", timeout=300)
+    assert not at.exception
+    assert not at.get("download_button") and not [b for b in at.button if b.key and b.key.startswith("export_")]
+    at.session_state["export_hard-menu"] = True
+    at.run()
+    assert not at.exception
+    downloads = at.get("download_button")
+    assert [b.proto.label for b in downloads] == [FORMAT_LABELS[f] for f in DATA_FORMATS]
+    assert all(b.proto.id and "export_hard-export-" in b.proto.id for b in downloads)
+    image_buttons = [b for b in at.button if b.key and b.key.startswith("export_")]
+    assert [b.key for b in image_buttons] == [f"export_hard-make-{f}" for f in IMAGE_FORMATS]
+    at.session_state["export_hard-menu"] = False
+    at.run()
+    assert not at.get("download_button")
+
+
+def test_a_panel_built_on_export_exports_the_figure_it_builds(monkeypatch):
+    # A page may hand a panel's figure as a builder (the images page does): an export calls it
+    # then, and exports the figure it returns.
+    import ui.widgets
+    from models.registry import PLAYGROUND, mechanisms_on_page
+    from viz.figures import attention_heatmap
+
+    mechanism = mechanisms_on_page(PLAYGROUND.file)[0]
+    record = mechanism.build(dict(mechanism.example))
+    figure = attention_heatmap(record)
+    exported = []
+    monkeypatch.setattr(ui.widgets, "export_bytes", lambda rec, fmt, fig: exported.append((rec, fmt, fig)) or b"")
+    ui.widgets._deferred_export(record, lambda: figure, "html")
+    assert exported == [(record, "html", figure)]
+    ui.widgets._deferred_export(record, figure, "svg")  # a figure as such is exported as it is
+    assert exported[-1] == (record, "svg", figure)
