@@ -1,5 +1,7 @@
 """Hard vs soft attention on images: a captioner's per-word attention, and self-attention on any photo."""
 
+import functools
+
 import numpy as np
 import streamlit as st
 
@@ -66,9 +68,9 @@ def scene_builder() -> np.ndarray:
     for i in range(count):
         shape0, colour0, x0, y0 = defaults[i]
         with st.expander(f"Object {i + 1}", expanded=i == 0):
-            a, b = st.columns(2)
-            shape = bound(a.selectbox, "Shape", SHAPES, SHAPES.index(shape0), key=f"build_shape_{i}")
-            colour = bound(b.selectbox, "Colour", COLOURS, COLOURS.index(colour0), key=f"build_colour_{i}")
+            # One below the other: side by side, the narrow source column cut both names to a letter.
+            shape = bound(st.selectbox, "Shape", SHAPES, SHAPES.index(shape0), key=f"build_shape_{i}")
+            colour = bound(st.selectbox, "Colour", COLOURS, COLOURS.index(colour0), key=f"build_colour_{i}")
             size = bound(st.slider, "Size (px)", MIN_OBJECT, MAX_OBJECT, 18, key=f"build_size_{i}")
             x = bound(st.slider, "x (left edge)", 0, SIZE - size, min(x0, SIZE - size), key=f"build_x_{i}")
             y = bound(st.slider, "y (top edge)", 0, SIZE - size, min(y0, SIZE - size), key=f"build_y_{i}")
@@ -102,8 +104,8 @@ def image_source() -> tuple[np.ndarray, np.ndarray]:
     return fit_square(photo, MODEL_INPUT), photo
 
 
-# Its own fragment (st.fragment): the captioner's controls rerun only this view; a new image (the
-# scene controls, an upload) reruns the page and reaches it as the argument.
+# Its own fragment (st.fragment), inside image_views: the captioner's controls rerun only this view;
+# a new image (the scene controls, an upload) reruns image_views, which hands it down as the argument.
 @st.fragment
 def caption_view(image: np.ndarray) -> None:
     """The captioner tab: soft and hard attention panels of each caption word, in one figure."""
@@ -135,9 +137,10 @@ def caption_view(image: np.ndarray) -> None:
     for notice in next((r.meta["notices"] for _, r in records if r.meta.get("notices")), []):  # once per image
         st.warning(notice, icon=":material/help:")
     # Both captioners' panels are one figure (a scene change redraws one figure, not two), each block
-    # on its own colour scale; each keeps its own Export menu with its own record and figure.
-    panels = [(caption_figure(image, record), record, f"export_{mechanism.id}", f"caption-{mechanism.id}",
-               f"Export {mechanism.variant}") for mechanism, record in records]
+    # on its own colour scale; each keeps its own Export menu with its own record and figure, built
+    # only when an image is exported.
+    panels = [(functools.partial(caption_figure, image, record), record, f"export_{mechanism.id}",
+               f"caption-{mechanism.id}", f"Export {mechanism.variant}") for mechanism, record in records]
     show_panels(captions_figure(image, [record for _, record in records]), panels, chart_key="caption_panels",
                 width="stretch")
 
@@ -198,16 +201,24 @@ def patch_view(photo: np.ndarray) -> None:
                 on_select="rerun", selection_mode=("points",), width="stretch")
 
 
-source_col, views_col = st.columns([1, 4], gap="large")
-with source_col:
-    image, photo = image_source()
-    st.image(image, caption="Model input (64×64)", width=160)
-with views_col:
-    tab_caption, tab_patch = bound(st.tabs, ["Captioner: soft vs hard", "Self-attention on any photo"],
-                                   key="img_view", on_change="rerun")
-    if tab_caption.open:
-        with tab_caption:
-            caption_view(image)
-    if tab_patch.open:
-        with tab_patch:
-            patch_view(photo)
+# The source and the views are one fragment (st.fragment): a scene control reruns them, not the
+# router, the sidebar and the text above; the captioner's own controls rerun only its fragment
+# inside (docs/PERFORMANCE.md).
+@st.fragment
+def image_views() -> None:
+    source_col, views_col = st.columns([1, 4], gap="large")
+    with source_col:
+        image, photo = image_source()
+        st.image(image, caption="Model input (64×64)", width=160)
+    with views_col:
+        tab_caption, tab_patch = bound(st.tabs, ["Captioner: soft vs hard", "Self-attention on any photo"],
+                                       key="img_view", on_change="rerun")
+        if tab_caption.open:
+            with tab_caption:
+                caption_view(image)
+        if tab_patch.open:
+            with tab_patch:
+                patch_view(photo)
+
+
+image_views()

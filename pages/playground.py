@@ -32,73 +32,82 @@ st.markdown(
 )
 
 mechanisms = mechanisms_on_page(PLAYGROUND.file)
-controls, data = st.columns([1, 2], gap="large")
-with controls:
-    names = {m.id: m.name for m in mechanisms}
-    mechanism = get_mechanism(bound(st.selectbox, "Score function", list(names), format_func=names.get, key="mechanism"))
-    st.latex(mechanism.formula)
-    st.caption(mechanism.paper)
-    qx = bound(st.slider, "Query, dimension 1", -3.0, 3.0, 1.5, 0.1, key="query_x")
-    qy = bound(st.slider, "Query, dimension 2", -3.0, 3.0, 0.5, 0.1, key="query_y")
-    temperature = option_slider(
-        mechanism.option("temperature"), key="temperature",
-        help="Scores are divided by τ before the softmax: small τ sharpens α towards one key, large τ flattens it.",
-    )
-    mode = option_radio(
-        mechanism.option("mode"), key="mode", horizontal=True,
-        labels={"soft": "Soft (softmax)", "argmax": "Hard: argmax", "sample": "Hard: sampled"},
-    )
-    samples, seed = mechanism.option("samples").default, mechanism.option("seed").default
+
+
+# The whole playground is one fragment (st.fragment): a control reruns it alone, not the router,
+# the sidebar and the text above (docs/PERFORMANCE.md).
+@st.fragment
+def playground() -> None:
+    controls, data = st.columns([1, 2], gap="large")
+    with controls:
+        names = {m.id: m.name for m in mechanisms}
+        mechanism = get_mechanism(bound(st.selectbox, "Score function", list(names), format_func=names.get, key="mechanism"))
+        st.latex(mechanism.formula)
+        st.caption(mechanism.paper)
+        qx = bound(st.slider, "Query, dimension 1", -3.0, 3.0, 1.5, 0.1, key="query_x")
+        qy = bound(st.slider, "Query, dimension 2", -3.0, 3.0, 0.5, 0.1, key="query_y")
+        temperature = option_slider(
+            mechanism.option("temperature"), key="temperature",
+            help="Scores are divided by τ before the softmax: small τ sharpens α towards one key, large τ flattens it.",
+        )
+        mode = option_radio(
+            mechanism.option("mode"), key="mode", horizontal=True,
+            labels={"soft": "Soft (softmax)", "argmax": "Hard: argmax", "sample": "Hard: sampled"},
+        )
+        samples, seed = mechanism.option("samples").default, mechanism.option("seed").default
+        if mode == "sample":
+            samples = option_slider(mechanism.option("samples"), key="samples")
+            seed = option_number(mechanism.option("seed"), key="seed")
+
+    with data:
+        st.markdown("**Keys and values** (edit cells, add or delete rows)")
+        start_rows = linked_rows("kv", default_table(), TABLE_COLUMNS, MAX_KEYS)
+        table = st.data_editor(
+            pd.DataFrame(start_rows, columns=TABLE_COLUMNS), num_rows="dynamic", key="kv_table", width="stretch",
+            hide_index=True,
+        )
+        if mechanism.variant in PARAMETERS_OF_SCORE:
+            with st.expander("Parameters of this score (hand-set for illustration, not learned)"):
+                for name in PARAMETERS_OF_SCORE[mechanism.variant]:
+                    st.latex(matrix_latex(name, getattr(HAND_SET_PARAMS, name)))
+
+    rows = table.to_dict("records")
+    link_rows("kv", rows, default_table())
+    labels, keys, values = checked(table_to_kv, rows)
+    record = checked(mechanism.build, {
+        "query": np.array([qx, qy]), "keys": keys, "values": values, "labels": labels,
+        "temperature": temperature, "mode": mode, "seed": seed, "samples": samples,
+    })
+
+    extras = record.extras
+    # The three stages are three panels of one figure: a query, τ or score change redraws one figure,
+    # not three. Each panel keeps its own Export menu, which exports that stage's record and figure.
+    scores = score_record(record)
+    score_fig = weight_bars(scores.weights[0], scores.key_labels, title="1 · Scores: score(q, kⱼ)", value_name="score")
     if mode == "sample":
-        samples = option_slider(mechanism.option("samples"), key="samples")
-        seed = option_number(mechanism.option("seed"), key="seed")
-
-with data:
-    st.markdown("**Keys and values** (edit cells, add or delete rows)")
-    start_rows = linked_rows("kv", default_table(), TABLE_COLUMNS, MAX_KEYS)
-    table = st.data_editor(
-        pd.DataFrame(start_rows, columns=TABLE_COLUMNS), num_rows="dynamic", key="kv_table", width="stretch",
-        hide_index=True,
+        weight_fig = weight_bars(
+            extras["soft_weights"], record.key_labels, title=f"2 · Weights: α vs. frequency of {samples} samples",
+            value_name="α (soft)", compare=record.weights[0], compare_name="sample frequency",
+        )
+    else:
+        weight_fig = weight_bars(record.weights[0], record.key_labels, title="2 · Weights α", value_name="α")
+    # The bars and, under them, the heatmap row every other page draws.
+    heat_fig = attention_heatmap(record, title="", zmax=1.0, height=220)
+    weights_panel = bars_over_heatmap(weight_fig, heat_fig)
+    points = context_record(record)
+    context_fig = vectors_2d(
+        points.weights[:-1, :2], points.query_labels[:-1], weights=points.weights[:-1, 2], highlight=points.weights[-1, :2],
+        highlight_name=points.query_labels[-1], title="3 · Sum: values (size = α) and c",
+        x_title="value dim 1", y_title="value dim 2",
     )
-    if mechanism.variant in PARAMETERS_OF_SCORE:
-        with st.expander("Parameters of this score (hand-set for illustration, not learned)"):
-            for name in PARAMETERS_OF_SCORE[mechanism.variant]:
-                st.latex(matrix_latex(name, getattr(HAND_SET_PARAMS, name)))
+    panels = [
+        (score_fig, scores, "scores", f"{record.mechanism}-scores", "Export scores"),
+        (weights_panel, record, "weights", f"{record.mechanism}-weights", "Export α"),
+        (context_fig, points, "context", f"{record.mechanism}-context", "Export sum"),
+    ]
+    show_panels(side_by_side([p[0] for p in panels], gap=0.07, height=480), panels, chart_key="weights_chart")
+    st.caption("Under the α bars: the same α as a one-row heatmap, as the other pages draw attention. "
+               f"The weighted sum c = ({points.weights[-1, 0]:.3f}, {points.weights[-1, 1]:.3f}).")
 
-rows = table.to_dict("records")
-link_rows("kv", rows, default_table())
-labels, keys, values = checked(table_to_kv, rows)
-record = checked(mechanism.build, {
-    "query": np.array([qx, qy]), "keys": keys, "values": values, "labels": labels,
-    "temperature": temperature, "mode": mode, "seed": seed, "samples": samples,
-})
 
-extras = record.extras
-# The three stages are three panels of one figure: a query, τ or score change redraws one figure,
-# not three. Each panel keeps its own Export menu, which exports that stage's record and figure.
-scores = score_record(record)
-score_fig = weight_bars(scores.weights[0], scores.key_labels, title="1 · Scores: score(q, kⱼ)", value_name="score")
-if mode == "sample":
-    weight_fig = weight_bars(
-        extras["soft_weights"], record.key_labels, title=f"2 · Weights: α vs. frequency of {samples} samples",
-        value_name="α (soft)", compare=record.weights[0], compare_name="sample frequency",
-    )
-else:
-    weight_fig = weight_bars(record.weights[0], record.key_labels, title="2 · Weights α", value_name="α")
-# The bars and, under them, the heatmap row every other page draws.
-heat_fig = attention_heatmap(record, title="", zmax=1.0, height=220)
-weights_panel = bars_over_heatmap(weight_fig, heat_fig)
-points = context_record(record)
-context_fig = vectors_2d(
-    points.weights[:-1, :2], points.query_labels[:-1], weights=points.weights[:-1, 2], highlight=points.weights[-1, :2],
-    highlight_name=points.query_labels[-1], title="3 · Sum: values (size = α) and c",
-    x_title="value dim 1", y_title="value dim 2",
-)
-panels = [
-    (score_fig, scores, "scores", f"{record.mechanism}-scores", "Export scores"),
-    (weights_panel, record, "weights", f"{record.mechanism}-weights", "Export α"),
-    (context_fig, points, "context", f"{record.mechanism}-context", "Export sum"),
-]
-show_panels(side_by_side([p[0] for p in panels], gap=0.07, height=480), panels, chart_key="weights_chart")
-st.caption("Under the α bars: the same α as a one-row heatmap, as the other pages draw attention. "
-           f"The weighted sum c = ({points.weights[-1, 0]:.3f}, {points.weights[-1, 1]:.3f}).")
+playground()
