@@ -40,6 +40,10 @@ whose first change leaves every figure's data and layout as they were is reporte
 costs the browser about a third of a floor: bench/figure_cost.py). Buttons, text boxes, file
 uploaders, downloads and tabs are not measured.
 
+A second table splits each round trip where it went (SPLIT_JS): the browser until the change is
+sent on the websocket, the server from then until the run's last message arrives, and the
+browser from that message until the second paint, with the floor's split beside them.
+
 Run it on a quiet machine: the browser's own rendering shares the cores with the server.
 """
 
@@ -136,7 +140,11 @@ FINISHED_INIT = """
   };
   function Watched(...args) {
     const ws = new Native(...args);
+    // Where a round trip goes: when the change left for the server, when each message came back.
+    const send = ws.send.bind(ws);
+    ws.send = data => { (window.__sent = window.__sent || []).push(performance.now()); return send(data); };
     ws.addEventListener('message', event => {
+      (window.__received = window.__received || []).push(performance.now());
       if (event.data instanceof ArrayBuffer && finished(event.data) && window.__onScriptFinished) window.__onScriptFinished();
     });
     return ws;
@@ -151,6 +159,7 @@ ARM_JS = """
 () => {
   const app = document.querySelector('[data-testid="stApp"]');
   const m = {t0: null, ms: null, via: null};
+  window.__sent = []; window.__received = [];
   let finish;
   m.done = new Promise(resolve => { finish = resolve; });
   const start = () => { if (m.t0 === null) m.t0 = performance.now(); };
@@ -338,6 +347,7 @@ class ControlResult:
     skipped: str | None = None
     fingerprint_before: str | None = None  # of the figures before the first change
     figures_changed: int | None = None  # how many figures the first change redrew (FINGERPRINT_JS)
+    splits: list[dict] = field(default_factory=list)  # SPLIT_JS of each recorded round trip
 
     @property
     def median(self) -> float | None:
@@ -362,6 +372,20 @@ def wait_idle(page, timeout: float = RERUN_TIMEOUT_MS) -> None:
     page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=timeout)
 
 
+# The round trip in three parts (ms): the browser until the change is sent, the server from then
+# until the run's last message arrives (the script run, its messages and their transfer), and the
+# browser from that message until the second paint. None where a part was not seen.
+SPLIT_JS = """
+() => {
+  const m = window.__bench, end = m.t0 + m.ms, sent = (window.__sent || []).filter(t => t >= m.t0 && t <= end);
+  const received = (window.__received || []).filter(t => t >= m.t0 && t <= end);
+  if (!sent.length || !received.length) return null;
+  const last = received[received.length - 1];
+  return {browser_before: sent[0] - m.t0, server: last - sent[0], browser_after: end - last,
+          messages: received.length};
+}
+"""
+LAST_SPLIT: dict | None = None  # the split of the last timed() round trip
 ENDS_SEEN: Counter = Counter()  # how each timed rerun's end was seen: "state" or "message" (FINISHED_INIT)
 
 
@@ -370,8 +394,11 @@ def timed(page, action) -> float | None:
     page.evaluate(ARM_JS)
     action()
     ms = page.evaluate(WAIT_JS, RERUN_TIMEOUT_MS)
+    global LAST_SPLIT
+    LAST_SPLIT = None
     if ms is not None:
         ENDS_SEEN[page.evaluate("() => window.__bench.via")] += 1
+        LAST_SPLIT = page.evaluate(SPLIT_JS)
     return None if ms is None else round(ms, 1)
 
 
@@ -476,11 +503,14 @@ def record(page, result: ControlResult, ms: float | None) -> bool:
             return False
         return True
     result.times_ms.append(ms)
+    if LAST_SPLIT is not None:
+        result.splits.append(LAST_SPLIT)
     if len(result.times_ms) == 1:
         result.figures_changed = figures_changed(result.fingerprint_before, page.evaluate(FINGERPRINT_JS))
         if not result.figures_changed:
             result.skipped = "no figure changed"
             result.times_ms.clear()
+            result.splits.clear()
             return False
     return True
 
@@ -604,6 +634,7 @@ def measure_floor(browser, server: Server, repeat: int, *, cold: bool, kind: str
     control = next(c for c in visible_controls(page) if c["kind"] == kind)
     result = measure_control(page, control, repeat)
     out["round_trip_ms"], out["lost"], out["page_errors"] = result.times_ms, result.lost, errors
+    out["splits"] = result.splits
     page.context.close()
     return out
 
@@ -723,6 +754,7 @@ def print_report(report: dict) -> None:
             print(f"| {page.title} | {name} | {fmt(c.median)} | {ratio(c.median, floor_ms)} | "
                   f"{ratio(c.median, kind_floor.get(c.kind))} | {ratio(c.median, tuned_ms)} | {c.figures_changed} | "
                   f"{len(c.times_ms)}{lost} |")
+    print_splits(report)
     print("\n| page | first visit ms | warm render ms | × floor render | n |")
     print("|---|---|---|---|---|")
     for page in report["pages"]:
@@ -750,6 +782,30 @@ def print_report(report: dict) -> None:
     if notes:
         print("\nNot measured or worth a look:")
         print("\n".join(notes))
+
+
+def split_medians(splits: list[dict]) -> tuple[float | None, ...]:
+    """Returns the medians of SPLIT_JS's parts and message count over `splits`."""
+    return tuple(median([s[k] for s in splits if s and s.get(k) is not None])
+                 for k in ("browser_before", "server", "browser_after", "messages"))
+
+
+def print_splits(report: dict) -> None:
+    """Prints where each control's round trip went, beside the floor's."""
+    floor = split_medians(report["floor_start"].get("splits", []) + report["floor_end"].get("splits", []))
+    print("\nWhere the round trip went (medians, ms): in the browser until the change is sent; from then until the "
+          "run's last message arrives (script run, its messages, their transfer); in the browser from that message "
+          "to the second paint. The parts are medians of their own, so they need not add up to the table above.\n")
+    print("| page | control | browser, before | server and transfer | browser, after | messages |")
+    print("|---|---|---:|---:|---:|---:|")
+    print(f"| floor | slider | {fmt(floor[0])} | {fmt(floor[1])} | {fmt(floor[2])} | {fmt(floor[3])} |")
+    for page in report["pages"]:
+        for c in page.controls:
+            if c.skipped or not c.splits:
+                continue
+            parts = split_medians(c.splits)
+            print(f"| {page.title} | {c.label} ({c.kind}) | {fmt(parts[0])} | {fmt(parts[1])} | {fmt(parts[2])} | "
+                  f"{fmt(parts[3])} |")
 
 
 def as_json(report: dict) -> dict:
