@@ -194,7 +194,8 @@ def hard_sample(key, weights, num_samples: int):
     """Returns int32 [..., N]: N key indices drawn from Categorical(α) for every row.
 
     key: a jax PRNG key (explicit, so samples are reproducible); weights [..., Tk].
-    Zero weights are never drawn.
+    Zero weights are never drawn (a row with no positive weight at all, which a softmax never
+    gives, draws its last key).
     """
     return _hard_sample(key, weights, num_samples)
 
