@@ -89,7 +89,7 @@ def png_data_uri(image: np.ndarray) -> str:
 
 @dataclass(frozen=True)
 class CaptionBlock:
-    """One caption's panels: a column per word, a row per map kind (caption_panels' arguments)."""
+    """One caption's panels: a column per word, a row per map kind."""
 
     words: Sequence[str]
     rows: Sequence[tuple[str, np.ndarray]]  # (row title, maps float [n_words, g, g])
@@ -105,7 +105,7 @@ def _block_tiles(image_shape: tuple[int, int], block: CaptionBlock, *, top: floa
     words, rows = list(block.words), list(block.rows)
     n_words, n_rows = len(words), len(rows)
     if n_words == 0 or n_rows == 0:
-        raise ValueError("caption_panels needs at least one word and one row")
+        raise ValueError("a caption block needs at least one word and one row")
     smooth = list(block.smooth) if block.smooth is not None else [True] * n_rows
     marks = list(block.marks) if block.marks is not None else [None] * n_rows
     n_cols, n_lines = _panel_grid(n_words, n_rows, per_line)
@@ -156,7 +156,15 @@ def caption_blocks(
     hard one's, each with its own words and heading): a control that changes either redraws one
     figure. Each block has its own colour axis and colour bar beside it, from 0 to zmax (default:
     the block's largest value), so a flat soft map stays as readable as a peaked hard one.
-    Traces: each block's caption_panels traces, in order.
+
+    A block is a grid of panels, one column per word and one row per map kind (rows: (row title,
+    maps float [n_words, g, g]), e.g. ("α", alphas) and ("sample frequency", freqs)). Words wrap
+    after `per_line` columns (9 words take three lines of 4, 4 and 1, each line holding every map
+    kind), so panels stay large enough to read. A block's smooth[r] interpolates row r (a smooth
+    soft map) or draws cells; marks[r] outlines one cell (row-major index) per word.
+    Traces: per block, row-major over (map kind, word), an image and a heatmap for each panel.
+    All panels are tiled on one pair of axes: plotly.js lays out and draws each subplot's axes on
+    its own, which made a 16-panel grid cost twice as much in the browser as one tiled figure.
     """
     image = np.asarray(image)
     if image.ndim != 3 or image.shape[2] != 3:
@@ -206,36 +214,6 @@ def caption_blocks(
     # Every value above is built here from checked arrays and fixed names: plotly's per-property
     # validation (most of this figure's cost) is skipped.
     return go.Figure({"data": data, "layout": layout}, _validate=False)
-
-
-def caption_panels(
-    image: np.ndarray,
-    words: Sequence[str],
-    rows: Sequence[tuple[str, np.ndarray]],
-    *,
-    smooth: Sequence[bool] | None = None,
-    marks: Sequence[np.ndarray | None] | None = None,
-    title: str | None = None,
-    opacity: float = 0.6,
-    zmax: float | None = None,
-    per_line: int = PANELS_PER_LINE,
-) -> go.Figure:
-    """Returns a grid of panels: one column per word, one row per map kind.
-
-    Words wrap after `per_line` columns (a caption of 9 words takes three lines of 4, 4 and 1
-    words, each line holding every map kind), so panels stay large enough to read.
-    Traces come in row-major order over (map kind, word): image, heatmap for each panel.
-    All panels are tiled on one pair of axes (panel (row, column) has its origin at
-    panel_pitch × (column, row)): plotly.js lays out and draws each subplot's axes on its own,
-    which made a 16-panel grid cost twice as much in the browser as one tiled figure.
-
-    image uint8 [H, W, 3]; rows: (row title, maps float [n_words, g, g]) e.g. ("α", alphas)
-    and ("sample frequency", freqs); smooth[r]: interpolate row r (a smooth soft map) or draw
-    cells; marks[r]: int [n_words] cell index (row-major) to outline per word, or None.
-    All panels share one colour axis from 0 to zmax (default: the largest value shown).
-    """
-    block = CaptionBlock(list(words), list(rows), smooth=smooth, marks=marks)
-    return caption_blocks(image, [block], title=title, opacity=opacity, zmax=zmax, per_line=per_line)
 
 
 def caption_block(record: AttentionRecord) -> CaptionBlock:

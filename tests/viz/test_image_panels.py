@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from viz.images import CaptionBlock, caption_blocks, caption_panels, panel_pitch
+from viz.images import CaptionBlock, caption_blocks, panel_pitch
 
 
 def _inputs(n_words, grid=8):
@@ -26,7 +26,7 @@ def grid_of(fig) -> tuple[set, set]:
 
 def test_words_wrap_into_lines_and_each_line_holds_every_map_kind():
     image, words, maps = _inputs(6)
-    fig = caption_panels(image, words, [("α", maps), ("frequency", maps * 2)], per_line=4)
+    fig = caption_blocks(image, [CaptionBlock(words, [("α", maps), ("frequency", maps * 2)])], per_line=4)
     heatmaps = [t for t in fig.data if t.type == "heatmap"]
     assert len(heatmaps) == 12 and len(fig.data) == 24  # (image, heatmap) per panel
     # Row-major over (map kind, word): the 6th α heatmap is word 5, on the second line's α row.
@@ -53,15 +53,15 @@ def test_words_wrap_into_lines_and_each_line_holds_every_map_kind():
 
 def test_a_short_caption_takes_one_line_and_bad_arguments_are_refused():
     image, words, maps = _inputs(3)
-    fig = caption_panels(image, words, [("α", maps)])
+    fig = caption_blocks(image, [CaptionBlock(words, [("α", maps)])])
     columns, rows = grid_of(fig)
     assert rows == {0} and columns == {0, 1, 2}
     with pytest.raises(ValueError, match="per_line"):
-        caption_panels(image, words, [("α", maps)], per_line=0)
+        caption_blocks(image, [CaptionBlock(words, [("α", maps)])], per_line=0)
     with pytest.raises(ValueError, match="maps must be"):
-        caption_panels(image, words, [("α", maps[:2])])
+        caption_blocks(image, [CaptionBlock(words, [("α", maps[:2])])])
     with pytest.raises(ValueError, match="at least one word"):
-        caption_panels(image, [], [("α", maps[:0])])
+        caption_blocks(image, [CaptionBlock([], [("α", maps[:0])])])
 
 
 def test_caption_blocks_stack_each_caption_with_its_own_words_heading_and_colour_scale():
