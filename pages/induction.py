@@ -9,6 +9,7 @@ from ui.links import bound, linked_text
 from ui.router import ensure_router
 from ui.widgets import checked, option_number, option_slider, show_figure
 from viz.induction import copy_view, head_pattern, snapshot_note, training_curves
+from viz.plotly_json import allow_tick_overflow, reserve_tick_margins
 
 ensure_router()
 mechanism = mechanisms_on_page(INDUCTION.file)[0]
@@ -28,9 +29,11 @@ def _curves():
 
 @st.cache_resource(show_spinner=False)
 def _curves_figure():
-    # The same for every session and every snapshot (the committed training log; plotly_chart only
-    # reads it): built once, and unchanged when the snapshot moves, so the browser keeps it drawn.
-    return training_curves(_curves())
+    # The same for every session and every snapshot (the committed training log): built once, and
+    # unchanged when the snapshot moves, so the browser keeps it drawn. The axis settings
+    # show_panels makes are made here, before it is shared, so no session's rerun writes to it
+    # (both only write what is still unset).
+    return reserve_tick_margins(allow_tick_overflow(training_curves(_curves())))
 
 
 st.title("Induction heads")

@@ -46,3 +46,20 @@ def test_snapshot_note_places_a_step_against_the_phase_change():
     assert "after the phase change (steps 100–200), with short repeats in the training data" in late
     assert late.endswith("0.50 nats.")
     assert "no phase change" in iv.snapshot_note(record, 0, None)
+
+
+def test_the_shared_curves_figure_is_not_written_to_by_a_rerun():
+    # pages/induction.py caches one curves figure for every session and applies the axis settings
+    # of ui.widgets.show_panels before sharing it: applying them again (each rerun) changes nothing.
+    import json
+
+    from models.induction.records import training_record
+    from models.registry import INDUCTION, mechanisms_on_page
+    from viz.plotly_json import allow_tick_overflow, reserve_tick_margins
+
+    record = training_record(mechanisms_on_page(INDUCTION.file)[0].id)
+    fig = reserve_tick_margins(allow_tick_overflow(iv.training_curves(record)))
+    before = json.dumps(fig.to_plotly_json(), sort_keys=True, default=str)
+    assert fig.layout.margin.l is not None and fig.layout.xaxis.ticklabeloverflow == "allow"
+    reserve_tick_margins(allow_tick_overflow(fig))
+    assert json.dumps(fig.to_plotly_json(), sort_keys=True, default=str) == before
