@@ -16,7 +16,7 @@ from models.playground.records import (
 from models.registry import PLAYGROUND, get_mechanism, mechanisms_on_page
 from ui.links import bound, link_rows, linked_rows
 from ui.router import ensure_router
-from ui.widgets import checked, option_number, option_radio, option_slider, show_panels
+from ui.widgets import checked, option_number, option_radio, option_slider, show_panels, warm_in_background
 from viz.figures import attention_heatmap, bars_over_heatmap, matrix_latex, vectors_2d, weight_bars
 from viz.plotly_json import side_by_side
 
@@ -32,6 +32,7 @@ st.markdown(
 )
 
 mechanisms = mechanisms_on_page(PLAYGROUND.file)
+warm_in_background(PLAYGROUND.file)  # the score functions not shown yet, so that switching to one does not wait
 
 
 # The whole playground is one fragment (st.fragment): a control reruns it alone, not the router,

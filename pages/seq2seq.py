@@ -8,7 +8,7 @@ from models.seq2seq.quality import per_format_rows
 from models.seq2seq.records import random_example, snapshot_steps, warm_start_of
 from ui.links import bound, linked_text
 from ui.router import ensure_router
-from ui.widgets import checked, option_slider, show_figure
+from ui.widgets import checked, option_slider, show_figure, warm_in_background
 from viz.compare import difference_heatmap
 from viz.figures import formula_lines
 from viz.seq2seq import alignment_heatmap
@@ -24,6 +24,7 @@ st.markdown(
 )
 
 mechanisms = {m.id: m for m in mechanisms_on_page(SEQ2SEQ.file)}
+warm_in_background(SEQ2SEQ.file)  # the variants not shown yet, so that switching to one does not wait
 ids = list(mechanisms)
 
 

@@ -6,6 +6,11 @@ import os
 # (tests/models/test_compile_cache.py tests the cache in a folder of its own).
 os.environ["ATTENTION_LAB_JAX_CACHE"] = "off"
 
+# Pages warm their other variants in a background thread (ui.widgets.warm_in_background). In the
+# suite that thread would compile while other tests run: it is off here, and tests/pages/test_warm.py
+# runs it on purpose.
+os.environ["ATTENTION_LAB_WARM"] = "0"
+
 # The suite compiles hundreds of small functions and runs each a few times, so compiling is most of
 # its time. XLA's CPU backend at LLVM -O0 compiles them about 3 × faster. It is the same HLO and the
 # same IEEE arithmetic (no fast-math at any level; matmuls and convolutions are library calls either

@@ -9,7 +9,9 @@ return is checked again on the server when the page calls Mechanism.build.
 from __future__ import annotations
 
 import functools
+import os
 import re
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -18,7 +20,7 @@ import streamlit as st
 
 from models.options import Option
 from models.record import AttentionRecord, InputError
-from models.registry import Mechanism
+from models.registry import Mechanism, warm
 from ui.links import bound, link_box
 from viz.export import (
     MIME_TYPES,
@@ -48,6 +50,29 @@ MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]<>#~|$])")
 
 
 # ------------------------------------------------------------------ text and errors
+
+
+WARM_ENV = "ATTENTION_LAB_WARM"  # "0": no background warm-up (the tests turn it off)
+
+
+def _warm_quietly(page_file: str) -> None:
+    try:  # Linux: this thread alone runs at the lowest priority, behind every session's reruns
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+    except (AttributeError, OSError):
+        pass
+    warm(page_file)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def warm_in_background(page_file: str) -> threading.Thread | None:
+    """Starts, once per process and page, a thread that builds every variant of the page on its
+    example (models.registry.warm), so that switching to a variant the process has not used yet
+    does not wait for its weights and compiled code. Returns the thread (None: turned off)."""
+    if os.environ.get(WARM_ENV, "1").strip().lower() in ("0", "off", "false", "no"):
+        return None
+    thread = threading.Thread(target=_warm_quietly, args=(page_file,), name=f"warm {page_file}", daemon=True)
+    thread.start()
+    return thread
 
 
 def escape_markdown(text: str) -> str:
