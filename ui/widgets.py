@@ -55,14 +55,6 @@ MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]<>#~|$])")
 WARM_ENV = "ATTENTION_LAB_WARM"  # "0": no background warm-up (the tests turn it off)
 
 
-def _warm_quietly(page_file: str) -> None:
-    try:  # Linux: this thread alone runs at the lowest priority, behind every session's reruns
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-    except (AttributeError, OSError):
-        pass
-    warm(page_file)
-
-
 @st.cache_resource(show_spinner=False, max_entries=64)
 def warm_in_background(page_file: str) -> threading.Thread | None:
     """Starts, once per process and page, a thread that builds every variant of the page on its
@@ -70,7 +62,9 @@ def warm_in_background(page_file: str) -> threading.Thread | None:
     does not wait for its weights and compiled code. Returns the thread (None: turned off)."""
     if os.environ.get(WARM_ENV, "1").strip().lower() in ("0", "off", "false", "no"):
         return None
-    thread = threading.Thread(target=_warm_quietly, args=(page_file,), name=f"warm {page_file}", daemon=True)
+    # At normal priority: a niced thread hands its priority on to the threads it starts, and XLA's
+    # compiler threads, once started here, would compile every session's code at that priority.
+    thread = threading.Thread(target=warm, args=(page_file,), name=f"warm {page_file}", daemon=True)
     thread.start()
     return thread
 
