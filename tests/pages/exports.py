@@ -69,12 +69,35 @@ def _candidates(record) -> list[np.ndarray]:
     return found
 
 
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    # [start, end) of every run of True in a 1-D mask.
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], mask.astype(np.int8), [0]])))
+    return list(zip(edges[::2], edges[1::2]))
+
+
+def panels_of(drawn: np.ndarray) -> np.ndarray | None:
+    """Returns the maps of a heatmap of panels ([n, g, g'], row-major: the images page's caption
+    panels, one map per word, with empty (NaN) cells between them), or None if it is not one."""
+    drawn = np.asarray(drawn, np.float64)
+    if drawn.ndim != 2:
+        return None
+    finite = np.isfinite(drawn)
+    blocks = [drawn[a:b, c:d] for a, b in _runs(finite.any(axis=1)) for c, d in _runs(finite.any(axis=0))]
+    blocks = [b for b in blocks if np.isfinite(b).any()]
+    if len(blocks) < 2 or len({b.shape for b in blocks}) != 1:
+        return None
+    return np.stack(blocks)
+
+
 def _matches(drawn: np.ndarray, candidates: list[np.ndarray]) -> bool:
     drawn = np.asarray(drawn, np.float64)
     if drawn.ndim == 2:  # a tiled heatmap's empty lines between its maps are layout, not data
         full = np.isnan(drawn)
         compact = drawn[~full.all(axis=1)][:, ~full.all(axis=0)]
         if compact.shape != drawn.shape and compact.size and _matches(compact, candidates):
+            return True
+        panels = panels_of(drawn) if full.any() else None
+        if panels is not None and _matches(panels, candidates):
             return True
     for c in candidates:
         if c.size != drawn.size:

@@ -3,6 +3,7 @@
 import numpy as np
 
 from tests.pages.conftest import chart_data, chart_specs, open_page
+from tests.pages.exports import panels_of
 
 
 def heatmaps(spec):
@@ -19,22 +20,29 @@ def test_images_page_soft_and_hard_panels_and_samples_slider():
     assert len(captions) == 2
     words = captions[0].removeprefix("**Caption:** ").split()
     hard_words = captions[1].removeprefix("**Caption:** ").split()
-    # One soft panel per word, then the hard block: an α row and a sample-frequency row.
-    assert len(heatmaps(specs[0])) == len(words) + 2 * len(hard_words)
-    headings = [a["text"] for a in specs[0]["layout"]["annotations"] if a["text"].startswith("<b>")]
+    # One picture of every panel, then one hover map per block and map kind (soft α; hard α and
+    # sample frequency), each holding a panel per word.
+    spec = specs[0]
+    assert [t["type"] for t in spec["data"]] == ["image", "heatmap", "heatmap", "heatmap", "scatter"]
+    assert spec["data"][0]["source"].startswith("data:image/png;base64,")
+    assert list(spec["data"][4]["text"]) == words + hard_words  # the word titles
+    assert panels_of(chart_data(at, 0, "z", trace=1)).shape[0] == len(words)
+    headings = [a["text"] for a in spec["layout"]["annotations"] if a["text"].startswith("<b>")]
     assert headings[0].startswith("<b>Soft: “") and headings[1].startswith("<b>Hard (sampled cell outlined): “")
 
-    n, first = len(hard_words), 2 * len(words)  # the hard block's traces follow the soft block's
-    alpha = np.stack([chart_data(at, 0, "z", trace=first + 2 * i + 1) for i in range(n)])
-    freq_20 = np.stack([chart_data(at, 0, "z", trace=first + 2 * (n + i) + 1) for i in range(n)])
+    n = len(hard_words)
+    alpha = panels_of(chart_data(at, 0, "z", trace=2))
+    freq_20 = panels_of(chart_data(at, 0, "z", trace=3))
+    assert alpha.shape == freq_20.shape == (n, 8, 8)
+    np.testing.assert_allclose(alpha.sum(axis=(1, 2)), 1.0, atol=1e-5)
     np.testing.assert_allclose(freq_20.sum(axis=(1, 2)), 1.0, atol=1e-6)
     at.slider(key="cap_samples").set_value(2000).run()
     assert not at.exception
-    freq_2000 = np.stack([chart_data(at, 0, "z", trace=first + 2 * (n + i) + 1) for i in range(n)])
+    freq_2000 = panels_of(chart_data(at, 0, "z", trace=3))
     assert not np.allclose(freq_20, freq_2000)
     assert np.abs(freq_2000 - alpha).max() < np.abs(freq_20 - alpha).max()  # samples converge to α
     at.radio(key="show").set_value("Hard").run()
-    assert not at.exception and len(heatmaps(chart_specs(at)[0])) == 2 * n  # the hard block alone
+    assert not at.exception and len(heatmaps(chart_specs(at)[0])) == 2  # the hard block alone
 
 
 def test_images_page_builder_random_scene_and_patch_controls():

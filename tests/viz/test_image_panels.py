@@ -1,67 +1,111 @@
-"""Caption panels: one panel per word and map kind, wrapped into lines of a few words."""
+"""Caption panels: one panel per word and map kind, wrapped into lines of a few words, painted into
+one picture with an invisible hover map per map kind over it."""
+
+import base64
+import io
 
 import numpy as np
+import plotly.colors
 import pytest
+from PIL import Image
 
-from viz.images import CaptionBlock, caption_blocks, panel_pitch
+from tests.pages.exports import panels_of
+from viz.images import OUTLINE, CaptionBlock, caption_blocks, colour_map, overlay_pixels, panel_pitch
 
 
 def _inputs(n_words, grid=8):
-    image = np.full((64, 64, 3), 255, np.uint8)
-    maps = np.random.default_rng(0).dirichlet(np.ones(grid * grid), size=n_words).reshape(n_words, grid, grid)
+    rng = np.random.default_rng(0)
+    image = rng.integers(0, 256, (64, 64, 3)).astype(np.uint8)
+    maps = rng.dirichlet(np.ones(grid * grid), size=n_words).reshape(n_words, grid, grid)
     return image, [f"w{i}" for i in range(n_words)], maps.astype(np.float32)
 
 
-def place_of(trace, image_shape=(64, 64)) -> tuple[int, int]:
-    """Returns the panel (row from the top, column from the left), 0-based, that a trace lies in."""
-    pitch_x, pitch_y = panel_pitch(image_shape)
-    return int(trace.y0 // pitch_y), int(trace.x0 // pitch_x)
+def picture(fig) -> np.ndarray:
+    """Returns the figure's one image trace as RGBA pixels [H, W, 4], placed at data (0, 0)."""
+    image = fig.data[0]
+    assert image.type == "image" and (image.x0, image.y0) == (0, 0)
+    return np.asarray(Image.open(io.BytesIO(base64.b64decode(image.source.split(",", 1)[1]))).convert("RGBA"))
 
 
-def grid_of(fig) -> tuple[set, set]:
-    """Returns the panel columns and rows that hold a trace."""
-    places = [place_of(t) for t in fig.data]
-    return {c for _, c in places}, {r for r, _ in places}
+def panel_origin(k: int, r: int, *, per_line: int, n_rows: int, top: int = 0) -> tuple[int, int]:
+    """Returns word k's panel of map kind r: its top-left pixel (x, y)."""
+    pitch_x, pitch_y = panel_pitch((64, 64))
+    line, col = divmod(k, per_line)
+    return col * pitch_x, top + (line * n_rows + r) * pitch_y
+
+
+def test_colour_map_is_plotlys_colour_scale():
+    # Oracle: plotly's own Python interpolation of the same scale.
+    values = np.array([0.0, 0.07, 0.25, 0.5, 0.61, 0.9, 1.0, 1.4, -0.2])
+    expected = np.array([plotly.colors.unlabel_rgb(c) for c in
+                         plotly.colors.sample_colorscale("Viridis", list(np.clip(values, 0, 1)))], np.float64)
+    np.testing.assert_allclose(colour_map(values * 2.0, 2.0, "Viridis"), expected, atol=0.51)
+
+
+def test_overlay_pixels_blend_the_map_over_the_image():
+    image, _, maps = _inputs(1)
+    cells = overlay_pixels(image, maps[0], cmax=float(maps.max()), opacity=0.6, smooth=False)
+    # Numpy oracle: each 8 × 8 pixel cell is 0.4 × the image + 0.6 × the colour of its value.
+    cell_of = np.repeat(np.repeat(maps[0], 8, axis=0), 8, axis=1)
+    expected = 0.4 * image + 0.6 * colour_map(cell_of, float(maps.max()))
+    np.testing.assert_allclose(cells, np.rint(expected), atol=1)
+    flat = np.full((8, 8), 0.3, np.float32)  # a constant map interpolates to itself
+    np.testing.assert_array_equal(overlay_pixels(image, flat, cmax=0.6, opacity=1.0, smooth=True),
+                                  np.broadcast_to(np.rint(colour_map(np.float32(0.3), 0.6)).astype(np.uint8), (64, 64, 3)))
+    smooth = overlay_pixels(np.zeros_like(image), maps[0], cmax=float(maps.max()), opacity=1.0, smooth=True)
+    assert len(np.unique(smooth.reshape(-1, 3), axis=0)) > 64  # interpolated: more colours than cells
 
 
 def test_words_wrap_into_lines_and_each_line_holds_every_map_kind():
     image, words, maps = _inputs(6)
-    fig = caption_blocks(image, [CaptionBlock(words, [("α", maps), ("frequency", maps * 2)])], per_line=4)
-    heatmaps = [t for t in fig.data if t.type == "heatmap"]
-    assert len(heatmaps) == 12 and len(fig.data) == 24  # (image, heatmap) per panel
-    # Row-major over (map kind, word): the 6th α heatmap is word 5, on the second line's α row.
-    np.testing.assert_allclose(np.asarray(heatmaps[5].z), maps[5])
-    np.testing.assert_allclose(np.asarray(heatmaps[6 + 5].z), maps[5] * 2)
-    columns, rows = grid_of(fig)  # 4 panel rows (2 lines × 2 map kinds) × 4 columns
-    assert len(columns) == 4 and len(rows) == 4
-    assert len({place_of(t) for t in heatmaps}) == 12  # no two panels overlap
-    assert place_of(heatmaps[5]) == (2, 1)  # panel row 3 (line 2, α), column 2 → word 5
-    assert place_of(heatmaps[6 + 5]) == (3, 1)  # the frequency row under it
-    images = [t for t in fig.data if t.type == "image"]
-    assert [place_of(t) for t in images] == [place_of(t) for t in heatmaps]  # each map over its image
-    assert images[0].source.startswith("data:image/png;base64,")
-    # Each heatmap covers exactly its image: 8 cells of 8 px from the image's first pixel.
-    assert heatmaps[5].x0 - heatmaps[5].dx / 2 == pytest.approx(images[5].x0 - 0.5)
-    assert heatmaps[5].y0 - heatmaps[5].dy / 2 == pytest.approx(images[5].y0 - 0.5)
-    titles = [a.text for a in fig.layout.annotations]
-    assert titles[:6] == words  # word titles above each line's first map row
-    assert titles.count("α") == 2 and titles.count("frequency") == 2  # row titles repeat per line
-    word5 = fig.layout.annotations[5]  # above its panel, not beside it
-    assert word5.yanchor == "bottom" and word5.y < images[5].y0 and images[5].x0 < word5.x < images[5].x0 + 64
-    assert fig.layout.coloraxis.cmax == pytest.approx(float(maps.max() * 2))
+    fig = caption_blocks(image, [CaptionBlock(words, [("α", maps), ("frequency", maps * 2)], smooth=[True, False])],
+                         per_line=4)
+    assert [t.type for t in fig.data] == ["image", "heatmap", "heatmap", "scatter"]
+    alpha, freq = fig.data[1], fig.data[2]
+    np.testing.assert_allclose(panels_of(alpha.z), maps)  # one panel per word, row-major over the lines
+    np.testing.assert_allclose(panels_of(freq.z), maps * 2)
+    assert alpha.opacity == 0 and alpha.hoverongaps is False and "w5" in np.asarray(alpha.text).ravel().tolist()
+    cmax = float(maps.max() * 2)
+    assert fig.layout.coloraxis.cmax == pytest.approx(cmax)
+    pixels = picture(fig)
+    for k in range(6):  # word 5 sits on the second line, second column, α above frequency
+        for r, (row_maps, smooth) in enumerate(((maps, True), (maps * 2, False))):
+            x, y = panel_origin(k, r, per_line=4, n_rows=2)
+            expected = overlay_pixels(image, row_maps[k], cmax=cmax, opacity=0.6, smooth=smooth)
+            np.testing.assert_array_equal(pixels[y:y + 64, x:x + 64, :3], expected)
+            assert np.all(pixels[y:y + 64, x:x + 64, 3] == 255)
+    x5, y5 = panel_origin(5, 0, per_line=4, n_rows=2)
+    pitch_x, pitch_y = panel_pitch((64, 64))
+    assert (x5, y5) == (pitch_x, 2 * pitch_y)
+    assert np.all(pixels[y5:y5 + 64, x5 + 64:x5 + 72, 3] == 0)  # the gap between panels is transparent
+    # The hover map's cell (3, 4) of word 5 lies over that cell's pixels.
+    gh_row, gw_col = y5 // 8 + 3, x5 // 8 + 4
+    assert alpha.x0 + gw_col * alpha.dx == pytest.approx(x5 + 4 * 8 + 3.5)
+    assert alpha.y0 + gh_row * alpha.dy == pytest.approx(y5 + 3 * 8 + 3.5)
+    assert alpha.z[gh_row][gw_col] == pytest.approx(maps[5, 3, 4])
+    assert list(alpha.customdata[gh_row][gw_col]) == [3, 4] and alpha.text[gh_row][gw_col] == "w5"
+    titles = fig.data[3]
+    assert list(titles.text) == words and titles.mode == "text"
+    assert titles.y[5] < y5 and x5 < titles.x[5] < x5 + 64  # word 5's title above its panel
+    rows = [a.text for a in fig.layout.annotations]
+    assert rows.count("α") == 2 and rows.count("frequency") == 2  # row titles repeat per line
 
 
 def test_a_short_caption_takes_one_line_and_bad_arguments_are_refused():
     image, words, maps = _inputs(3)
     fig = caption_blocks(image, [CaptionBlock(words, [("α", maps)])])
-    columns, rows = grid_of(fig)
-    assert rows == {0} and columns == {0, 1, 2}
+    pitch_x, _ = panel_pitch((64, 64))
+    assert picture(fig).shape[:2] == (64, 3 * pitch_x - 8)  # one line of three panels
+    assert np.asarray(fig.data[1].z).shape == (8, 3 * 9 - 1)
     with pytest.raises(ValueError, match="per_line"):
         caption_blocks(image, [CaptionBlock(words, [("α", maps)])], per_line=0)
     with pytest.raises(ValueError, match="maps must be"):
         caption_blocks(image, [CaptionBlock(words, [("α", maps[:2])])])
     with pytest.raises(ValueError, match="at least one word"):
         caption_blocks(image, [CaptionBlock([], [("α", maps[:0])])])
+    _, _, odd = _inputs(3, grid=5)  # 64 px are not a whole number of 5 cells
+    with pytest.raises(ValueError, match="does not tile"):
+        caption_blocks(image, [CaptionBlock(words, [("α", odd)])])
 
 
 def test_caption_blocks_stack_each_caption_with_its_own_words_heading_and_colour_scale():
@@ -70,17 +114,27 @@ def test_caption_blocks_stack_each_caption_with_its_own_words_heading_and_colour
     hard = CaptionBlock(words[:2], [("α", maps[:2]), ("frequency", maps[:2])], heading="Hard <x>",
                         marks=[np.array([0, 63]), None])
     fig = caption_blocks(image, [soft, hard])
-    heatmaps = [t for t in fig.data if t.type == "heatmap"]
-    assert len(heatmaps) == 3 + 4 and len(fig.data) == 14
-    assert {t.coloraxis for t in heatmaps[:3]} == {"coloraxis"} and {t.coloraxis for t in heatmaps[3:]} == {"coloraxis2"}
+    assert [t.type for t in fig.data] == ["image", "heatmap", "heatmap", "heatmap", "scatter"]
+    assert [t.coloraxis for t in fig.data[1:4]] == ["coloraxis", "coloraxis2", "coloraxis2"]
     assert fig.layout.coloraxis.cmax == pytest.approx(float(maps.max() * 0.5))  # each block its own scale
     assert fig.layout.coloraxis2.cmax == pytest.approx(float(maps[:2].max()))
     assert fig.layout.coloraxis.colorbar.y > fig.layout.coloraxis2.colorbar.y  # each bar beside its block
-    # The hard block lies wholly under the soft one, its rows in order.
-    assert min(t.y0 for t in fig.data[6:] if t.type == "image") > max(t.y0 for t in fig.data[:6] if t.type == "image")
-    assert place_of(heatmaps[3])[1] == 0 and place_of(heatmaps[5])[0] == place_of(heatmaps[3])[0] + 1
+    # The hard block lies wholly under the soft one (and its heading), its rows in order.
+    soft_bottom = fig.data[1].y0 + len(fig.data[1].z) * fig.data[1].dy
+    assert fig.data[2].y0 > soft_bottom and fig.data[3].y0 > fig.data[2].y0
+    assert list(fig.data[4].text) == words + words[:2]
     headings = [a.text for a in fig.layout.annotations if a.text.startswith("<b>")]
     assert headings == ["<b>Soft: a b c</b>", "<b>Hard &lt;x&gt;</b>"]  # escaped
-    assert len(fig.layout.shapes) == 2  # the hard block's two outlines
+    # The hard block's outlines are painted: cell 0 of word 0 and cell 63 (row 7, col 7) of word 1.
+    pixels = picture(fig)
+    top = int(fig.data[2].y0 - fig.data[2].dy / 2 + 0.5)
+    for k, (row, col) in ((0, (0, 0)), (1, (7, 7))):
+        x, y = panel_origin(k, 0, per_line=4, n_rows=2, top=top)
+        cell = pixels[y + row * 8:y + row * 8 + 8, x + col * 8:x + col * 8 + 8, :3]
+        frame = np.ones((8, 8), bool)
+        frame[1:-1, 1:-1] = False
+        assert np.all(cell[frame] == OUTLINE) and not np.any(np.all(cell[~frame] == OUTLINE, axis=-1))
+    x, y = panel_origin(0, 1, per_line=4, n_rows=2, top=top)  # the frequency row has none
+    assert not np.any(np.all(pixels[y:y + 64, x:x + 64, :3] == OUTLINE, axis=-1))
     with pytest.raises(ValueError, match="at least one block"):
         caption_blocks(image, [])
