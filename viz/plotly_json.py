@@ -105,16 +105,18 @@ def _outer_colorbars(layout: dict, data) -> list[dict]:
 
 def _colorbar_room(bar: dict, size: float) -> float:
     # Right margin (px) a colour bar needs: padding on both sides, the bar and its tick labels (up to
-    # "0.000"), or its title over it if that is wider, less the room it has inside the plot area, for
-    # a figure 800 px wide (x is a paper fraction; plotly's default 1.02 puts the bar outside). Measured
-    # in Chromium, plotly.js widened a 10 px margin to 91–94 px for the app's bars at x = 1.02.
+    # "0.000"), or its title over it if that is wider, less the room it has inside the plot area. x is
+    # a paper fraction (plotly's default 1.02 puts the bar outside); the width it is taken of is the
+    # widest a chart gets for a bar outside (1,400 px) and a narrow one (600 px) for a bar inside, so
+    # the estimate errs on the wide side. Measured in Chromium, plotly.js widened a 10 px margin to
+    # 91–94 px for the app's bars at x = 1.02, and to 110 px on the images page's wide column.
     x = bar.get("x") if bar.get("x") is not None else 1.02
     pad = float(bar.get("xpad", 10))
     title = bar.get("title")
     title_text = title.get("text") if isinstance(title, dict) else title
     body = max(float(bar.get("thickness", 30)) + 4 + label_width("0.000", size),
                label_width(title_text, size + 2) if title_text else 0.0)
-    return max(0.0, 800 * (x - 1) + pad + body + pad)
+    return max(0.0, (x - 1) * (1400 if x > 1 else 600) + pad + body + pad)
 
 
 def reserve_tick_margins(fig: go.Figure) -> go.Figure:
