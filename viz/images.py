@@ -240,8 +240,9 @@ def caption_blocks(
         n_cols, n_lines = _panel_grid(len(block.words), len(block.rows), per_line)
         top += n_lines * len(block.rows) * pitch_y
         columns = max(columns, n_cols)
-    span_x, span_y = columns * pitch_x - _px(PANEL_GAP, width), top - gap - title_room  # no room after the last row
-    canvas = np.zeros((max(span_y, 1), max(span_x, 1), 4), np.uint8)  # transparent between the panels
+    # The axes keep a title's room under the last row: a row title turned upright can be longer than its panel.
+    span_x, span_y = columns * pitch_x - _px(PANEL_GAP, width), top - gap
+    canvas = np.zeros((span_y - title_room, span_x, 4), np.uint8)  # transparent between the panels
     hovers, annotations, titles, spans = [], [], [], []
     panel_rows, lines, headings = 0, 0, 0
     for i, (block, top) in enumerate(zip(blocks, tops)):
