@@ -19,6 +19,7 @@ from PIL import Image
 
 from models.record import AttentionRecord
 from viz.figures import COLORSCALE, image_overlay, safe_label
+from viz.plotly_json import colorscale_stops
 
 PANEL_PX = 160
 PANELS_PER_LINE = 4  # words per line of caption panels; longer captions wrap
@@ -51,8 +52,8 @@ def panel_pitch(image_shape: tuple[int, int]) -> tuple[int, int]:
 
 @functools.lru_cache(maxsize=4)
 def _colour_stops(name: str) -> tuple[np.ndarray, np.ndarray]:
-    stops = pc.get_colorscale(name)
-    positions = np.array([float(p) for p, _ in stops])
+    stops = colorscale_stops(name)
+    positions = np.array([p for p, _ in stops])
     colours = np.array([pc.hex_to_rgb(c) if c.startswith("#") else pc.unlabel_rgb(c) for _, c in stops], np.float64)
     return positions, colours
 

@@ -42,7 +42,7 @@ def quick_figure(data: list[dict], layout: dict) -> go.Figure:
     """
     for part in [*data, *(v for k, v in layout.items() if k.startswith("coloraxis") and isinstance(v, dict))]:
         if isinstance(part.get("colorscale"), str):  # plotly.js knows only a few names: send the colours
-            part["colorscale"] = _colorscale(part["colorscale"])
+            part["colorscale"] = colorscale_stops(part["colorscale"])
     return go.Figure({"data": data, "layout": layout}, _validate=False)
 
 
@@ -183,7 +183,8 @@ def reserve_tick_margins(fig: go.Figure) -> go.Figure:
 
 
 @functools.lru_cache(maxsize=32)
-def _colorscale(name: str) -> tuple[tuple[float, str], ...]:
+def colorscale_stops(name: str) -> tuple[tuple[float, str], ...]:
+    """Returns a named plotly colour scale as its stops: ((position 0–1, colour), …)."""
     return tuple((float(at), colour) for at, colour in plotly.colors.get_colorscale(name))
 
 
