@@ -356,6 +356,15 @@ def all_options() -> dict[str, o.Option]:
 
 
 
+def example_options(mechanism: Mechanism) -> dict:
+    """Returns a mechanism's registry example as build options, its example image's path made
+    absolute (examples name files inside the repository)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    return {k: str(root / v) if k == "image" else v for k, v in mechanism.example.items()}
+
+
 def warm(page_file: str) -> list[str]:
     """Builds every mechanism of a page once on its example input; returns the ids that built.
 
@@ -365,14 +374,10 @@ def warm(page_file: str) -> list[str]:
     first switch between them. A variant that fails here is skipped: its page reports the error
     in one line when it is used.
     """
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1]
     built = []
     for mechanism in mechanisms_on_page(page_file):
-        options = {k: str(root / v) if k == "image" else v for k, v in mechanism.example.items()}
         try:
-            mechanism.build(options)
+            mechanism.build(example_options(mechanism))
         except Exception:  # noqa: BLE001 (the page reports it when the variant is used)
             continue
         built.append(mechanism.id)

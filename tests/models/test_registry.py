@@ -34,7 +34,8 @@ def test_every_builder_batch_builder_and_page_resolves():
 
 @pytest.mark.parametrize("mechanism", MECHANISMS, ids=lambda m: m.id)
 def test_every_mechanism_builds_a_valid_record_from_its_example_and_defaults(mechanism):
-    options = {k: str(ROOT / v) if k == "image" else v for k, v in mechanism.example.items()}
+    options = registry.example_options(mechanism)
+    assert all(Path(v).is_file() for k, v in options.items() if k == "image")
     record = mechanism.build(options)
     assert isinstance(record, AttentionRecord) and record.mechanism == mechanism.id
     assert record.weights.dtype == np.float32 and record.weights.size > 0
