@@ -4,7 +4,7 @@ bench/ui_latency.py and bench/load.py start it beside the app (`streamlit run be
 and measure it exactly like the app's pages, so their tables can say how many floors a page costs.
 The heatmap depends on the slider, so every step redraws all 4,096 cells, as a page's figure would.
 
-FLOOR_WIDGET=select (or radio, toggle, number) puts that kind of widget in the slider's place, with
+FLOOR_WIDGET=select (or radio, pills, toggle, number) puts that kind of widget in the slider's place, with
 the same heatmap: the floor of each kind of control. A select box, for one, opens and closes a
 menu around its change, which a slider's key press does not.
 """
@@ -23,6 +23,8 @@ if WIDGET == "select":
     phase = st.selectbox("Phase", list(range(101)), key="floor_phase")
 elif WIDGET == "radio":
     phase = st.radio("Phase", [0, 20, 40, 60, 80, 100], horizontal=True, key="floor_phase")
+elif WIDGET == "pills":
+    phase = st.pills("Phase", [0, 20, 40, 60, 80, 100], default=0, required=True, key="floor_phase")
 elif WIDGET == "toggle":
     phase = 60 if st.checkbox("Phase 60", key="floor_phase") else 0
 elif WIDGET == "number":

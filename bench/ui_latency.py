@@ -13,13 +13,13 @@ What it does, in one run:
 2. Starts `streamlit run app.py` fresh on another free port, opens the first page asked for
    (cold first render), then, for every page the app's navigation shows (models/registry.py
    PAGES whose file exists; home is "/"): its first visit, its warm render, and the round trip of
-   every visible slider, select box, radio group, toggle/checkbox and number input, up to
-   --max-controls per page (sliders first, then select boxes, radios, toggles, number inputs).
+   every visible slider, select box, radio group, row of pills, toggle/checkbox and number input, up
+   to --max-controls per page (sliders first, then select boxes, radios, pills, toggles, number inputs).
 3. Measures the floor's slider again (drift check) and prints markdown tables of medians and
    their ratio to the floor. It never asserts a time.
 
 The floor is the slider's (issue 12's definition). Beside it, the same floor app with a select box,
-a radio group, a checkbox or a number input in the slider's place (FLOOR_WIDGET) gives each kind
+a radio group, a row of pills, a checkbox or a number input in the slider's place (FLOOR_WIDGET) gives each kind
 of control its own floor, and the table gives the ratio to that too: Streamlit's own round trip
 differs by widget (a select box's menu opens and closes around its change).
 
@@ -32,8 +32,8 @@ second requestAnimationFrame callback after that. All times are in the page's ow
 Sliders step with ArrowRight (ArrowLeft only if there is no room to the right), always in one
 direction per control: Streamlit sometimes sends no rerun for a keyboard change back to a value
 the slider had a moment before (/work/shared/NOTES.md). Select boxes take the next option,
-radios the next choice (choices that open a file uploader are skipped), toggles flip, number
-inputs step up (down at the top). After its repetitions a select box, radio or toggle is put
+radios and pills the next choice (radio choices that open a file uploader are skipped), toggles flip, number
+inputs step up (down at the top). After its repetitions a select box, radio, row of pills or toggle is put
 back to the value it had, so the page keeps its default layout for the next control. A control
 whose first change leaves every figure's data and layout as they were is reported as skipped
 ("no figure changed"); otherwise the table says how many figures that change redrew (each one
@@ -96,6 +96,7 @@ CONTROL_KINDS = (  # measured in this order of kinds, each in page order
     ("slider", "stSlider"),
     ("select", "stSelectbox"),
     ("radio", "stRadio"),
+    ("pills", "stButtonGroup"),  # st.pills and st.segmented_control
     ("toggle", "stCheckbox"),
     ("number", "stNumberInput"),
 )
@@ -462,9 +463,12 @@ def measure_select(page, locator, repeat: int, result: ControlResult) -> None:
         settle(page)
 
 
-def measure_radio(page, locator, repeat: int, result: ControlResult) -> None:
-    """Clicks the next choice `repeat` times (wrapping, skipping uploads), then the original one."""
-    options = locator.locator('[data-testid="stRadioOption"]')
+def measure_radio(page, locator, repeat: int, result: ControlResult, option: str = '[data-testid="stRadioOption"]') -> None:
+    """Clicks the next choice `repeat` times (wrapping, skipping uploads), then the original one.
+
+    `option` selects the choices: a radio group's options, or the buttons of st.pills.
+    """
+    options = locator.locator(option)
     labels = [text.strip() for text in options.all_inner_texts()]
     usable = [i for i, text in enumerate(labels) if not SKIPPED_CHOICE.search(text)]
     original = selected_index(options)
@@ -541,6 +545,8 @@ def measure_control(page, control: dict, repeat: int) -> ControlResult:
         measure_select(page, locator, repeat, result)
     elif kind == "radio":
         measure_radio(page, locator, repeat, result)
+    elif kind == "pills":
+        measure_radio(page, locator, repeat, result, option='button[role="radio"]')
     elif kind == "toggle":
         measure_clicks(page, locator.locator("label").first, repeat, result)
         if len(result.times_ms) % 2:  # an odd number of flips: flip back, untimed
@@ -763,7 +769,7 @@ def print_report(report: dict) -> None:
     notes = []
     for page in report["pages"]:
         if not page.controls:
-            notes.append(f"- {page.title}: no slider, select box, radio, toggle or number input shown")
+            notes.append(f"- {page.title}: no slider, select box, radio, pills, toggle or number input shown")
         for c in page.controls:
             if c.skipped:
                 notes.append(f"- {page.title}: {c.kind} '{c.label}' skipped: {c.skipped}")

@@ -42,7 +42,7 @@ def playground() -> None:
     controls, data = st.columns([1, 2], gap="large")
     with controls:
         names = {m.id: m.name for m in mechanisms}
-        mechanism = get_mechanism(bound(st.selectbox, "Score function", list(names), format_func=names.get, key="mechanism"))
+        mechanism = get_mechanism(bound(st.radio, "Score function", list(names), format_func=names.get, key="mechanism"))
         st.latex(mechanism.formula)
         st.caption(mechanism.paper)
         qx = bound(st.slider, "Query, dimension 1", -3.0, 3.0, 1.5, 0.1, key="query_x")

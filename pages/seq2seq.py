@@ -50,7 +50,7 @@ with controls:
                        key="s2s_text", max_chars=mechanisms[ids[0]].option("text").max_chars)
     st.button("Random example", on_click=_draw_random, icon=":material/casino:", key="s2s_random",
               help="Draws a generated date and overlays its true alignment on the heatmap.")
-    variant = bound(st.selectbox, "Attention variant", ids, format_func=_name, key="s2s_variant")
+    variant = bound(st.radio, "Attention variant", ids, format_func=_name, key="s2s_variant")
     mechanism = mechanisms[variant]
     st.latex(formula_lines(mechanism.formula))  # the narrow column would cut the local variants' formulas off
     st.caption(mechanism.paper)

@@ -41,8 +41,8 @@ def test_type_date_switch_variant_move_window(page, app_url):
     page.get_by_text("2018-05-09").first.wait_for(timeout=30_000)
     wait_idle(page)
 
-    page.locator('[data-testid="stSelectbox"]').first.click()
-    page.get_by_role("option", name="Luong local-p (predictive)").click()
+    page.locator('[data-testid="stRadio"]').filter(has_text="Attention variant").get_by_text(
+        "Luong local-p (predictive)", exact=True).click()
     switched = wait_for_main_change(page, typed)
     assert switched[0][0]["z"] != typed[0][0]["z"]
     assert any(len(trace["x"]) == 10 for trace in switched[0][1:]), "the p_t markers are drawn"

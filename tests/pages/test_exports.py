@@ -34,7 +34,7 @@ def test_playground_exports(monkeypatch):
     at = open_page("pages/playground.py")
     assert walk(at, calls) == {"scores", "weights", "context"}
     at.radio(key="mode").set_value("sample").run()
-    at.selectbox(key="mechanism").set_value("qkv-additive").run()
+    at.radio(key="mechanism").set_value("qkv-additive").run()
     assert walk(at, calls) == {"scores", "weights", "context"}
 
 
@@ -42,7 +42,7 @@ def test_seq2seq_exports(monkeypatch):
     calls = recording_exports(monkeypatch)
     at = open_page("pages/seq2seq.py", timeout=600)
     assert walk(at, calls) == {"s2s_main", "s2s_compare_a", "s2s_compare_b"}
-    at.selectbox(key="s2s_variant").set_value("local-p").run()
+    at.radio(key="s2s_variant").set_value("local-p").run()
     assert "s2s_main" in walk(at, calls)
     for view, keys in (("Compare two inputs", {"s2s_cmp_a", "s2s_cmp_b", "s2s_cmp_diff"}), ("Watch it learn", {"s2s_step"})):
         at.session_state["s2s_view"] = view

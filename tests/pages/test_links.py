@@ -51,11 +51,11 @@ LINKS = [
     ("pages/home.py", {"home_temperature": "0.3"}, [("slider", "home_temperature", 0.3)]),
     ("pages/playground.py", {"mechanism": "General (bilinear) score", "query_x": "-1.2", "temperature": "0.5",
                              "mode": "Hard: argmax"},
-     [("selectbox", "mechanism", "qkv-general"), ("slider", "query_x", -1.2), ("slider", "temperature", 0.5),
+     [("radio", "mechanism", "qkv-general"), ("slider", "query_x", -1.2), ("slider", "temperature", 0.5),
       ("radio", "mode", "argmax")]),
     ("pages/seq2seq.py", {"s2s_text": "12 March 1999", "s2s_variant": "Luong global, general", "s2s_window": "5",
                           "s2s_view": "Watch it learn"},
-     [("text_input", "s2s_text", "12 March 1999"), ("selectbox", "s2s_variant", "luong-general"),
+     [("text_input", "s2s_text", "12 March 1999"), ("radio", "s2s_variant", "luong-general"),
       ("slider", "s2s_window", 5), ("tabs", "s2s_view", "Watch it learn")]),
     ("pages/sentence_alignment.py", {"al_text": "A dog ran", "al_pair": "The dog was running", "al_window_mode": "Local (p_t = t·S/T)"},
      [("text_input", "al_text", "A dog ran"), ("text_input", "al_pair", "The dog was running"),
@@ -65,6 +65,8 @@ LINKS = [
     ("pages/images.py", {"image_source": "Random scene", "scene_seed": "11", "cap_temperature": "0.5"},
      [("radio", "image_source", "Random scene"), ("number_input", "scene_seed", 11),
       ("slider", "cap_temperature", 0.5)]),
+    ("pages/images.py", {"build_shape_0": "triangle", "build_colour_0": "green", "build_size_0": "20"},
+     [("pills", "build_shape_0", "triangle"), ("pills", "build_colour_0", "green"), ("slider", "build_size_0", 20)]),
     ("pages/transformer.py", {"tf_text": "1 April 1990", "tf_view": "Cross-attention", "tf_cross_head": "2",
                               "tf_position": "4"},
      [("text_input", "tf_text", "1 April 1990"), ("tabs", "tf_view", "Cross-attention"),
@@ -108,6 +110,16 @@ def test_values_a_control_does_not_take_are_refused_in_one_line_each():
     assert any("\\<img" in w for w in warnings)
     assert at.selectbox(key="sa_layer").value == 0 and at.selectbox(key="sa_head").value == 0
     assert chart_specs(at), "the page still draws its figure"
+
+
+def test_a_choice_the_pills_do_not_offer_is_refused_in_one_line():
+    at = open_link("pages/images.py", {"build_shape_0": "hexagon", "build_colour_0": XSS})
+    warnings = [w.value for w in at.warning]
+    assert len(warnings) == 2, warnings
+    assert any("Shape" in w and "“hexagon”" in w and "circle" in w for w in warnings)
+    assert not any(re.search(r"(?<!\\)<img", w) for w in warnings), "HTML from a URL is shown as text"
+    assert at.pills(key="build_shape_0").value == "circle" and at.pills(key="build_colour_0").value == "red"
+    assert any(c.value == "True caption: a red circle" for c in at.caption)
 
 
 def test_a_value_equal_to_the_default_is_not_refused():

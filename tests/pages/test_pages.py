@@ -75,7 +75,7 @@ def test_playground_sampling_converges_with_more_samples():
 def test_playground_score_switch_shows_hand_set_parameters():
     at = open_page("pages/playground.py")
     before, tables = chart_data(at, 0, "y"), len(at.dataframe)  # the key/value editor
-    at.selectbox(key="mechanism").set_value("qkv-additive").run()
+    at.radio(key="mechanism").set_value("qkv-additive").run()
     assert not at.exception
     assert not np.allclose(chart_data(at, 0, "y"), before)
     assert any("hand-set" in e.label for e in at.expander)

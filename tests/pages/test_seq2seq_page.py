@@ -42,7 +42,7 @@ def test_default_input_is_decoded_with_a_heatmap(at):
 
 def test_variant_and_window_change_the_heatmap(at):
     before = chart_data(at, 0)
-    at.selectbox(key="s2s_variant").select("local-p").run()
+    at.radio(key="s2s_variant").set_value("local-p").run()
     assert not at.exception
     local = chart_data(at, 0)
     assert not np.array_equal(before, local)
@@ -68,7 +68,7 @@ def test_only_the_open_tab_draws_its_figures(at):
 
 def test_training_step_slider_shows_step_0_and_says_what_it_is(at):
     # The module's page is on local-p by now: its step 0 is the warm start from luong-general.
-    assert at.selectbox(key="s2s_variant").value == "local-p"
+    assert at.radio(key="s2s_variant").value == "local-p"
     _view(at, "Watch it learn")
     final = chart_data(at, 1)
     at.select_slider(key="s2s_step").set_value(0).run()
@@ -76,11 +76,11 @@ def test_training_step_slider_shows_step_0_and_says_what_it_is(at):
     first = chart_data(at, 1)
     assert first.shape == final.shape and not np.allclose(first, final)
     assert "starts from the trained **luong-general** model: step 0 is that warm start" in _markdown(at)
-    at.selectbox(key="s2s_variant").select("bahdanau").run()
+    at.radio(key="s2s_variant").set_value("bahdanau").run()
     at.select_slider(key="s2s_step").set_value(0).run()
     assert "step 0 is the untrained (random) model" in _markdown(at)
     assert "warm start" not in _markdown(at)
-    at.selectbox(key="s2s_variant").select("local-p").run()
+    at.radio(key="s2s_variant").set_value("local-p").run()
     _view(at, "Compare two variants")
 
 
@@ -114,7 +114,7 @@ def test_two_inputs_and_their_difference(at):
     from models.compare import align_tokens, difference_matrix
     from models.registry import get_mechanism
 
-    at.selectbox(key="s2s_variant").select("bahdanau").run()
+    at.radio(key="s2s_variant").set_value("bahdanau").run()
     _view(at, "Compare two inputs")
     at.text_input(key="s2s_text_b").input("9 June 2018").run()
     assert not at.exception

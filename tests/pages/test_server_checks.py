@@ -58,3 +58,13 @@ def test_a_head_index_outside_the_model_gets_one_line(monkeypatch):
     at = open_page("pages/self_attention.py", timeout=300)
     assert not at.exception
     assert [e.value for e in at.error] == ["pick a value from 0 to 5"]
+
+
+def test_an_empty_choice_of_shape_gets_one_line():
+    # The Shape pills are required, so a browser cannot empty them; a crafted message could.
+    at = open_page("pages/images.py")
+    at.pills(key="build_shape_0").set_value(None).run()
+    assert not at.exception, at.exception
+    assert [e.value for e in at.error] == ["unknown shape or colour: None, red; move or shrink an object"]
+    at.pills(key="build_shape_0").set_value("square").run()
+    assert not at.error and any(c.value == "True caption: a red square" for c in at.caption)
