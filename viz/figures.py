@@ -328,40 +328,28 @@ def vectors_2d(
         raise ValueError(f"vectors_2d needs [n, >=2] points, got {points.shape}")
     names = [safe_label(x) for x in labels]
     sizes = 10 + 40 * np.asarray(weights, np.float32) if weights is not None else 14
-    fig = go.Figure(
-        go.Scatter(
-            x=points[:, 0],
-            y=points[:, 1],
-            mode="markers+text",
-            text=names,
-            textposition="top center",
-            marker={"size": sizes, "color": "#1f77b4", "opacity": 0.8},
-            name="values",
-            customdata=np.asarray(weights if weights is not None else np.zeros(len(points)), np.float32),
-            hovertemplate="%{text}<br>(%{x:.3f}, %{y:.3f})<br>α = %{customdata:.4f}<extra></extra>",
-        )
-    )
+    data = [{
+        "type": "scatter", "x": points[:, 0], "y": points[:, 1], "mode": "markers+text", "text": names,
+        "textposition": "top center", "marker": {"size": sizes, "color": "#1f77b4", "opacity": 0.8}, "name": "values",
+        "customdata": np.asarray(weights if weights is not None else np.zeros(len(points)), np.float32),
+        "hovertemplate": "%{text}<br>(%{x:.3f}, %{y:.3f})<br>α = %{customdata:.4f}<extra></extra>",
+    }]
     if highlight is not None:
         point = np.asarray(highlight, np.float32).reshape(-1)
-        fig.add_trace(
-            go.Scatter(
-                x=[point[0]],
-                y=[point[1]],
-                mode="markers",
-                marker={"size": 18, "symbol": "star", "color": "#d62728"},
-                name=highlight_name,
-                hovertemplate=f"{html.escape(highlight_name)}<br>(%{{x:.3f}}, %{{y:.3f}})<extra></extra>",
-            )
-        )
-    fig.update_layout(
-        title={"text": html.escape(title) if title else None},
-        height=360,
-        margin={"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
-        xaxis={"title": {"text": x_title}, "zeroline": True},
-        yaxis={"title": {"text": y_title}, "zeroline": True},
-        legend={"orientation": "h", "y": -0.2},
-    )
-    return fig
+        data.append({
+            "type": "scatter", "x": [float(point[0])], "y": [float(point[1])], "mode": "markers",
+            "marker": {"size": 18, "symbol": "star", "color": "#d62728"}, "name": highlight_name,
+            "hovertemplate": f"{html.escape(highlight_name)}<br>(%{{x:.3f}}, %{{y:.3f}})<extra></extra>",
+        })
+    layout = {
+        "title": {"text": html.escape(title) if title else None},
+        "height": 360,
+        "margin": {"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
+        "xaxis": {"title": {"text": x_title}, "zeroline": True},
+        "yaxis": {"title": {"text": y_title}, "zeroline": True},
+        "legend": {"orientation": "h", "y": -0.2},
+    }
+    return quick_figure(data, layout)
 
 
 def record_figure(record: AttentionRecord) -> go.Figure:

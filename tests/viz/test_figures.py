@@ -195,3 +195,20 @@ def test_formula_lines_puts_each_clause_on_its_own_line():
     assert figures.formula_lines(r"a = 1,\quad b = 2;\quad c = 3,\ d") == (
         r"\small\begin{gathered}a = 1,\\ b = 2;\\ c = 3,\\ d\end{gathered}")
     assert figures.formula_lines("x") == r"\small\begin{gathered}x\end{gathered}"
+
+
+def test_vectors_2d_draws_each_point_sized_by_its_weight_and_the_sum_as_a_star():
+    points = np.array([[0.0, 1.0], [2.0, -1.0], [0.5, 0.5]], np.float32)
+    weights = np.array([0.2, 0.7, 0.1], np.float32)
+    fig = figures.vectors_2d(points, ["a", "<b>", "a"], weights=weights, highlight=np.array([1.5, -0.4]),
+                             highlight_name="c <sum>", title="3 · Sum")
+    go.Figure(fig.to_dict())  # the figure, built without validation, passes plotly's validation
+    values, star = fig.data
+    np.testing.assert_allclose(values.x, points[:, 0])
+    np.testing.assert_allclose(values.y, points[:, 1])
+    np.testing.assert_allclose(values.marker.size, 10 + 40 * weights)
+    np.testing.assert_allclose(values.customdata, weights)
+    assert list(values.text) == ["a", "&lt;b&gt;", "a"]
+    np.testing.assert_allclose([*star.x, *star.y], [1.5, -0.4], rtol=1e-6)
+    assert star.marker.symbol == "star"
+    assert "&lt;sum&gt;" in star.hovertemplate and "<sum>" not in star.hovertemplate
