@@ -24,61 +24,74 @@ st.markdown(
 
 mechanisms = mechanisms_on_page(FEEDFORWARD.file)
 paper = mechanisms[0]
-controls, formulas = st.columns([2, 3], gap="large")
-with controls:
-    length = option_slider(paper.option("length"), key="length")
-    seed = option_number(paper.option("seed"), key="seed")
-    placement = bound(
-        st.radio, "Marked steps", ["random", "chosen"], key="placement", horizontal=True,
-        format_func={"random": "Random (paper: one in the first 10, one before T/2)", "chosen": "Chosen"}.get,
-    )
+# The formulas stay outside the fragment below: a control reruns the fragment, and a formula inside
+# it would be typeset again by the browser on every step (docs/PERFORMANCE.md).
+for column, mechanism in zip(st.columns(len(mechanisms), gap="large"), mechanisms):
+    with column:
+        st.markdown(f"**{mechanism.name}**")
+        st.latex(mechanism.formula)
+st.caption(paper.paper)
+
+
+# The controls and what they change are one fragment (st.fragment): a control reruns it alone, not
+# the router, the sidebar, the text and the formulas above.
+@st.fragment
+def feedforward_view() -> None:
+    length_col, seed_col, placement_col = st.columns([3, 2, 4], gap="medium", vertical_alignment="bottom")
+    with length_col:
+        length = option_slider(paper.option("length"), key="length")
+    with seed_col:
+        seed = option_number(paper.option("seed"), key="seed")
+    with placement_col:
+        placement = bound(
+            st.radio, "Marked steps", ["random", "chosen"], key="placement", horizontal=True,
+            format_func={"random": "Random (paper: one in the first 10, one before T/2)", "chosen": "Chosen"}.get,
+        )
     marked = None
     if placement == "chosen":
-        first_col, second_col = st.columns(2)
+        first_col, second_col, _ = st.columns([2, 2, 5])
         first = bound(first_col.number_input, "First marked step", 0, MAX_LENGTH - 1, 3, key="mark_a")
         second = bound(second_col.number_input, "Second marked step", 0, MAX_LENGTH - 1, 42, key="mark_b")
         marked = (int(first), int(second))
     log_y = bound(st.checkbox, "Logarithmic α axis", value=False, key="log_y")
-with formulas:
-    for mechanism in mechanisms:
-        st.markdown(f"**{mechanism.name}**")
-        st.latex(mechanism.formula)
-    st.caption(paper.paper)
 
-with st.spinner("Loading the trained models…"):
-    records = [checked(m.build, {"length": length, "seed": seed, "marked": marked}) for m in mechanisms]
+    with st.spinner("Loading the trained models…"):
+        records = [checked(m.build, {"length": length, "seed": seed, "marked": marked}) for m in mechanisms]
 
-target = records[0].meta["target"]
-trained_on = {"paper": f" (the paper-form model trained nearest to T = {length:,})", "unbounded": " (trained on T = 50–1,000)"}
-columns = st.columns(2, gap="large")
-for column, mechanism, record in zip(columns, mechanisms, records):
-    meta = record.meta
-    with column:
-        st.subheader(mechanism.name)
-        st.caption(f"Model: `{meta['model']}`" + trained_on.get(mechanism.variant, ""))
-        a, b, c = st.columns(3)
-        a.metric("Prediction", f"{meta['prediction']:+.3f}", delta=f"{meta['prediction'] - target:+.3f} vs target",
-                 delta_color="off")
-        b.metric("Target (sum)", f"{target:+.3f}")
-        c.metric("α on the marked steps", f"{meta['mass_on_marked']:.2%}")
-        st.caption(f"Forward pass: {meta['seconds'] * 1000:.1f} ms for T = {length:,} (jitted, padded to a length bucket).")
+    target = records[0].meta["target"]
+    trained_on = {"paper": f" (the paper-form model trained nearest to T = {length:,})", "unbounded": " (trained on T = 50–1,000)"}
+    columns = st.columns(2, gap="large")
+    for column, mechanism, record in zip(columns, mechanisms, records):
+        meta = record.meta
+        with column:
+            st.subheader(mechanism.name)
+            st.caption(f"Model: `{meta['model']}`" + trained_on.get(mechanism.variant, ""))
+            a, b, c = st.columns(3)
+            a.metric("Prediction", f"{meta['prediction']:+.3f}", delta=f"{meta['prediction'] - target:+.3f} vs target",
+                     delta_color="off")
+            b.metric("Target (sum)", f"{target:+.3f}")
+            c.metric("α on the marked steps", f"{meta['mass_on_marked']:.2%}")
+            st.caption(f"Forward pass: {meta['seconds'] * 1000:.1f} ms for T = {length:,} (jitted, padded to a length bucket).")
 
-# Both models' α in one figure, one row each on a shared time axis: every control of the page
-# changes both, and one figure is redrawn faster than two. Its exports hold both rows.
-names = [m.name for m in mechanisms]
-both = stacked_record(records, names)
-fig = alpha_over_time(both, title=f"α over {length:,} steps", row_titles=names, log_y=log_y)
-show_figure(fig, both, key="feedforward", chart_key="alpha", name=f"feedforward-both-T{length}-seed{seed}")
+    # Both models' α in one figure, one row each on a shared time axis: every control of the page
+    # changes both, and one figure is redrawn faster than two. Its exports hold both rows.
+    names = [m.name for m in mechanisms]
+    both = stacked_record(records, names)
+    fig = alpha_over_time(both, title=f"α over {length:,} steps", row_titles=names, log_y=log_y)
+    show_figure(fig, both, key="feedforward", chart_key="alpha", name=f"feedforward-both-T{length}-seed{seed}")
 
-ceiling = tanh_bound(length)
-st.subheader("Why the paper form is nearly flat")
-st.markdown(
-    f"In the paper the score is squashed, e_t = tanh(·) ∈ [−1, 1]. Since α_t ∝ exp(e_t), no step can get more "
-    f"than e¹ / e⁻¹ = e² ≈ 7.4 times the weight of any other. Even in the best case — both marked steps at "
-    f"e = +1, every other step at e = −1 — a marked step gets at most e / (2e + (T − 2)/e) = **{ceiling:.2g}** "
-    f"at T = {length:,}, against 1/T = {1 / length:.2g} for a uniform α. So on long sequences α is a flat line "
-    "with two small bumps; the network still solves the task, because the bumps are enough once the output "
-    "layers amplify them (the unmarked steps' values average out). The **unbounded** score e_t = wᵀh_t + b "
-    "has no ceiling: a gap of about 11 between marked and unmarked scores puts 90 % of the mass on the two "
-    "marked steps even at T = 10,000, so its α is two spikes. Tick *Logarithmic α axis* to see both at once."
-)
+    ceiling = tanh_bound(length)
+    st.subheader("Why the paper form is nearly flat")
+    st.markdown(
+        f"In the paper the score is squashed, e_t = tanh(·) ∈ [−1, 1]. Since α_t ∝ exp(e_t), no step can get more "
+        f"than e¹ / e⁻¹ = e² ≈ 7.4 times the weight of any other. Even in the best case — both marked steps at "
+        f"e = +1, every other step at e = −1 — a marked step gets at most e / (2e + (T − 2)/e) = **{ceiling:.2g}** "
+        f"at T = {length:,}, against 1/T = {1 / length:.2g} for a uniform α. So on long sequences α is a flat line "
+        "with two small bumps; the network still solves the task, because the bumps are enough once the output "
+        "layers amplify them (the unmarked steps' values average out). The **unbounded** score e_t = wᵀh_t + b "
+        "has no ceiling: a gap of about 11 between marked and unmarked scores puts 90 % of the mass on the two "
+        "marked steps even at T = 10,000, so its α is two spikes. Tick *Logarithmic α axis* to see both at once."
+    )
+
+
+feedforward_view()

@@ -32,7 +32,7 @@ from ui.widgets import (
     show_panels,
 )
 from viz.figures import formula_lines
-from viz.images import caption_figure, captions_figure, patch_figure
+from viz.images import caption_figure, captions_figure, patch_figure, png_data_uri
 
 ensure_router()
 
@@ -49,6 +49,12 @@ st.markdown(
 )
 mechanisms = {m.id: m for m in mechanisms_on_page(IMAGES.file)}
 soft, hard, patches = mechanisms["soft"], mechanisms["hard"], mechanisms["patch-self-attention"]
+# The two captioners' formulas sit here, outside the fragments below: a control reruns a fragment,
+# and a formula inside one would be typeset again by the browser on every step (docs/PERFORMANCE.md).
+for column, mechanism in zip(st.columns(2, gap="large"), (soft, hard)):
+    with column:
+        st.markdown(f"**{mechanism.name}**")
+        st.latex(formula_lines(mechanism.formula))  # one clause per line: the hard formula is long
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -126,15 +132,13 @@ def caption_view(image: np.ndarray) -> None:
     settings = {"temperature": temperature, "samples": samples, "seed": seed, "mode": mode}
     shown = {"Soft and hard": [soft, hard], "Soft": [soft], "Hard": [hard]}[show]
     records = []
-    for mechanism in shown:
-        st.markdown(f"**{mechanism.name}**")
-        st.latex(formula_lines(mechanism.formula))  # one clause per line: the hard formula is long
-        own = declared(mechanism, settings) if mechanism is hard else {}  # soft reads Σ α a at τ = 1
-        with st.spinner("Captioning…"):
+    with st.spinner("Captioning…"):  # one spinner (a timer thread) for both captioners
+        for mechanism in shown:
+            own = declared(mechanism, settings) if mechanism is hard else {}  # soft reads Σ α a at τ = 1
             record = checked(caption, mechanism.id, image, own, stop=False)
-        if record is not None:
-            st.markdown(f"**Caption:** {record.extras['caption']}")
-            records.append((mechanism, record))
+            if record is not None:
+                st.markdown(f"**Caption:** {record.extras['caption']} · *{mechanism.variant}*")
+                records.append((mechanism, record))
     if not records:
         return
     for notice in next((r.meta["notices"] for _, r in records if r.meta.get("notices")), []):  # once per image
@@ -212,7 +216,9 @@ def image_views() -> None:
     source_col, views_col = st.columns([1, 4], gap="large")
     with source_col:
         image, photo = image_source()
-        st.image(image, caption="Model input (64×64)", width=160)
+        # Inline (a data URI), not a media file: the browser draws it from the message, with no
+        # request of its own, and the server keeps no file per session (docs/PERFORMANCE.md).
+        st.image(png_data_uri(image, compress_level=1), caption="Model input (64×64)", width=160)
     with views_col:
         tab_caption, tab_patch = bound(st.tabs, ["Captioner: soft vs hard", "Self-attention on any photo"],
                                        key="img_view", on_change="rerun")

@@ -18,8 +18,9 @@ def test_images_page_soft_and_hard_panels_and_samples_slider():
     assert len(specs) == 1  # soft and hard panels in one figure; the patch tab runs only when open
     captions = [m.value for m in at.markdown if m.value.startswith("**Caption:**")]
     assert len(captions) == 2
-    words = captions[0].removeprefix("**Caption:** ").split()
-    hard_words = captions[1].removeprefix("**Caption:** ").split()
+    assert [c.rsplit(" · ", 1)[1] for c in captions] == ["*soft*", "*hard*"]  # which captioner wrote it
+    words = captions[0].removeprefix("**Caption:** ").rsplit(" · ", 1)[0].split()
+    hard_words = captions[1].removeprefix("**Caption:** ").rsplit(" · ", 1)[0].split()
     # One picture of every panel, then one hover map per block and map kind (soft α; hard α and
     # sample frequency), each holding a panel per word.
     spec = specs[0]
