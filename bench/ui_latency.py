@@ -123,22 +123,31 @@ FIRST_FIGURE_INIT = """
 
 # Installed in every document too: a wrapper of the browser's WebSocket that reads the top-level
 # fields of each ForwardMsg (protobuf) the server sends and calls window.__onScriptFinished on a
-# script_finished (field 6). A rerun fast enough for React to fold "running" into one update never
-# changes data-test-script-state at all; this message still says it ended.
+# script_finished (field 6) other than FINISHED_EARLY_FOR_RERUN (2: another run follows). A rerun
+# fast enough for React to fold "running" into one update never changes data-test-script-state at
+# all; this message still says it ended. window.__scriptFinished(bytes) is the reader on its own:
+# the status of a script_finished message, null for any other (tests/e2e/test_bench_protocol.py).
 FINISHED_INIT = """
 (() => {
   const Native = window.WebSocket;
-  const finished = buffer => {
+  const EARLY_FOR_RERUN = 2;
+  const scriptFinished = buffer => {
     const b = new Uint8Array(buffer);
     let i = 0;
     const varint = () => { let v = 0, f = 1, x; do { x = b[i++]; v += (x & 127) * f; f *= 128; } while (x & 128 && i < b.length); return v; };
     while (i < b.length) {
       const tag = varint(), field = Math.floor(tag / 8), wire = tag % 8;
-      if (field === 6 && wire === 0) return true;
-      if (wire === 0) varint(); else if (wire === 2) i += varint(); else if (wire === 1) i += 8; else if (wire === 5) i += 4; else return false;
+      if (field === 6 && wire === 0) return varint();
+      // The length is read before it is added: `i += varint()` would add it to i as it was before.
+      if (wire === 0) varint();
+      else if (wire === 2) { const length = varint(); i += length; }
+      else if (wire === 1) i += 8;
+      else if (wire === 5) i += 4;
+      else return null;
     }
-    return false;
+    return null;
   };
+  window.__scriptFinished = scriptFinished;
   function Watched(...args) {
     const ws = new Native(...args);
     // Where a round trip goes: when the change left for the server, when each message came back.
@@ -146,7 +155,9 @@ FINISHED_INIT = """
     ws.send = data => { (window.__sent = window.__sent || []).push(performance.now()); return send(data); };
     ws.addEventListener('message', event => {
       (window.__received = window.__received || []).push(performance.now());
-      if (event.data instanceof ArrayBuffer && finished(event.data) && window.__onScriptFinished) window.__onScriptFinished();
+      if (!(event.data instanceof ArrayBuffer) || !window.__onScriptFinished) return;
+      const status = scriptFinished(event.data);
+      if (status !== null && status !== EARLY_FOR_RERUN) window.__onScriptFinished();
     });
     return ws;
   }
