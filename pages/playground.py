@@ -17,7 +17,7 @@ from models.registry import PLAYGROUND, get_mechanism, mechanisms_on_page
 from ui.links import bound, link_rows, linked_rows
 from ui.router import ensure_router
 from ui.widgets import checked, option_number, option_radio, option_slider, show_panels, warm_in_background
-from viz.figures import attention_heatmap, bars_over_heatmap, matrix_latex, vectors_2d, weight_bars
+from viz.figures import attention_heatmap, bars_over_heatmap, formula_table, matrix_latex, vectors_2d, weight_bars
 from viz.plotly_json import side_by_side
 
 ensure_router()
@@ -34,6 +34,17 @@ st.markdown(
 mechanisms = mechanisms_on_page(PLAYGROUND.file)
 warm_in_background(PLAYGROUND.file)  # the score functions not shown yet, so that switching to one does not wait
 
+# Every score's formula, and the hand-set parameters of those that have any, drawn once here, outside
+# the fragment below: picking a score or moving a slider then typesets no LaTeX (docs/PERFORMANCE.md).
+SCORE_PREFIX = r"\operatorname{score}(s, h) = "
+st.markdown(formula_table([(m.name.removesuffix(" score").split(" (")[0], m.formula) for m in mechanisms],
+                          row_label="score(s, h) =", prefix=SCORE_PREFIX))
+with st.expander("Parameters of the General, Concat, Additive and Location scores (hand-set for illustration, "
+                 "not learned)"):
+    for variant, names in PARAMETERS_OF_SCORE.items():
+        st.markdown(f"**{next(m.name for m in mechanisms if m.variant == variant)}**")
+        st.latex(r",\qquad ".join(matrix_latex(name, getattr(HAND_SET_PARAMS, name)) for name in names))
+
 
 # The whole playground is one fragment (st.fragment): a control reruns it alone, not the router,
 # the sidebar and the text above (docs/PERFORMANCE.md).
@@ -43,8 +54,7 @@ def playground() -> None:
     with controls:
         names = {m.id: m.name for m in mechanisms}
         mechanism = get_mechanism(bound(st.radio, "Score function", list(names), format_func=names.get, key="mechanism"))
-        st.latex(mechanism.formula)
-        st.caption(mechanism.paper)
+        st.caption(f"{mechanism.summary} From {mechanism.paper}.")
         qx = bound(st.slider, "Query, dimension 1", -3.0, 3.0, 1.5, 0.1, key="query_x")
         qy = bound(st.slider, "Query, dimension 2", -3.0, 3.0, 0.5, 0.1, key="query_y")
         temperature = option_slider(
@@ -67,10 +77,6 @@ def playground() -> None:
             pd.DataFrame(start_rows, columns=TABLE_COLUMNS), num_rows="dynamic", key="kv_table", width="stretch",
             hide_index=True,
         )
-        if mechanism.variant in PARAMETERS_OF_SCORE:
-            with st.expander("Parameters of this score (hand-set for illustration, not learned)"):
-                for name in PARAMETERS_OF_SCORE[mechanism.variant]:
-                    st.latex(matrix_latex(name, getattr(HAND_SET_PARAMS, name)))
 
     rows = table.to_dict("records")
     link_rows("kv", rows, default_table())

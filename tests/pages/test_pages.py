@@ -1,5 +1,6 @@
 """AppTest for every page, and the router: registered pages == files in pages/."""
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -72,14 +73,19 @@ def test_playground_sampling_converges_with_more_samples():
     assert np.abs(soft - freq).max() < 0.05
 
 
-def test_playground_score_switch_shows_hand_set_parameters():
+def test_playground_shows_every_formula_and_parameter_outside_the_fragment():
     at = open_page("pages/playground.py")
+    # One table of the seven formulas, the score's prefix said once; the four parameterised scores'
+    # hand-set matrices in one expander: all drawn by the page, not by the fragment a control reruns.
+    table = next(m.value for m in at.markdown if m.value.startswith("| "))
+    assert table.count("$") == 14 and r"\frac{s^\top h}{\sqrt{d}}" in table and "score(s, h)" not in table.split("\n")[0]
+    assert any("hand-set" in e.label for e in at.expander)
+    shown = [re.findall(r"mathtt\{(\w+)\\_(\w+)\}", x.value) for x in at.latex if "mathtt" in x.value]
+    assert shown == [[("w", "general")], [("w", "concat"), ("v", "concat")],
+                     [("w", "additive"), ("u", "additive"), ("v", "additive")], [("w", "location")]]
     before, tables = chart_data(at, 0, "y"), len(at.dataframe)  # the key/value editor
     at.radio(key="mechanism").set_value("qkv-additive").run()
     assert not at.exception
     assert not np.allclose(chart_data(at, 0, "y"), before)
-    assert any("hand-set" in e.label for e in at.expander)
-    # The three matrices of the additive score, as LaTeX (with the score's own formula), no tables.
-    shown = [x.value.strip("$\n") for x in at.latex if "mathtt" in x.value]
-    assert [x.split(" = ")[0] for x in shown] == [r"\mathtt{w\_additive}", r"\mathtt{u\_additive}", r"\mathtt{v\_additive}"]
+    assert "Bahdanau" in " ".join(c.value for c in at.caption)  # the chosen score's summary and paper
     assert len(at.dataframe) == tables

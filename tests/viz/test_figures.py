@@ -212,3 +212,14 @@ def test_vectors_2d_draws_each_point_sized_by_its_weight_and_the_sum_as_a_star()
     np.testing.assert_allclose([*star.x, *star.y], [1.5, -0.4], rtol=1e-6)
     assert star.marker.symbol == "star"
     assert "&lt;sum&gt;" in star.hovertemplate and "<sum>" not in star.hovertemplate
+
+
+def test_formula_table_is_one_row_of_formulas_under_their_names():
+    table = figures.formula_table([("Dot-product", r"\operatorname{score}(s, h) = s^\top h"), ("Location", r"a = W s"),
+                                   ("Norm <b>|x|</b>", r"|x|")], row_label="score(s, h) =",
+                                  prefix=r"\operatorname{score}(s, h) = ")
+    header, rule, row = table.split("\n")
+    assert header == "|  | Dot-product | Location | Norm &lt;b&gt;&#124;x&#124;&lt;/b&gt; |"  # prose escaped, bars kept in the cell
+    assert rule == "|---|---|---|---|"
+    # The prefix is named once, in the label cell; a formula without it is shown whole; a bar is \vert.
+    assert row == r"| score(s, h) = | ${\small s^\top h}$ | ${\small a = W s}$ | ${\small \vert x\vert }$ |"
