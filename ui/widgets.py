@@ -31,7 +31,7 @@ from viz.export import (
     image_export_available,
     text_export_allowed,
 )
-from viz.plotly_json import allow_tick_overflow, reserve_tick_margins
+from viz.plotly_json import allow_tick_overflow, reserve_tick_margins, upright_numeric_ticks
 
 T = TypeVar("T")
 IMAGE_FORMATS = ("png", "svg", "pdf")
@@ -247,7 +247,8 @@ def show_panels(fig: go.Figure,
     panels: (panel figure, record, export key, file name, menu label), left to right. A panel figure
     the page does not draw may be a zero-argument builder: it is built on export only.
     """
-    state = st.plotly_chart(reserve_tick_margins(allow_tick_overflow(fig)), key=chart_key, **chart_kwargs)
+    fig = reserve_tick_margins(upright_numeric_ticks(allow_tick_overflow(fig)))
+    state = st.plotly_chart(fig, key=chart_key, **chart_kwargs)
     with st.container(horizontal=True):
         for panel_fig, record, key, name, label in panels:
             export_buttons(record, panel_fig, key=key, name=name, label=label)

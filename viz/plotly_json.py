@@ -65,6 +65,35 @@ def allow_tick_overflow(fig: go.Figure) -> go.Figure:
     return fig
 
 
+def upright_numeric_ticks(fig: go.Figure) -> go.Figure:
+    """Sets tickangle = 0 on every x axis that shows plotly.js's own numbers, where the layout leaves
+    tickangle unset; returns fig. An axis with text categories, ticktext, or a date or category type
+    keeps "auto".
+
+    With "auto", plotly.js measures every x tick label on every redraw, to see whether the labels
+    overlap and must turn: a forced layout each, in a page as large as Streamlit's. Its own numbers
+    are spaced for their width and stay upright anyway. On the feed-forward page, whose time axis
+    relabels with every change of T, the T slider's round trip went from 235 to 177 ms with the
+    measurement skipped (bench/ui_latency.py, paired runs; docs/PERFORMANCE.md).
+    """
+    layout = fig._layout
+    numeric: dict[str, bool] = {}
+    for trace in fig._data:
+        name = (trace.get("xaxis") or "x").replace("x", "xaxis", 1)
+        values = trace.get("x")
+        # Text values make a category axis; anything else plotly.js does not plot as numbers stays auto.
+        is_number = values is None or isinstance(values, (list, tuple)) and not any(isinstance(v, str) for v in values) \
+            or getattr(values, "dtype", None) is not None and values.dtype.kind in "iuf"
+        numeric[name] = numeric.get(name, True) and bool(is_number)
+    for name, is_number in sorted(numeric.items()):
+        axis = layout.get(name) or {}
+        if not is_number or axis.get("tickangle") is not None or axis.get("ticktext") is not None \
+                or axis.get("type") in ("category", "multicategory", "date"):
+            continue
+        fig.layout[name].tickangle = 0
+    return fig
+
+
 # Room plotly.js's default template leaves around a tick label and an axis title (px, font 12 / 14).
 _TICK_PAD = 14  # 12, and 2 px to spare: a label measured 1 px wider than its estimate in Chromium
 _TITLE_ROOM = 50  # the title (font 14), the template's title standoff (15 px), padding
