@@ -9,6 +9,7 @@ from ui.links import bound
 from ui.router import ensure_router
 from ui.widgets import checked, option_number, option_slider, show_figure
 from viz.feedforward import alpha_over_time
+from viz.figures import formula_lines
 
 ensure_router()
 
@@ -29,7 +30,7 @@ paper = mechanisms[0]
 for column, mechanism in zip(st.columns(len(mechanisms), gap="large"), mechanisms):
     with column:
         st.markdown(f"**{mechanism.name}**")
-        st.latex(mechanism.formula)
+        st.latex(formula_lines(mechanism.formula))  # one clause per line: half a page is too narrow for one
 st.caption(paper.paper)
 
 

@@ -3,8 +3,8 @@
 import pytest
 
 from tests.e2e.conftest import (
-    ARTIFACTS,
     plotly_traces,
+    screenshot_path,
     streamlit_server,
     wait_for_change,
     wait_for_charts,
@@ -49,6 +49,5 @@ def test_playground_deep_link_slider_and_png_download(page):
         assert data.startswith(b"\x89PNG\r\n\x1a\n")
         assert download.value.suggested_filename.endswith(".png")
 
-        ARTIFACTS.mkdir(exist_ok=True)
         page.keyboard.press("Escape")
-        page.screenshot(path=str(ARTIFACTS / "playground.png"))
+        page.screenshot(path=screenshot_path("playground.png"))  # the README's first picture
