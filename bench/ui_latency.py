@@ -26,8 +26,9 @@ differs by widget (a select box's menu opens and closes around its change).
 The round trip, as issue 12 defines it: a MutationObserver on `[data-testid=stApp]`'s
 `data-test-script-state` is armed before the key press or click; the clock starts at the
 keydown/pointerdown event in the page; a rerun counts when a record's oldValue is "running" (or
-"rerunRequested", should React fold a short run's "running" into one update) and the app is no longer running (both changes can arrive in one callback); the clock stops in the
-second requestAnimationFrame callback after that. All times are in the page's own clock.
+"rerunRequested", should React fold a short run's "running" into one update) and the app is no longer running (both changes can arrive in one callback), or, for a
+run whose "running" React folded away entirely, once its script_finished message has come and the app says
+it is not running (FINISHED_INIT); the clock stops in the second requestAnimationFrame callback after that. All times are in the page's own clock.
 
 Sliders step with ArrowRight (ArrowLeft only if there is no room to the right), always in one
 direction per control: Streamlit sometimes sends no rerun for a keyboard change back to a value

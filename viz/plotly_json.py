@@ -72,9 +72,10 @@ def upright_numeric_ticks(fig: go.Figure) -> go.Figure:
 
     With "auto", plotly.js measures every x tick label on every redraw, to see whether the labels
     overlap and must turn: a forced layout each, in a page as large as Streamlit's. Its own numbers
-    are spaced for their width and stay upright anyway. On the feed-forward page, whose time axis
-    relabels with every change of T, the T slider's round trip went from 235 to 177 ms with the
-    measurement skipped (bench/ui_latency.py, paired runs; docs/PERFORMANCE.md).
+    are spaced for their width and stay upright anyway. The feed-forward page's time axis relabels
+    with every change of T. In paired runs of bench/ui_latency.py, the T slider went from 1.45 to
+    1.11 × its floor with every x axis upright, and from 1.33 to 1.26 × with this function
+    (docs/PERFORMANCE.md).
     """
     layout = fig._layout
     numeric: dict[str, bool] = {}
