@@ -9,7 +9,7 @@ from ui.links import bound
 from ui.router import ensure_router
 from ui.widgets import checked, option_number, option_slider, show_figure
 from viz.feedforward import alpha_over_time
-from viz.figures import formula_lines
+from viz.formulas import formula_lines
 
 ensure_router()
 

@@ -31,7 +31,7 @@ from ui.widgets import (
     show_figure,
     show_panels,
 )
-from viz.figures import formula_lines
+from viz.formulas import formula_lines
 from viz.images import caption_figure, captions_figure, patch_figure, png_data_uri
 
 ensure_router()

@@ -17,7 +17,8 @@ from models.registry import PLAYGROUND, get_mechanism, mechanisms_on_page
 from ui.links import bound, link_rows, linked_rows
 from ui.router import ensure_router
 from ui.widgets import checked, option_number, option_radio, option_slider, show_panels, warm_in_background
-from viz.figures import attention_heatmap, bars_over_heatmap, formula_table, matrix_latex, vectors_2d, weight_bars
+from viz.figures import attention_heatmap, bars_over_heatmap, vectors_2d, weight_bars
+from viz.formulas import formula_table, matrix_latex
 from viz.plotly_json import side_by_side
 
 ensure_router()
@@ -37,10 +38,10 @@ warm_in_background(PLAYGROUND.file)  # the score functions not shown yet, so tha
 # Every score's formula, and the hand-set parameters of those that have any, drawn once here, outside
 # the fragment below: picking a score or moving a slider then typesets no LaTeX (docs/PERFORMANCE.md).
 SCORE_PREFIX = r"\operatorname{score}(s, h) = "
-st.markdown(formula_table([(m.name.removesuffix(" score").split(" (")[0], m.formula) for m in mechanisms],
-                          row_label="score(s, h) =", prefix=SCORE_PREFIX))
-with st.expander("Parameters of the General, Concat, Additive and Location scores (hand-set for illustration, "
-                 "not learned)"):
+short = {m.variant: m.name.removesuffix(" score").split(" (")[0] for m in mechanisms}  # "General (bilinear) score" → "General"
+st.markdown(formula_table([(short[m.variant], m.formula) for m in mechanisms], row_label="score(s, h) =", prefix=SCORE_PREFIX))
+with st.expander(f"Parameters of the {', '.join(short[v] for v in PARAMETERS_OF_SCORE)} scores "
+                 "(hand-set for illustration, not learned)"):
     for variant, names in PARAMETERS_OF_SCORE.items():
         st.markdown(f"**{next(m.name for m in mechanisms if m.variant == variant)}**")
         st.latex(r",\qquad ".join(matrix_latex(name, getattr(HAND_SET_PARAMS, name)) for name in names))

@@ -10,7 +10,7 @@ from ui.links import bound, linked_text
 from ui.router import ensure_router
 from ui.widgets import checked, option_slider, show_figure, warm_in_background
 from viz.compare import difference_heatmap
-from viz.figures import formula_lines
+from viz.formulas import formula_lines
 from viz.seq2seq import alignment_heatmap
 
 ensure_router()

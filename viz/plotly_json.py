@@ -80,12 +80,8 @@ def upright_numeric_ticks(fig: go.Figure) -> go.Figure:
     layout = fig._layout
     numeric: dict[str, bool] = {}
     for trace in fig._data:
-        name = (trace.get("xaxis") or "x").replace("x", "xaxis", 1)
-        values = trace.get("x")
-        # Text values make a category axis; anything else plotly.js does not plot as numbers stays auto.
-        is_number = values is None or isinstance(values, (list, tuple)) and not any(isinstance(v, str) for v in values) \
-            or getattr(values, "dtype", None) is not None and values.dtype.kind in "iuf"
-        numeric[name] = numeric.get(name, True) and bool(is_number)
+        name = _axis_of(trace, "x")
+        numeric[name] = numeric.get(name, True) and _plots_numbers(trace.get("x"))
     for name, is_number in sorted(numeric.items()):
         axis = layout.get(name) or {}
         if not is_number or axis.get("tickangle") is not None or axis.get("ticktext") is not None \
@@ -93,6 +89,21 @@ def upright_numeric_ticks(fig: go.Figure) -> go.Figure:
             continue
         fig.layout[name].tickangle = 0
     return fig
+
+
+def _axis_of(trace: dict, letter: str) -> str:
+    """Returns the layout key of a trace's x or y axis: "x3" → "xaxis3", none → "xaxis"."""
+    return (trace.get(f"{letter}axis") or letter).replace(letter, f"{letter}axis", 1)
+
+
+def _plots_numbers(values: Any) -> bool:
+    """Whether a trace's x values are numbers to plotly.js: none (the indices), a list or tuple
+    without text, or a numeric array. Text makes a category axis; anything else counts as not."""
+    if values is None:
+        return True
+    if isinstance(values, (list, tuple)):
+        return not any(isinstance(v, str) for v in values)
+    return getattr(getattr(values, "dtype", None), "kind", "") in ("i", "u", "f")
 
 
 # Room plotly.js's default template leaves around a tick label and an axis title (px, font 12 / 14).
@@ -167,15 +178,13 @@ def reserve_tick_margins(fig: go.Figure) -> go.Figure:
     axes = {k: v for k, v in layout.items() if _AXIS_NAME.fullmatch(k) and isinstance(v, dict)}
     for trace in data:
         for letter in "xy":
-            ref = trace.get(f"{letter}axis") or letter
-            axes.setdefault(ref.replace(letter, f"{letter}axis", 1), {})
+            axes.setdefault(_axis_of(trace, letter), {})
     categories: dict[str, list[str]] = {}
     for trace in data:  # text coordinates make a category axis: its labels are the values
         for letter in "xy":
             values = trace.get(letter)
             if values is not None and len(values) and isinstance(next(iter(values)), str):
-                ref = (trace.get(f"{letter}axis") or letter).replace(letter, f"{letter}axis", 1)
-                categories.setdefault(ref, []).extend(values)
+                categories.setdefault(_axis_of(trace, letter), []).extend(values)
     margin = dict(layout.get("margin") or {})
     needed: dict[str, float] = {}
     for name, axis in axes.items():

@@ -212,21 +212,6 @@ def test_side_by_side_shares_rows_when_asked():
     assert "showticklabels" not in layout["yaxis"] or layout["yaxis"]["showticklabels"]
 
 
-def test_matrix_latex_writes_every_entry_row_by_row():
-    assert figures.matrix_latex("w_general", np.array([[1.0, 0.5], [0.0, -1.0]])) == (
-        r"\mathtt{w\_general} = \begin{bmatrix} 1.00 & 0.50 \\ 0.00 & -1.00 \end{bmatrix}")
-    assert figures.matrix_latex("v", np.array([0.125, 2.0]), digits=1) == r"\mathtt{v} = \begin{bmatrix} 0.1 & 2.0 \end{bmatrix}"
-    assert figures.matrix_latex("x}{\\evil", np.eye(1)).startswith(r"\mathtt{xevil} =")  # only letters, digits, _
-    with pytest.raises(ValueError, match="vector or a matrix"):
-        figures.matrix_latex("t", np.zeros((2, 2, 2)))
-
-
-def test_formula_lines_puts_each_clause_on_its_own_line():
-    assert figures.formula_lines(r"a = 1,\quad b = 2;\quad c = 3,\ d") == (
-        r"\small\begin{gathered}a = 1,\\ b = 2;\\ c = 3,\\ d\end{gathered}")
-    assert figures.formula_lines("x") == r"\small\begin{gathered}x\end{gathered}"
-
-
 def test_vectors_2d_draws_each_point_sized_by_its_weight_and_the_sum_as_a_star():
     points = np.array([[0.0, 1.0], [2.0, -1.0], [0.5, 0.5]], np.float32)
     weights = np.array([0.2, 0.7, 0.1], np.float32)
@@ -242,14 +227,3 @@ def test_vectors_2d_draws_each_point_sized_by_its_weight_and_the_sum_as_a_star()
     np.testing.assert_allclose([*star.x, *star.y], [1.5, -0.4], rtol=1e-6)
     assert star.marker.symbol == "star"
     assert "&lt;sum&gt;" in star.hovertemplate and "<sum>" not in star.hovertemplate
-
-
-def test_formula_table_is_one_row_of_formulas_under_their_names():
-    table = figures.formula_table([("Dot-product", r"\operatorname{score}(s, h) = s^\top h"), ("Location", r"a = W s"),
-                                   ("Norm <b>|x|</b>", r"|x|")], row_label="score(s, h) =",
-                                  prefix=r"\operatorname{score}(s, h) = ")
-    header, rule, row = table.split("\n")
-    assert header == "|  | Dot-product | Location | Norm &lt;b&gt;&#124;x&#124;&lt;/b&gt; |"  # prose escaped, bars kept in the cell
-    assert rule == "|---|---|---|---|"
-    # The prefix is named once, in the label cell; a formula without it is shown whole; a bar is \vert.
-    assert row == r"| score(s, h) = | ${\small s^\top h}$ | ${\small a = W s}$ | ${\small \vert x\vert }$ |"
