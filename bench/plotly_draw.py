@@ -41,6 +41,8 @@ def figures(root: Path) -> dict[str, str]:
 
     def shown(fig: go.Figure, reserve: bool = True) -> str:
         fig = plotly_json.allow_tick_overflow(fig)
+        if hasattr(plotly_json, "upright_numeric_ticks"):
+            fig = plotly_json.upright_numeric_ticks(fig)
         if reserve and hasattr(plotly_json, "reserve_tick_margins"):
             fig = plotly_json.reserve_tick_margins(fig)
         return fig.to_json()
