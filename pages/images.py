@@ -67,6 +67,31 @@ def caption(mechanism_id: str, image: np.ndarray, settings: dict):
     return mechanisms[mechanism_id].build({"image": image, **settings})
 
 
+def _fit(key: str, size_key: str) -> None:
+    # on_change of a position slider: a position past the edge for this size moves back inside,
+    # and the slider shows where the object went.
+    top = SIZE - st.session_state.get(size_key, MIN_OBJECT)
+    if st.session_state.get(key, 0) > top:
+        st.session_state[key] = top
+
+
+def position_slider(label: str, key: str, size_key: str, start: int, size: int) -> int:
+    """Returns an object's left or top edge (px) from a slider of fixed range 0…SIZE − MIN_OBJECT.
+
+    A slider whose range changed is a new widget to the browser, which would mount x and y anew
+    on every Size step (~25 ms of a 200 ms round trip: docs/PERFORMANCE.md). So the range stays,
+    and a position a larger object no longer fits is moved inside: before the slider is drawn
+    (a Size step) or in its own callback (a drag past the edge)."""
+    top = SIZE - size
+    if st.session_state.get(key, 0) > top:
+        st.session_state[key] = top
+    value = bound(st.slider, label, 0, SIZE - MIN_OBJECT, min(start, top), key=key,
+                  on_change=_fit, args=(key, size_key))
+    if value > top:  # only a link's value can still be past the edge here
+        st.caption(f"{label.split()[0]} = {value} puts a {size} px object past the edge; it is drawn at {top}.")
+    return min(value, top)
+
+
 def scene_builder() -> np.ndarray:
     count = bound(st.radio, "Objects", [1, 2], horizontal=True, key="build_count")
     objects = []
@@ -81,8 +106,8 @@ def scene_builder() -> np.ndarray:
             colour = bound(st.pills, "Colour", COLOURS, default=colour0, required=True,
                            key=f"build_colour_{i}")
             size = bound(st.slider, "Size (px)", MIN_OBJECT, MAX_OBJECT, 18, key=f"build_size_{i}")
-            x = bound(st.slider, "x (left edge)", 0, SIZE - size, min(x0, SIZE - size), key=f"build_x_{i}")
-            y = bound(st.slider, "y (top edge)", 0, SIZE - size, min(y0, SIZE - size), key=f"build_y_{i}")
+            x, y = (position_slider(label, f"build_{axis}_{i}", f"build_size_{i}", start, size)
+                    for axis, label, start in (("x", "x (left edge)", x0), ("y", "y (top edge)", y0)))
             objects.append(SceneObject(shape, colour, x, y, size))
     scene = checked(build_scene, objects)
     st.caption(f"True caption: {scene.caption}")

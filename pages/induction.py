@@ -88,14 +88,11 @@ st.markdown("The attention of any head on a generated repeated sequence [BOS] + 
             "each query's token).")
 
 
-# Its own fragment (st.fragment): the snapshot, layer, head, seed, length and the outline change only
-# this view (the curves above stay drawn). The Link boxes read the browser's address, so the other
+# Its own fragment (st.fragment): the layer, head, seed, length and the outline change only this
+# view (the curves above stay drawn). The Link boxes read the browser's address, so the other
 # sections' boxes stay right.
 @st.fragment
 def head_section() -> None:
-    step = bound(st.select_slider, "Training step (a snapshot)", steps, key="ind_step",
-                 help="About 20 snapshots, dense where the loss drops; the last is the final model.")
-    st.caption(snapshot_note(curves, step, change.drop))
     left, right = st.columns([1, 3], gap="large")
     with left:
         layer = bound(st.radio, "Layer", list(range(layers)), index=change.best_head[0], key="ind_layer", horizontal=True)
@@ -104,12 +101,22 @@ def head_section() -> None:
         length = option_slider(mechanism.option("length"), key="ind_length")
         targets = bound(st.checkbox, "Outline the induction targets", value=True, key="ind_targets")
     with right:
-        record = checked(_record, None, seed, length, step)
-        scores = {name: values[layer][head] for name, values in record.meta["scores"].items()}
-        st.caption(f"L{layer}H{head} at step {step:,}: " + ", ".join(f"{k} {v:.2f}" for k, v in scores.items())
-                   + f" (random ≈ {record.meta['random_baseline']:.3f})")
-        fig = head_pattern(record, layer, head, show_targets=targets, title=f"L{layer}H{head} at step {step:,}")
-        show_figure(fig, record, key="ind_head_map", name=f"induction-L{layer}H{head}-step{step}")
+        head_view(layer, head, seed, length, targets)
+
+
+# A fragment inside head_section: a step of the snapshot slider reruns only the slider, its two
+# captions and the map, not the controls beside them (docs/PERFORMANCE.md).
+@st.fragment
+def head_view(layer: int, head: int, seed: int, length: int, targets: bool) -> None:
+    step = bound(st.select_slider, "Training step (a snapshot)", steps, key="ind_step",
+                 help="About 20 snapshots, dense where the loss drops; the last is the final model.")
+    st.caption(snapshot_note(curves, step, change.drop))
+    record = checked(_record, None, seed, length, step)
+    scores = {name: values[layer][head] for name, values in record.meta["scores"].items()}
+    st.caption(f"L{layer}H{head} at step {step:,}: " + ", ".join(f"{k} {v:.2f}" for k, v in scores.items())
+               + f" (random ≈ {record.meta['random_baseline']:.3f})")
+    fig = head_pattern(record, layer, head, show_targets=targets, title=f"L{layer}H{head} at step {step:,}")
+    show_figure(fig, record, key="ind_head_map", name=f"induction-L{layer}H{head}-step{step}")
 
 
 head_section()

@@ -16,7 +16,7 @@ from plotly.subplots import make_subplots
 from models.record import AttentionRecord
 from models.transformer.heads import induction_pattern
 from viz.figures import COLORSCALE, safe_label
-from viz.plotly_json import tick_stride
+from viz.plotly_json import quick_figure, tick_stride
 
 LOSS_COLORS = {"loss": "#7f7f7f", "first_half_loss": "#1f77b4", "repeated_loss": "#d62728"}
 LOSS_NAMES = {"loss": "training loss (all positions)", "first_half_loss": "loss on the first copy of r",
@@ -108,30 +108,44 @@ def snapshot_note(record: AttentionRecord, step: int, drop: tuple[int, int] | No
 PATTERN_TICKS = 32
 
 
+def _token_pairs(rows: Sequence[str], cols: Sequence[str]) -> np.ndarray:
+    """Returns customdata [T_rows, T_cols, 2]: each cell's (row token, column token).
+
+    A text array, filled by broadcasting: on a 64 × 64 map a Python loop over the cells took ~4 ms
+    a rerun, and an object array's deep copy in plotly's to_dict another ~1 ms."""
+    rows, cols = np.asarray(rows, dtype=str), np.asarray(cols, dtype=str)
+    pairs = np.empty((len(rows), len(cols), 2), dtype=np.result_type(rows, cols))
+    pairs[..., 0] = rows[:, None]
+    pairs[..., 1] = cols[None, :]
+    return pairs
+
+
 def _pattern_heatmap(weights: np.ndarray, labels: Sequence[str], y_text: Sequence[str], title: str | None,
-                     height: int | None, *, max_ticks: int | None = None) -> go.Figure:
-    # One head's [T, T] map on numeric axes; hover names both tokens. max_ticks: label every k-th
-    # position only, so that at most that many labels show on each axis.
+                     height: int | None, *, max_ticks: int | None = None,
+                     markers: Sequence[dict] = ()) -> go.Figure:
+    # One head's [T, T] map on numeric axes; hover names both tokens; markers: scatter traces drawn
+    # over it. max_ticks: label every k-th position only, so that at most that many labels show on
+    # each axis. Built as plain plotly JSON (viz.plotly_json.quick_figure): a slider step rebuilds it.
     t = weights.shape[0]
     ticks = _ticks(labels)
     shown = list(range(0, t, 1 if max_ticks is None else tick_stride(t, max_ticks)))
-    fig = go.Figure(go.Heatmap(
-        z=weights, x=np.arange(t), y=np.arange(t), zmin=0.0, zmax=1.0, colorscale=COLORSCALE, name="α",
-        colorbar={"title": {"text": "α"}},
-        customdata=np.array([[[ticks[i], ticks[j]] for j in range(t)] for i in range(t)], dtype=object),
-        hovertemplate="query %{y}: %{customdata[0]}<br>key %{x}: %{customdata[1]}<br>α = %{z:.4f}<extra></extra>",
-    ))
-    fig.update_layout(
-        title={"text": html.escape(title) if title else None},
-        height=height or int(min(max(360, 13 * t + 200), 900)),
-        margin={"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
-        xaxis={"title": {"text": "key (attended token)"}, "tickmode": "array", "tickvals": shown,
-               "ticktext": [ticks[i] for i in shown], "range": [-0.5, t - 0.5], "tickangle": -90},
-        yaxis={"title": {"text": "query (current token)"}, "tickmode": "array", "tickvals": shown,
-               "ticktext": [y_text[i] for i in shown], "range": [t - 0.5, -0.5]},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0},
-    )
-    return fig
+    heatmap = {
+        "type": "heatmap", "z": weights, "x": np.arange(t), "y": np.arange(t), "zmin": 0.0, "zmax": 1.0,
+        "colorscale": COLORSCALE, "name": "α", "colorbar": {"title": {"text": "α"}},
+        "customdata": _token_pairs(ticks, ticks),
+        "hovertemplate": "query %{y}: %{customdata[0]}<br>key %{x}: %{customdata[1]}<br>α = %{z:.4f}<extra></extra>",
+    }
+    layout = {
+        **({"title": {"text": html.escape(title)}} if title else {}),
+        "height": height or int(min(max(360, 13 * t + 200), 900)),
+        "margin": {"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
+        "xaxis": {"title": {"text": "key (attended token)"}, "tickmode": "array", "tickvals": shown,
+                  "ticktext": [ticks[i] for i in shown], "range": [-0.5, t - 0.5], "tickangle": -90},
+        "yaxis": {"title": {"text": "query (current token)"}, "tickmode": "array", "tickvals": shown,
+                  "ticktext": [y_text[i] for i in shown], "range": [t - 0.5, -0.5]},
+        "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0},
+    }
+    return quick_figure([heatmap, *markers], layout)
 
 
 def head_pattern(record: AttentionRecord, layer: int, head: int, *, title: str | None = None,
@@ -144,16 +158,17 @@ def head_pattern(record: AttentionRecord, layer: int, head: int, *, title: str |
     hover names every cell's tokens); the copy view of a typed sequence labels every row.
     """
     weights = record.matrix(layer=layer, head=head)
-    fig = _pattern_heatmap(weights, record.key_labels, _ticks(record.query_labels), title, height,
-                           max_ticks=PATTERN_TICKS)
+    markers = []
     if show_targets:
         rows, cols = np.nonzero(induction_pattern(np.asarray(record.extras["tokens"])))
-        fig.add_trace(go.Scatter(
-            x=cols, y=rows, mode="markers", name="token after an earlier copy (induction target)",
-            marker={"symbol": "square-open", "size": 7, "color": TARGET_COLOR, "line": {"width": 1}},
-            hovertemplate="induction target: query %{y} → key %{x}<extra></extra>",
-        ))
-    return fig
+        markers.append({
+            "type": "scatter", "x": cols, "y": rows, "mode": "markers",
+            "name": "token after an earlier copy (induction target)",
+            "marker": {"symbol": "square-open", "size": 7, "color": TARGET_COLOR, "line": {"width": 1}},
+            "hovertemplate": "induction target: query %{y} → key %{x}<extra></extra>",
+        })
+    return _pattern_heatmap(weights, record.key_labels, _ticks(record.query_labels), title, height,
+                            max_ticks=PATTERN_TICKS, markers=markers)
 
 
 def copy_view(record: AttentionRecord, *, title: str | None = None, height: int | None = None) -> go.Figure:
@@ -168,16 +183,14 @@ def copy_view(record: AttentionRecord, *, title: str | None = None, height: int 
     weights = record.matrix(layer=layer, head=head)
     predictions = record.meta["predictions"]
     rows = [f"{safe_label(tok)} → {safe_label(pred)}" for tok, pred in zip(record.query_labels, predictions)]
-    fig = _pattern_heatmap(weights, record.key_labels, rows, title, height)
     reads = np.asarray(record.meta["copies_from"], np.int64)
     copied = np.asarray(record.meta["copied"], bool)
     positions = np.arange(len(reads))
     kinds = ((copied, "copies: reads the token after an earlier copy and predicts it", COPY_COLOR, "circle"),
              (~copied, "reads most, no copy", "#bbbbbb", "x"))
-    for mask, name, color, symbol in kinds:
-        fig.add_trace(go.Scatter(
-            x=reads[mask], y=positions[mask], mode="markers", name=name,
-            marker={"symbol": symbol, "size": 9, "color": color, "line": {"color": "white", "width": 1}},
-            hovertemplate="query %{y} reads key %{x} most<extra></extra>",
-        ))
-    return fig
+    markers = [{
+        "type": "scatter", "x": reads[mask], "y": positions[mask], "mode": "markers", "name": name,
+        "marker": {"symbol": symbol, "size": 9, "color": color, "line": {"color": "white", "width": 1}},
+        "hovertemplate": "query %{y} reads key %{x} most<extra></extra>",
+    } for mask, name, color, symbol in kinds]
+    return _pattern_heatmap(weights, record.key_labels, rows, title, height, markers=markers)

@@ -36,7 +36,9 @@ def test_snapshot_slider_and_typed_tokens_change_the_figures(page, app_url):
     margins = pushed_margins(page)
     assert margins[HEAD] == {} and margins[COPY] == {}, margins
 
-    slider = page.locator('[data-testid="stSlider"] input[type="range"]').first  # the training step
+    # The head view's training step (the typed sequence's own step slider is further down).
+    slider = page.locator('[data-testid="stSlider"]').filter(has_text="Training step (a snapshot)").first \
+        .locator('input[type="range"]')
     slider.focus()
     slider.press("ArrowLeft")  # the final weights -> the snapshot before them
     earlier = wait_for_chart_change(page, before, HEAD)

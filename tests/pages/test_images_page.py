@@ -75,3 +75,22 @@ def test_images_page_overlapping_build_is_a_one_line_error():
     at.slider(key="build_y_1").set_value(20).run()
     assert not at.exception
     assert at.error and "overlap" in at.error[0].value
+
+
+def test_images_page_position_sliders_keep_their_range_and_the_object_inside():
+    # x and y keep one range for every size (a changed range would remount both sliders in the
+    # browser); a position a larger object no longer fits moves inside, and the slider says so.
+    at = open_page("pages/images.py")
+    picture = chart_specs(at)[0]["data"][0]["source"]
+    at.slider(key="build_x_0").set_value(46).run()  # size 18: the right edge
+    assert not at.exception and not at.error
+    assert at.slider(key="build_x_0").value == 46 and at.slider(key="build_x_0").max == 52
+    at.slider(key="build_size_0").set_value(24).run()
+    assert not at.exception and not at.error
+    assert at.slider(key="build_x_0").value == 40 and at.slider(key="build_x_0").max == 52
+    at.slider(key="build_y_0").set_value(52).run()  # past the edge for 24 px: its callback moves it
+    assert not at.exception and not at.error
+    assert at.slider(key="build_y_0").value == 40
+    assert chart_specs(at)[0]["data"][0]["source"] != picture
+    at.slider(key="build_size_0").set_value(12).run()  # smaller: positions stay where they were
+    assert (at.slider(key="build_x_0").value, at.slider(key="build_y_0").value) == (40, 40)

@@ -122,6 +122,16 @@ def test_a_choice_the_pills_do_not_offer_is_refused_in_one_line():
     assert any(c.value == "True caption: a red circle" for c in at.caption)
 
 
+def test_a_linked_position_past_the_edge_draws_the_object_inside_and_says_so():
+    # x's range is the same for every size; a link may pair x = 52 with a 24 px object.
+    at = open_link("pages/images.py", {"build_size_0": "24", "build_x_0": "52"})
+    assert not at.error, "the scene is drawn, not refused"
+    assert any(c.value.startswith("x = 52 puts a 24 px object past the edge; it is drawn at 40") for c in at.caption)
+    at.run()  # any later run moves the slider itself
+    assert at.slider(key="build_x_0").value == 40
+    assert not any(c.value.startswith("x = 52") for c in at.caption)
+
+
 def test_a_value_equal_to_the_default_is_not_refused():
     at = open_link("pages/self_attention.py", {"sa_layer": "0", "sa_merge": "false"})
     assert not at.warning
