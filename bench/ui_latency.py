@@ -34,7 +34,7 @@ Sliders step with ArrowRight (ArrowLeft only if there is no room to the right), 
 direction per control: Streamlit sometimes sends no rerun for a keyboard change back to a value
 the slider had a moment before (/work/shared/NOTES.md). Select boxes take the next option,
 radios and pills the next choice (radio choices that open a file uploader are skipped), toggles flip, number
-inputs step up (down at the top). After its repetitions a select box, radio, row of pills or toggle is put
+inputs step up (down at the top; a box too narrow for its − and + buttons steps up with ArrowUp). After its repetitions a select box, radio, row of pills or toggle is put
 back to the value it had, so the page keeps its default layout for the next control. A control
 whose first change leaves every figure's data and layout as they were is reported as skipped
 ("no figure changed"); otherwise the table says how many figures that change redrew (each one
@@ -498,10 +498,10 @@ def measure_radio(page, locator, repeat: int, result: ControlResult, option: str
         settle(page)
 
 
-def measure_clicks(page, clickable, repeat: int, result: ControlResult) -> None:
-    """Clicks `clickable` `repeat` times, each a measured rerun."""
+def measure_clicks(page, action, repeat: int, result: ControlResult) -> None:
+    """Calls `action` (a click or a key press) `repeat` times, each a measured rerun."""
     for _ in range(repeat):
-        if not record(page, result, timed(page, clickable.click)):
+        if not record(page, result, timed(page, action)):
             break
         settle(page)
 
@@ -560,14 +560,19 @@ def measure_control(page, control: dict, repeat: int) -> ControlResult:
     elif kind == "pills":
         measure_radio(page, locator, repeat, result, option='button[role="radio"]')
     elif kind == "toggle":
-        measure_clicks(page, locator.locator("label").first, repeat, result)
+        measure_clicks(page, locator.locator("label").first.click, repeat, result)
         if len(result.times_ms) % 2:  # an odd number of flips: flip back, untimed
             locator.locator("label").first.click()
             settle(page)
     elif kind == "number":
         up = locator.locator('[data-testid="stNumberInputStepUp"]')
         down = locator.locator('[data-testid="stNumberInputStepDown"]')
-        measure_clicks(page, down if up.is_disabled() else up, repeat, result)
+        if up.count() and down.count():
+            measure_clicks(page, (down if up.is_disabled() else up).click, repeat, result)
+        else:  # a box under 7.5rem wide has no − and + buttons: its arrow keys step it the same way
+            box = locator.locator("input").first
+            box.focus()
+            measure_clicks(page, lambda: box.press("ArrowUp"), repeat, result)
     return result
 
 

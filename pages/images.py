@@ -143,7 +143,9 @@ def image_source() -> tuple[np.ndarray, np.ndarray]:
 @st.fragment
 def caption_view(image: np.ndarray) -> None:
     """The captioner tab: soft and hard attention panels of each caption word, in one figure."""
-    show_col, tau_col, samples_col, seed_col, mode_col = st.columns([2, 2, 2, 1, 2], vertical_alignment="bottom")
+    # The seed's column keeps its number box over 120 px from 1280 px screens up: below that Streamlit
+    # hides the box's − and + buttons.
+    show_col, tau_col, samples_col, seed_col, mode_col = st.columns([2, 2, 2, 2.3, 2], vertical_alignment="bottom")
     show = bound(show_col.radio, "Show", ["Soft and hard", "Soft", "Hard"], horizontal=True, key="show")
     with tau_col:
         temperature = option_slider(hard.option("temperature"), key="cap_temperature")
@@ -219,7 +221,7 @@ def patch_view(photo: np.ndarray) -> None:
                             labels={"soft": "soft", "argmax": "hard: argmax", "sample": "hard: sampled"})
     values = {"patch": patch, "query_patch": (row, col), "temperature": temperature, "mode": mode}
     if mode == "sample":
-        samples_col, seed_col, _ = st.columns([2, 1, 4])
+        samples_col, seed_col, _ = st.columns([2, 2, 3])
         with samples_col:
             values["samples"] = option_slider(patches.option("samples"), key="patch_samples")
         with seed_col:

@@ -58,3 +58,16 @@ def test_clicking_a_patch_makes_it_the_query(page, app_url):
     wait_idle(page)
     assert page.get_by_label("Query patch row").input_value() == "1"
     assert page.get_by_label("Query patch column").input_value() == "2"
+
+
+def test_the_captioner_seed_box_keeps_its_step_buttons_and_they_redraw_the_samples(page, app_url):
+    # Streamlit hides a number box's − and + below 7.5rem; the seed's column keeps it wider at 1400 px.
+    open_page(page, app_url, "images", "Hard vs soft attention (images)", charts=1)
+    wait_idle(page)
+    seed = page.locator('[data-testid="stNumberInput"]').filter(has=page.get_by_label("Seed", exact=True))
+    assert seed.count() == 1
+    before = plotly_traces(page)
+    seed.locator('[data-testid="stNumberInputStepUp"]').click()
+    after = wait_for_change(page, before, timeout=60)
+    assert page.get_by_label("Seed", exact=True).input_value() == "1"
+    assert after[0] != before[0]  # new draws: the hard block's sample frequencies moved
