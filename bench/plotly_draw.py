@@ -35,7 +35,7 @@ def figures(root: Path) -> dict[str, str]:
 
     from models.captioner.task import SceneObject, build_scene, render_clean
     from models.induction.records import snapshot_steps, training_record
-    from models.registry import IMAGES, INDUCTION, mechanisms_on_page
+    from models.registry import IMAGES, INDUCTION, get_mechanism, mechanisms_on_page
     from viz import images, plotly_json
     from viz.induction import copy_view, head_pattern, training_curves
 
@@ -65,6 +65,10 @@ def figures(root: Path) -> dict[str, str]:
     out["images: hard caption panels (8 words × α, frequency)"] = shown(images.caption_figure(image, hard))
     if hasattr(images, "captions_figure"):
         out["images: soft and hard panels in one figure"] = shown(images.captions_figure(image, [soft, hard]))
+    from viz.figures import record_figure  # a (query, key) heatmap with its own colour bar, as the CLI draws it
+
+    bahdanau = get_mechanism("bahdanau").build({"text": "9 May 2018"})
+    out["seq2seq: Bahdanau alignment (one heatmap, its own colour bar)"] = shown(record_figure(bahdanau))
     out["_plotly_js"] = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_text()
     return out
 

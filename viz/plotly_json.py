@@ -47,21 +47,29 @@ def quick_figure(data: list[dict], layout: dict) -> go.Figure:
 
 
 _AXIS_NAME = re.compile(r"[xy]axis\d*")
+_OWN_COLORBAR = {"heatmap", "contour", "histogram2d", "histogram2dcontour"}  # traces with a top-level colorbar
 
 
 def allow_tick_overflow(fig: go.Figure) -> go.Figure:
-    """Sets ticklabeloverflow = "allow" on every x and y axis of `fig` that leaves it unset; returns fig.
+    """Sets ticklabeloverflow = "allow" on every x and y axis and colour bar of `fig` that leaves it unset.
 
     plotly.js's default ("hide past div") measures every tick label against the figure's box on
     every redraw. With 64 labels a side that tripled a 64 × 64 heatmap's round trip in Chromium
-    (1,115 → 504 ms with "allow", floor 355 ms: bench/figure_cost.py --ticks, docs/PERFORMANCE.md). The labels
-    stay where they were: automargin already keeps them inside the figure.
-    """
+    (1,115 → 504 ms with "allow", floor 355 ms: bench/figure_cost.py --ticks, docs/PERFORMANCE.md). Labels stay
+    where they were: automargin keeps them inside the figure, as the right margin does a colour bar's
+    (the images page's two bars: ~4.5 of Plotly.react's 27 ms, docs/PERFORMANCE.md). Returns fig."""
     layout = fig._layout  # plotly's own dict, read without building an object per axis
     names = {"xaxis", "yaxis", *(k for k in layout if _AXIS_NAME.fullmatch(k))}
     unset = [name for name in sorted(names) if (layout.get(name) or {}).get("ticklabeloverflow") is None]
     for name in unset:
         fig.layout[name].ticklabeloverflow = "allow"
+    for name in sorted(k for k in layout if k.startswith("coloraxis")):
+        if isinstance(layout[name], dict) and (layout[name].get("colorbar") or {}).get("ticklabeloverflow") is None:
+            fig.layout[name].colorbar.ticklabeloverflow = "allow"
+    for trace, raw in zip(fig.data, fig._data):  # a trace's own bar (none on a shared colour axis)
+        if raw.get("type") in _OWN_COLORBAR and "coloraxis" not in raw and raw.get("showscale") is not False:
+            if (raw.get("colorbar") or {}).get("ticklabeloverflow") is None:
+                trace.colorbar.ticklabeloverflow = "allow"
     return fig
 
 

@@ -88,6 +88,20 @@ def test_allow_tick_overflow_sets_every_axis_and_keeps_a_choice_made():
         assert fig.layout[name].ticklabeloverflow == "allow", name
 
 
+def test_allow_tick_overflow_sets_every_colour_bar_and_keeps_a_choice_made():
+    fig = go.Figure([go.Heatmap(z=np.zeros((2, 2))), go.Heatmap(z=np.ones((2, 2)), coloraxis="coloraxis"),
+                     go.Heatmap(z=np.ones((2, 2)), coloraxis="coloraxis2"), go.Heatmap(z=np.ones((2, 2)), showscale=False),
+                     go.Scatter(x=[0], y=[0])])
+    fig.update_layout(coloraxis={"colorscale": "Viridis"}, coloraxis2={"colorbar": {"ticklabeloverflow": "hide past div"}})
+    plotly_json.allow_tick_overflow(fig)
+    assert fig.layout.coloraxis.colorbar.ticklabeloverflow == "allow"
+    assert fig.layout.coloraxis2.colorbar.ticklabeloverflow == "hide past div"  # a choice made stays
+    assert fig.data[0].colorbar.ticklabeloverflow == "allow"  # its own bar
+    # a trace on a shared colour axis, and one with no bar, get no bar settings of their own
+    assert [fig.data[i].colorbar.ticklabeloverflow for i in (1, 2, 3)] == [None, None, None]
+    assert "colorbar" not in fig.to_dict()["data"][4]
+
+
 def test_upright_numeric_ticks_turns_off_the_label_measuring_only_for_plotlys_own_numbers():
     fig = make_subplots(rows=1, cols=6)
     fig.add_trace(go.Scatter(x=np.arange(5.0), y=np.ones(5)), row=1, col=1)  # numbers
