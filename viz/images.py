@@ -13,13 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-import plotly.colors as pc
 import plotly.graph_objects as go
 from PIL import Image
 
 from models.record import AttentionRecord
 from viz.figures import COLORSCALE, image_overlay, safe_label
-from viz.plotly_json import colorscale_stops
+from viz.pixel_scale import bar_value_y, colour_map, paint_scale_bar, scale_ticks
 
 PANEL_PX = 160
 PANELS_PER_LINE = 4  # words per line of caption panels; longer captions wrap
@@ -28,6 +27,7 @@ PANELS_PER_LINE = 4  # words per line of caption panels; longer captions wrap
 PANEL_GAP = 0.125  # space between caption panels
 TITLE_ROOM = 0.25  # room above each panel row for its word titles
 BLOCK_HEADING = 0.375  # room above a block of caption panels for its heading
+BAR_GAP, BAR_WIDTH, BAR_LABELS = 0.1875, 0.125, 0.375  # a block's colour bar, right of its panels: gap, bar, its numbers
 OUTLINE = (214, 39, 40)  # the outline of the hard decoder's cell (plotly's red, #d62728)
 
 
@@ -48,22 +48,6 @@ def panel_pitch(image_shape: tuple[int, int]) -> tuple[int, int]:
     neighbouring caption panels: the image plus a gap, and room for a word title above each row."""
     height, width = image_shape
     return width + _px(PANEL_GAP, width), height + _px(PANEL_GAP, height) + _px(TITLE_ROOM, height)
-
-
-@functools.lru_cache(maxsize=4)
-def _colour_stops(name: str) -> tuple[np.ndarray, np.ndarray]:
-    stops = colorscale_stops(name)
-    positions = np.array([p for p, _ in stops])
-    colours = np.array([pc.hex_to_rgb(c) if c.startswith("#") else pc.unlabel_rgb(c) for _, c in stops], np.float64)
-    return positions, colours
-
-
-def colour_map(values: np.ndarray, cmax: float, name: str = COLORSCALE) -> np.ndarray:
-    """Returns the RGB colour (float [..., 3], 0–255) a plotly colour scale gives each value on the
-    range [0, cmax]: linear in RGB between the scale's stops, as plotly.js draws a heatmap."""
-    positions, colours = _colour_stops(name)
-    t = np.clip(np.asarray(values, np.float64) / max(float(cmax), 1e-12), 0.0, 1.0)
-    return np.stack([np.interp(t, positions, colours[:, k]) for k in range(3)], -1)
 
 
 def overlay_pixels(image: np.ndarray, amap: np.ndarray, *, cmax: float, opacity: float, smooth: bool) -> np.ndarray:
@@ -217,12 +201,13 @@ def caption_blocks(
     kind), so panels stay large enough to read. A block's smooth[r] interpolates row r (a smooth
     soft map) or draws cells; marks[r] outlines one cell (row-major index) per word.
     The figure is one picture and a few invisible traces. Every panel (the map in the colour scale
-    over the image, at `opacity`, and the outlines) is painted on the server into one RGBA image
-    (overlay_pixels); over it, one heatmap per block and map kind with opacity 0 gives each cell's
-    value on hover and feeds the block's colour bar, and one text trace holds the word titles.
-    Traces: the image, then per block its map kinds' heatmaps in order, then the word titles.
-    plotly.js drew the earlier figure (an image and a heatmap per panel, the titles as
-    annotations, the outlines as shapes) in about twice the time (docs/PERFORMANCE.md).
+    over the image, at `opacity`, and the outlines) and each block's colour bar are painted on the
+    server into one RGBA image (overlay_pixels, viz/pixel_scale.py); over it, one heatmap per block
+    and map kind with opacity 0 gives each cell's value on hover, one text trace holds the word
+    titles and one the bars' numbers and titles. Traces: the image, then per block its map kinds'
+    heatmaps in order, then the word titles, then the bars' text. plotly.js drew the earlier figure
+    (an image and a heatmap per panel, the titles as annotations, the outlines as shapes) in about
+    twice the time, and its own colour bars took 5–13 ms of each update (docs/PERFORMANCE.md).
     """
     image = np.asarray(image)
     if image.ndim != 3 or image.shape[2] != 3:
@@ -243,7 +228,8 @@ def caption_blocks(
         columns = max(columns, n_cols)
     # The axes keep a title's room under the last row: a row title turned upright can be longer than its panel.
     span_x, span_y = columns * pitch_x - _px(PANEL_GAP, width), top - gap
-    canvas = np.zeros((span_y - title_room, span_x, 4), np.uint8)  # transparent between the panels
+    bar_left, bar_width = span_x + _px(BAR_GAP, width), _px(BAR_WIDTH, width)
+    canvas = np.zeros((span_y - title_room, bar_left + bar_width, 4), np.uint8)  # transparent between the panels
     hovers, annotations, titles, spans = [], [], [], []
     panel_rows, lines, headings = 0, 0, 0
     for i, (block, top) in enumerate(zip(blocks, tops)):
@@ -259,15 +245,24 @@ def caption_blocks(
         spans.append((axis, top, top + block_rows * pitch_y - gap - title_room, peak))
         panel_rows += block_rows
         lines += block_lines
+    scale = []  # each block's colour bar, painted beside its panels, and its numbers and title as text
+    for _, first, last, peak in spans:
+        paint_scale_bar(canvas, left=bar_left, top=first, width=bar_width, height=last - first, cmax=peak)
+        scale += [(bar_left + bar_width + 1.5, bar_value_y(value, top=first, height=last - first, cmax=peak), label,
+                   "middle right") for value, label in scale_ticks(peak)]
+        scale.append((bar_left + bar_width / 2 - 0.5, first - _px(0.0625, height), "weight", "top center"))
     # zlib level 1: half the time of the default for a third more bytes (24 KB for soft and hard).
     picture = {"type": "image", "source": png_data_uri(canvas, compress_level=1), "x0": 0, "y0": 0, "hoverinfo": "skip", "name": "panels"}
-    words = {"type": "scatter", "mode": "text", "x": [x for x, _, _ in titles], "y": [y for _, y, _ in titles],
-             "text": [t for _, _, t in titles], "textposition": "top center", "textfont": {"size": 14},
-             "hoverinfo": "skip", "showlegend": False, "cliponaxis": False, "name": "words"}
+    text = {"type": "scatter", "mode": "text", "hoverinfo": "skip", "showlegend": False, "cliponaxis": False}
+    words = {**text, "x": [x for x, _, _ in titles], "y": [y for _, y, _ in titles], "text": [t for _, _, t in titles],
+             "textposition": "top center", "textfont": {"size": 14}, "name": "words"}
+    numbers = {**text, "x": [p[0] for p in scale], "y": [p[1] for p in scale], "text": [p[2] for p in scale],
+               "textposition": [p[3] for p in scale], "textfont": {"size": 12}, "name": "colour scale"}
     above = title_room + (heading_room if blocks[0].heading else 0)
     layout = {
         "title": {"text": html.escape(title) if title else None},
-        "xaxis": {"visible": False, "range": [-0.5 - width * 0.12, span_x - 0.5], "constrain": "domain"},
+        "xaxis": {"visible": False, "range": [-0.5 - width * 0.12, bar_left + bar_width + _px(BAR_LABELS, width) - 0.5],
+                  "constrain": "domain"},
         # Narrower than its height allows, the grid keeps its aspect and hugs the top: no band above.
         "yaxis": {"visible": False, "range": [span_y - 0.5, -0.5 - above], "scaleanchor": "x", "constrain": "domain",
                   "constraintoward": "top"},
@@ -275,15 +270,11 @@ def caption_blocks(
         "height": int(PANEL_PX * panel_rows + 30 * lines + 40 * headings + (60 if title else 30)),
         "margin": {"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
     }
-    full = span_y + above
-    for axis, first, last, peak in spans:
-        bar = {"title": {"text": "weight"}}
-        if len(spans) > 1:  # beside its own block (paper fractions of the y range, top = 1)
-            bar.update(len=(last - first) / full, y=1 - (first + above + (last - first) / 2) / full, yanchor="middle")
-        layout[axis] = {"colorscale": COLORSCALE, "cmin": 0.0, "cmax": peak, "colorbar": bar}
+    for axis, _, _, peak in spans:  # the hover maps' scales; the bars are painted above
+        layout[axis] = {"colorscale": COLORSCALE, "cmin": 0.0, "cmax": peak, "showscale": False}
     # Every value above is built here from checked arrays and fixed names: plotly's per-property
     # validation (most of this figure's cost) is skipped.
-    return go.Figure({"data": [picture, *hovers, words], "layout": layout}, _validate=False)
+    return go.Figure({"data": [picture, *hovers, words, numbers], "layout": layout}, _validate=False)
 
 
 def caption_block(record: AttentionRecord) -> CaptionBlock:

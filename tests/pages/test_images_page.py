@@ -22,9 +22,9 @@ def test_images_page_soft_and_hard_panels_and_samples_slider():
     words = captions[0].removeprefix("**Caption:** ").rsplit(" · ", 1)[0].split()
     hard_words = captions[1].removeprefix("**Caption:** ").rsplit(" · ", 1)[0].split()
     # One picture of every panel, then one hover map per block and map kind (soft α; hard α and
-    # sample frequency), each holding a panel per word.
+    # sample frequency), each holding a panel per word; then the word titles and the colour bars' numbers.
     spec = specs[0]
-    assert [t["type"] for t in spec["data"]] == ["image", "heatmap", "heatmap", "heatmap", "scatter"]
+    assert [t["type"] for t in spec["data"]] == ["image", "heatmap", "heatmap", "heatmap", "scatter", "scatter"]
     assert spec["data"][0]["source"].startswith("data:image/png;base64,")
     assert list(spec["data"][4]["text"]) == words + hard_words  # the word titles
     assert panels_of(chart_data(at, 0, "z", trace=1)).shape[0] == len(words)

@@ -10,7 +10,17 @@ import pytest
 from PIL import Image
 
 from tests.pages.exports import panels_of
-from viz.images import OUTLINE, CaptionBlock, caption_blocks, colour_map, overlay_pixels, panel_pitch
+from viz.images import (
+    BAR_GAP,
+    BAR_WIDTH,
+    OUTLINE,
+    CaptionBlock,
+    caption_blocks,
+    colour_map,
+    overlay_pixels,
+    panel_pitch,
+)
+from viz.pixel_scale import scale_ticks
 
 
 def _inputs(n_words, grid=8):
@@ -60,7 +70,7 @@ def test_words_wrap_into_lines_and_each_line_holds_every_map_kind():
     image, words, maps = _inputs(6)
     fig = caption_blocks(image, [CaptionBlock(words, [("α", maps), ("frequency", maps * 2)], smooth=[True, False])],
                          per_line=4)
-    assert [t.type for t in fig.data] == ["image", "heatmap", "heatmap", "scatter"]
+    assert [t.type for t in fig.data] == ["image", "heatmap", "heatmap", "scatter", "scatter"]
     alpha, freq = fig.data[1], fig.data[2]
     np.testing.assert_allclose(panels_of(alpha.z), maps)  # one panel per word, row-major over the lines
     np.testing.assert_allclose(panels_of(freq.z), maps * 2)
@@ -95,7 +105,8 @@ def test_a_short_caption_takes_one_line_and_bad_arguments_are_refused():
     image, words, maps = _inputs(3)
     fig = caption_blocks(image, [CaptionBlock(words, [("α", maps)])])
     pitch_x, _ = panel_pitch((64, 64))
-    assert picture(fig).shape[:2] == (64, 3 * pitch_x - 8)  # one line of three panels
+    bar = int(64 * BAR_GAP) + int(64 * BAR_WIDTH)
+    assert picture(fig).shape[:2] == (64, 3 * pitch_x - 8 + bar)  # one line of three panels, and the colour bar
     assert np.asarray(fig.data[1].z).shape == (8, 3 * 9 - 1)
     with pytest.raises(ValueError, match="per_line"):
         caption_blocks(image, [CaptionBlock(words, [("α", maps)])], per_line=0)
@@ -114,11 +125,13 @@ def test_caption_blocks_stack_each_caption_with_its_own_words_heading_and_colour
     hard = CaptionBlock(words[:2], [("α", maps[:2]), ("frequency", maps[:2])], heading="Hard <x>",
                         marks=[np.array([0, 63]), None])
     fig = caption_blocks(image, [soft, hard])
-    assert [t.type for t in fig.data] == ["image", "heatmap", "heatmap", "heatmap", "scatter"]
+    assert [t.type for t in fig.data] == ["image", "heatmap", "heatmap", "heatmap", "scatter", "scatter"]
     assert [t.coloraxis for t in fig.data[1:4]] == ["coloraxis", "coloraxis2", "coloraxis2"]
     assert fig.layout.coloraxis.cmax == pytest.approx(float(maps.max() * 0.5))  # each block its own scale
     assert fig.layout.coloraxis2.cmax == pytest.approx(float(maps[:2].max()))
-    assert fig.layout.coloraxis.colorbar.y > fig.layout.coloraxis2.colorbar.y  # each bar beside its block
+    numbers = fig.data[5]
+    zeros = [y for y, t in zip(numbers.y, numbers.text) if t == "0"]
+    assert len(zeros) == 2 and zeros[0] < fig.data[2].y0 < zeros[1]  # each bar beside its own block, soft above
     # The hard block lies wholly under the soft one (and its heading), its rows in order.
     soft_bottom = fig.data[1].y0 + len(fig.data[1].z) * fig.data[1].dy
     assert fig.data[2].y0 > soft_bottom and fig.data[3].y0 > fig.data[2].y0
@@ -138,3 +151,42 @@ def test_caption_blocks_stack_each_caption_with_its_own_words_heading_and_colour
     assert not np.any(np.all(pixels[y:y + 64, x:x + 64, :3] == OUTLINE, axis=-1))
     with pytest.raises(ValueError, match="at least one block"):
         caption_blocks(image, [])
+
+
+def test_each_block_has_a_colour_bar_painted_beside_it_in_plotlys_colours():
+    image, words, maps = _inputs(3)
+    soft = CaptionBlock(words, [("α (soft)", maps * 0.5)], heading="Soft")
+    hard = CaptionBlock(words, [("α", maps), ("frequency", maps)], heading="Hard")
+    fig = caption_blocks(image, [soft, hard])
+    assert fig.layout.coloraxis.showscale is False and fig.layout.coloraxis2.showscale is False  # no plotly.js bars
+    pixels, numbers = picture(fig), fig.data[5]
+    left = 3 * panel_pitch((64, 64))[0] - 8 + int(64 * BAR_GAP)
+    column = pixels[:, left + 2]
+    painted = np.flatnonzero(column[:, 3] == 255)
+    runs = np.split(painted, np.flatnonzero(np.diff(painted) > 1) + 1)
+    assert len(runs) == 2 and len(runs[0]) == 64 and len(runs[1]) == 64 + panel_pitch((64, 64))[1]  # one bar a block
+    for run, peak in zip(runs, (float(maps.max() * 0.5), float(maps.max()))):
+        np.testing.assert_allclose(column[run[0], :3], colour_map(peak, peak), atol=0.51)  # the top: the block's peak
+        np.testing.assert_allclose(column[run[-1], :3], colour_map(0.0, peak), atol=0.51)  # the bottom: 0
+        values = column[run, :3].astype(float)
+        np.testing.assert_allclose(values, colour_map(np.linspace(peak, 0, len(run)), peak), atol=0.51)  # row by row
+        # each number sits at its value's row of the bar, right of it
+        ticks = scale_ticks(peak)
+        shown = [(y, t) for x, y, t in zip(numbers.x, numbers.y, numbers.text) if run[0] - 1 <= y <= run[-1] + 1]
+        assert [t for _, t in shown] == [label for _, label in ticks]
+        for (y, _), (value, _) in zip(shown, ticks):
+            assert y == pytest.approx(run[0] + (len(run) - 1) * (1 - value / peak))
+    assert list(numbers.text).count("weight") == 2 and all(x > left for x in numbers.x)
+
+
+def test_scale_ticks_step_like_plotly_and_stay_under_the_peak():
+    assert scale_ticks(1.0) == [(0.0, "0"), (0.25, "0.25"), (0.5, "0.5"), (0.75, "0.75"), (1.0, "1")]
+    assert scale_ticks(0.5678) == [(0.0, "0"), (0.2, "0.2"), (0.4, "0.4")]
+    assert scale_ticks(12.0) == [(0.0, "0"), (5.0, "5"), (10.0, "10")]
+    assert scale_ticks(0.0) == [(0.0, "0")] and scale_ticks(float("nan")) == [(0.0, "0")]
+    for peak in np.geomspace(1e-4, 1e3, 57):
+        ticks = scale_ticks(float(peak))
+        values = [v for v, _ in ticks]
+        assert 2 <= len(ticks) <= 5 and values[0] == 0 and values[-1] <= peak * (1 + 1e-9)
+        assert values[-1] >= peak / 2.5  # the top tick is never far below the peak
+        assert np.allclose(np.diff(values), values[1]) and [float(t) for _, t in ticks] == pytest.approx(values)
