@@ -11,6 +11,10 @@ the promise it returns and its ratio to the floor: bench/floor_app.py's one 64 �
 This is the browser's share of a control's round trip for one changed figure, without
 Streamlit's own (bench/ui_latency.py measures the whole round trip). The plotly.js is the one
 plotly.py ships, which may differ in version from Streamlit's. It never asserts a time.
+
+A second table is what a control pays when a figure is already drawn: Plotly.react from one figure
+to another (the images page's caption panels, one object ↔ two objects, and one object again), from
+the call to the promise, with fresh arrays each time as a new message brings them.
 """
 
 from __future__ import annotations
@@ -65,6 +69,10 @@ def figures(root: Path) -> dict[str, str]:
     out["images: hard caption panels (8 words × α, frequency)"] = shown(images.caption_figure(image, hard))
     if hasattr(images, "captions_figure"):
         out["images: soft and hard panels in one figure"] = shown(images.captions_figure(image, [soft, hard]))
+        one = render_clean(build_scene([SceneObject("circle", "red", 8, 20, 18)]))
+        records = [captioner["soft"].build({"image": one}),
+                   captioner["hard"].build({"image": one, "temperature": 1.0, "samples": 20, "seed": 0, "mode": "sample"})]
+        out["_react: images, one object"] = shown(images.captions_figure(one, records))
     from viz.figures import record_figure  # a (query, key) heatmap with its own colour bar, as the CLI draws it
 
     bahdanau = get_mechanism("bahdanau").build({"text": "9 May 2018"})
@@ -72,6 +80,21 @@ def figures(root: Path) -> dict[str, str]:
     out["_plotly_js"] = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_text()
     return out
 
+
+# Plotly.react from figure a to figure b and back, `times` times: the ms of each call (to its promise).
+REACT = """async ([a, b, times, host]) => {
+    const el = document.getElementById(host); el.innerHTML = '';
+    const div = document.createElement('div'); el.appendChild(div);
+    const figs = [JSON.parse(a), JSON.parse(b)], out = [];
+    await Plotly.newPlot(div, figs[0].data, figs[0].layout);
+    for (let i = 1; i <= 2 * times; i++) {
+        const fig = JSON.parse(JSON.stringify(figs[i % 2]));  // new arrays, as a new message brings
+        const start = performance.now();
+        await Plotly.react(div, fig.data, fig.layout);
+        out.push(performance.now() - start);
+        await new Promise(resolve => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+    }
+    return out; }"""
 
 DRAW = """async ([spec, host]) => {
     const el = document.getElementById(host); el.innerHTML = '';
@@ -90,6 +113,10 @@ def main() -> None:
     args = parser.parse_args()
     specs = figures(args.root.resolve())
     script = specs.pop("_plotly_js")
+    one = specs.pop("_react: images, one object", None)
+    two = specs.get("images: soft and hard panels in one figure")
+    pairs = {"images panels: one object ↔ two objects": (one, two), "images panels: one object ↔ one object": (one, one)}
+    reacts: dict[str, list[float]] = {name: [] for name, (a, b) in pairs.items() if a and b}
     from playwright.sync_api import sync_playwright
 
     times: dict[str, list[float]] = {name: [] for name in specs}
@@ -103,6 +130,9 @@ def main() -> None:
                 took = page.evaluate(DRAW, [spec, "host"])
                 if i >= 2:
                     times[name].append(took)
+        for _ in range(2):  # round-robin again, so that drift falls on both pairs alike
+            for name in reacts:
+                reacts[name] += page.evaluate(REACT, [*pairs[name], max(args.repeat // 4, 2), "host"])[2:]
         browser.close()
     floor = statistics.median(next(iter(times.values())))
     print(f"plotly.js draw (Plotly.newPlot → promise), headless Chromium, {args.repeat} draws each, "
@@ -111,8 +141,12 @@ def main() -> None:
     for name, spec in specs.items():
         median = statistics.median(times[name])
         print(f"| {name} | {median:.1f} | {median / floor:.2f} | {len(spec) / 1e3:.0f} |")
+    if reacts:
+        print("\n| Plotly.react between two figures | median ms | n |\n|---|---:|---:|")
+        for name, took in reacts.items():
+            print(f"| {name} | {statistics.median(took):.1f} | {len(took)} |")
     if args.json:
-        args.json.write_text(json.dumps(times, indent=1))
+        args.json.write_text(json.dumps({**times, **reacts}, indent=1))
 
 
 if __name__ == "__main__":
