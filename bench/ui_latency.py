@@ -34,8 +34,8 @@ Sliders step with ArrowRight (ArrowLeft only if there is no room to the right), 
 direction per control: Streamlit sometimes sends no rerun for a keyboard change back to a value
 the slider had a moment before (/work/shared/NOTES.md). Select boxes take the next option,
 radios and pills the next choice (radio choices that open a file uploader are skipped), toggles flip, number
-inputs step up (down at the top; a box too narrow for its − and + buttons steps up with ArrowUp). After its repetitions a select box, radio, row of pills or toggle is put
-back to the value it had, so the page keeps its default layout for the next control. A control
+inputs step up (down at the top; a box too narrow for its − and + buttons steps up with ArrowUp). After its
+repetitions a select box, radio, row of pills or toggle is put back to the value it had, so the page keeps its default layout for the next control. A control
 whose first change leaves every figure's data and layout as they were is reported as skipped
 ("no figure changed"); otherwise the table says how many figures that change redrew (each one
 costs the browser about a third of a floor: bench/figure_cost.py). Buttons, text boxes, file

@@ -207,7 +207,7 @@ def caption_blocks(
     titles and one the bars' numbers and titles. Traces: the image, then per block its map kinds'
     heatmaps in order, then the word titles, then the bars' text. plotly.js drew the earlier figure
     (an image and a heatmap per panel, the titles as annotations, the outlines as shapes) in about
-    twice the time, and its own colour bars took 5–13 ms of each update (docs/PERFORMANCE.md).
+    twice the time, and its own colour bars took 4–13 ms of each update (docs/PERFORMANCE.md).
     """
     image = np.asarray(image)
     if image.ndim != 3 or image.shape[2] != 3:

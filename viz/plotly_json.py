@@ -57,7 +57,7 @@ def allow_tick_overflow(fig: go.Figure) -> go.Figure:
     every redraw. With 64 labels a side that tripled a 64 × 64 heatmap's round trip in Chromium
     (1,115 → 504 ms with "allow", floor 355 ms: bench/figure_cost.py --ticks, docs/PERFORMANCE.md). Labels stay
     where they were: automargin keeps them inside the figure, as the right margin does a colour bar's
-    (the images page's two bars: ~4.5 of Plotly.react's 27 ms, docs/PERFORMANCE.md). Returns fig."""
+    (a bar's few labels: 1–2 ms of a newPlot in bench/plotly_draw.py, docs/PERFORMANCE.md). Returns fig."""
     layout = fig._layout  # plotly's own dict, read without building an object per axis
     names = {"xaxis", "yaxis", *(k for k in layout if _AXIS_NAME.fullmatch(k))}
     unset = [name for name in sorted(names) if (layout.get(name) or {}).get("ticklabeloverflow") is None]
