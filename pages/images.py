@@ -30,6 +30,7 @@ from ui.widgets import (
     option_slider,
     show_figure,
     show_panels,
+    view_switch,
 )
 from viz.formulas import formula_lines
 from viz.images import caption_figure, captions_figure, patch_figure, png_data_uri
@@ -38,6 +39,7 @@ ensure_router()
 
 UPLOAD_TYPES = ["png", "jpg", "jpeg", "gif", "bmp", "webp"]
 MODEL_INPUT = 64
+VIEWS = ("Captioner: soft vs hard", "Self-attention on any photo")
 
 st.title("Hard vs soft attention (images)")
 st.markdown(
@@ -115,7 +117,7 @@ def scene_builder() -> np.ndarray:
 
 
 def image_source() -> tuple[np.ndarray, np.ndarray]:
-    """Returns (model input [64, 64, 3], full-resolution photo for the patch tab)."""
+    """Returns (model input [64, 64, 3], full-resolution photo for the patch view)."""
     source = bound(
         st.radio, "Image", ["Build a scene", "Random scene", "Upload an image"], horizontal=True, key="image_source"
     )
@@ -142,7 +144,7 @@ def image_source() -> tuple[np.ndarray, np.ndarray]:
 # a new image (the scene controls, an upload) reruns image_views, which hands it down as the argument.
 @st.fragment
 def caption_view(image: np.ndarray) -> None:
-    """The captioner tab: soft and hard attention panels of each caption word, in one figure."""
+    """The captioner view: soft and hard attention panels of each caption word, in one figure."""
     # The seed's column keeps its number box over 120 px from 1280 px screens up: below that Streamlit
     # hides the box's − and + buttons.
     show_col, tau_col, samples_col, seed_col, mode_col = st.columns([2, 2, 2, 2.3, 2], vertical_alignment="bottom")
@@ -196,7 +198,7 @@ def query_patch(grid_h: int, grid_w: int) -> tuple[int, int]:
 
 
 def patch_view(photo: np.ndarray) -> None:
-    """The patch tab: parameter-free self-attention of one query patch over the photo."""
+    """The patch view: parameter-free self-attention of one query patch over the photo."""
     st.markdown(
         "**Self-attention with no learned weights (Q = K = V).** The photo is cut into square "
         "patches; each patch is described by its mean colour and its position (centred). One query "
@@ -247,14 +249,10 @@ def image_views() -> None:
         # request of its own, and the server keeps no file per session (docs/PERFORMANCE.md).
         st.image(png_data_uri(image, compress_level=1), caption="Model input (64×64)", width=160)
     with views_col:
-        tab_caption, tab_patch = bound(st.tabs, ["Captioner: soft vs hard", "Self-attention on any photo"],
-                                       key="img_view", on_change="rerun")
-        if tab_caption.open:
-            with tab_caption:
-                caption_view(image)
-        if tab_patch.open:
-            with tab_patch:
-                patch_view(photo)
+        if view_switch(VIEWS, key="img_view") == VIEWS[0]:
+            caption_view(image)
+        else:
+            patch_view(photo)
 
 
 image_views()

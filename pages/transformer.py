@@ -14,7 +14,7 @@ from models.encdec.records import (
 from models.registry import TRANSFORMER, get_mechanism, mechanisms_on_page
 from ui.links import bound, linked_text
 from ui.router import ensure_router
-from ui.widgets import checked, escape_markdown, index_in, option_radio, show_figure, show_panels
+from ui.widgets import checked, escape_markdown, index_in, option_radio, show_figure, show_panels, view_switch
 from viz.encdec import attention_map, decoding_step_figure, head_grid, rollout_figure
 from viz.plotly_json import side_by_side
 from viz.seq2seq import alignment_heatmap
@@ -84,23 +84,20 @@ for notice in cross.meta["notices"]:
 # updates on a fragment's rerun too, so the boxes of the other sections stay right.
 @st.fragment
 def kinds_section(records: dict, truth) -> None:
-    tabs = bound(st.tabs, list(KINDS.values()), key="tf_view", on_change="rerun")
-    for tab, (kind, title) in zip(tabs, KINDS.items()):
-        if not tab.open:
-            continue
-        with tab:
-            record = records[kind]
-            layers, heads = record.weights.shape[:2]
-            st.markdown(EXPLAIN[kind])
-            st.latex(mechanisms[kind].formula)
-            pick_layer, pick_head = st.columns(2)
-            layer = index_in(bound(pick_layer.selectbox, "Layer", range(layers), key=f"tf_{kind}_layer"), layers)
-            head = index_in(bound(pick_head.selectbox, "Head", range(heads), key=f"tf_{kind}_head"), heads)
-            one = head_record(record, layer, head)
-            fig = attention_map(one, title=f"{title}: layer {layer}, head {head}", truth=truth if kind == "cross" else None)
-            show_figure(fig, one, key=f"tf_{kind}_map", name=f"transformer-{kind}-layer{layer}-head{head}")
-            grid = head_grid(record, title=f"{title}: every layer and head")
-            show_figure(grid, record, key=f"tf_{kind}_grid", name=f"transformer-{kind}-heads")
+    chosen = view_switch(list(KINDS.values()), key="tf_view")
+    kind, title = next((k, t) for k, t in KINDS.items() if t == chosen)
+    record = records[kind]
+    layers, heads = record.weights.shape[:2]
+    st.markdown(EXPLAIN[kind])
+    st.latex(mechanisms[kind].formula)
+    pick_layer, pick_head = st.columns(2)
+    layer = index_in(bound(pick_layer.selectbox, "Layer", range(layers), key=f"tf_{kind}_layer"), layers)
+    head = index_in(bound(pick_head.selectbox, "Head", range(heads), key=f"tf_{kind}_head"), heads)
+    one = head_record(record, layer, head)
+    fig = attention_map(one, title=f"{title}: layer {layer}, head {head}", truth=truth if kind == "cross" else None)
+    show_figure(fig, one, key=f"tf_{kind}_map", name=f"transformer-{kind}-layer{layer}-head{head}")
+    grid = head_grid(record, title=f"{title}: every layer and head")
+    show_figure(grid, record, key=f"tf_{kind}_grid", name=f"transformer-{kind}-heads")
 
 
 kinds_section(records, truth)

@@ -12,7 +12,7 @@ import functools
 import os
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import plotly.graph_objects as go
@@ -254,6 +254,18 @@ def show_panels(fig: go.Figure,
             export_buttons(record, panel_fig, key=key, name=name, label=label)
         link_box()
     return state
+
+
+def view_switch(views: Sequence[str], *, key: str) -> str:
+    """Returns the view a section shows, picked in a row of buttons above it (st.segmented_control,
+    bound to the URL); the page runs only the chosen view's code.
+
+    Not st.tabs: a tab bar is drawn again by the browser on every rerun of the fragment around it,
+    which cost 9 ms of script and 14–17 ms of the round trip in a floor app, while a segmented
+    control cost nothing measurable (docs/PERFORMANCE.md, tenth stop).
+    """
+    return bound(st.segmented_control, "View", list(views), default=views[0], required=True, key=key,
+                 label_visibility="collapsed")
 
 
 def clicked_points(state: Any, *, curve: int | None = None) -> list[dict[str, Any]]:

@@ -42,7 +42,7 @@ def test_upload_then_samples_slider_changes_the_hard_panels(page, app_url):
 
 def test_clicking_a_patch_makes_it_the_query(page, app_url):
     open_page(page, app_url, "images", "Hard vs soft attention (images)", charts=1)
-    page.get_by_role("tab", name="Self-attention on any photo").click()
+    page.get_by_test_id("stButtonGroup").get_by_role("radio", name="Self-attention on any photo").click()
     page.get_by_text("attends to…").first.wait_for(timeout=60_000)
     wait_idle(page)
     chart = page.locator(".js-plotly-plot").filter(has_text="attends to…").first

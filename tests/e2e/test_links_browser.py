@@ -38,7 +38,7 @@ CHANGES = {
                                          wait_idle(p), press_slider(p, 0))),
     "feedforward": (1, lambda p: press_slider(p, 0)),
     "images": (1, lambda p: press_slider(p, 0)),  # the soft and the hard panels: one figure
-    # The decoding step is a fragment (st.fragment): the first Link box, in the encoder's tab, is
+    # The decoding step is a fragment (st.fragment): the first Link box, in the encoder's view, is
     # outside it and did not rerun; it must still give the new view's link.
     "transformer": (7, lambda p: (type_text(p, "stTextInput", "Date to normalise", "1 April 1990"), wait_idle(p),
                                   press_slider(p, 0, 2))),

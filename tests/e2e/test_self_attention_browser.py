@@ -75,7 +75,7 @@ def click_statistics_cell(page, layer: int, head: int):
 
 def test_model_view_click_a_head_then_500_tokens_stay_responsive(page, app_url):
     open_self_attention(page, app_url)
-    page.get_by_role("tab", name="Model view").click()
+    page.get_by_test_id("stButtonGroup").get_by_role("radio", name="Model view").click()
     wait_for_chart(page, "c.traces === 1 && c.title.includes('Model view')")
     wait_idle(page)
     page.mouse.move(0, 0)  # no hover label or mode bar in the screenshot
@@ -86,7 +86,7 @@ def test_model_view_click_a_head_then_500_tokens_stay_responsive(page, app_url):
         shutil.copyfile(SCREENSHOT, DOCS_SCREENSHOT)
 
     # Choosing a cell of the statistics heatmap opens that head in the head view.
-    page.get_by_role("tab", name="Head statistics").click()
+    page.get_by_test_id("stButtonGroup").get_by_role("radio", name="Head statistics").click()
     wait_for_chart(page, "c.traces === 2 && c.rows === 6")
     wait_idle(page)
     click_statistics_cell(page, 2, 7)
@@ -106,7 +106,7 @@ def test_model_view_click_a_head_then_500_tokens_stay_responsive(page, app_url):
     other = [c for c in charts(page) if "Layer 2, head 3" in c["title"]][-1]
     assert other["first"] != shown["first"]
 
-    page.get_by_role("tab", name="Model view").click()
+    page.get_by_test_id("stButtonGroup").get_by_role("radio", name="Model view").click()
     wait_for_chart(page, "c.traces === 1 && c.title.includes('block-averaged to')")
     rows = max(c["rows"] for c in charts(page) if "block-averaged to" in c["title"])
     assert 32 < (rows + 1) // 6 - 1 <= 64  # 6 layers of at most 64 rows each, an empty row between them
@@ -118,7 +118,7 @@ def test_sentence_pair_shows_the_four_blocks(page, app_url):
     set_text(page, "Second sentence", "A cat was sitting on the rug.")
     page.get_by_text("pair, A:").first.wait_for(timeout=LONG_WAIT)
     wait_idle(page)
-    page.get_by_role("tab", name="Sentence pair").click()
+    page.get_by_test_id("stButtonGroup").get_by_role("radio", name="Sentence pair").click()
     wait_for_chart(page, "c.traces === 4")
     wait_idle(page)
     text = page.locator(".js-plotly-plot").first.inner_text()

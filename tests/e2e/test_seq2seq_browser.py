@@ -57,14 +57,14 @@ def test_type_date_switch_variant_move_window(page, app_url):
     assert narrowed[0][0]["z"] != switched[0][0]["z"]
     wait_idle(page)
 
-    # The lower sections are tabs drawn only while open: opening one draws its figures.
-    page.get_by_role("tab", name="Compare two inputs").click()
+    # The lower sections are views, one drawn at a time: picking one draws its figures.
+    page.get_by_test_id("stButtonGroup").get_by_role("radio", name="Compare two inputs").click()
     wait_for_charts(page, 4, timeout=120_000)  # the main map, A, B and their difference
     wait_idle(page)
     page.get_by_text("Second date (B)").first.wait_for(timeout=30_000)
-    page.get_by_role("tab", name="Watch it learn").click()
+    page.get_by_test_id("stButtonGroup").get_by_role("radio", name="Watch it learn").click()
     wait_for_charts(page, 2, timeout=120_000)
     wait_idle(page)
     page.get_by_text("Output at step").first.wait_for(timeout=30_000)
-    # the closed tabs' figures go: the main map and the training step's are left
+    # the other views' figures go: the main map and the training step's are left
     page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length === 2", timeout=60_000)

@@ -1,4 +1,4 @@
-"""The Transformer page in Chromium: a deep link on the shared server, the decoding-step slider, a tab switch."""
+"""The Transformer page in Chromium: a deep link on the shared server, the decoding-step slider, a view switch."""
 
 import json
 import time
@@ -23,7 +23,7 @@ def wait_for_chart_change(page, index: int, before, timeout: float = 120.0) -> l
     raise AssertionError(f"chart {index} did not change")
 
 
-def test_step_slider_and_tabs_change_the_figures(page, app_url):
+def test_step_slider_and_views_change_the_figures(page, app_url):
     page.goto(f"{app_url}/transformer?tf_position=2")  # a link that opens decoding step 2
     page.get_by_text("Transformer: three kinds of attention").first.wait_for(timeout=300_000)
     wait_for_charts(page, CHARTS, timeout=300_000)
@@ -41,7 +41,7 @@ def test_step_slider_and_tabs_change_the_figures(page, app_url):
     wait_idle(page)
     assert "tf_position=3" in page.url
 
-    page.get_by_role("tab", name="Cross-attention").click()
+    page.get_by_test_id("stButtonGroup").get_by_role("radio", name="Cross-attention").click()
     crossed = wait_for_chart_change(page, 0, stepped)
     assert len(crossed[0][0]["z"]) == 10 and len(crossed[0][0]["z"][0]) == len("9 May 2018")
     wait_idle(page)
