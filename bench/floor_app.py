@@ -7,6 +7,10 @@ The heatmap depends on the slider, so every step redraws all 4,096 cells, as a p
 FLOOR_WIDGET=select (or radio, pills, toggle, number) puts that kind of widget in the slider's place, with
 the same heatmap: the floor of each kind of control. A select box, for one, opens and closes a
 menu around its change, which a slider's key press does not.
+
+FLOOR_SECTION=fragment puts the slider and the heatmap in a fragment (st.fragment), as the app's
+pages do; =tabs puts that fragment's content in the first of two st.tabs, =segmented under a
+two-choice st.segmented_control: bench/view_switch.py compares what each costs the browser.
 """
 
 import os
@@ -19,20 +23,44 @@ SIZE = 64
 WIDGET = os.environ.get("FLOOR_WIDGET", "slider")
 
 st.title("Floor")
-if WIDGET == "select":
-    phase = st.selectbox("Phase", list(range(101)), key="floor_phase")
-elif WIDGET == "radio":
-    phase = st.radio("Phase", [0, 20, 40, 60, 80, 100], horizontal=True, key="floor_phase")
-elif WIDGET == "pills":
-    phase = st.pills("Phase", [0, 20, 40, 60, 80, 100], default=0, required=True, key="floor_phase")
-elif WIDGET == "toggle":
-    phase = 60 if st.checkbox("Phase 60", key="floor_phase") else 0
-elif WIDGET == "number":
-    phase = st.number_input("Phase", 0, 100, 0, key="floor_phase")
+SECTION = os.environ.get("FLOOR_SECTION", "")
+
+
+def floor() -> None:
+    if WIDGET == "select":
+        phase = st.selectbox("Phase", list(range(101)), key="floor_phase")
+    elif WIDGET == "radio":
+        phase = st.radio("Phase", [0, 20, 40, 60, 80, 100], horizontal=True, key="floor_phase")
+    elif WIDGET == "pills":
+        phase = st.pills("Phase", [0, 20, 40, 60, 80, 100], default=0, required=True, key="floor_phase")
+    elif WIDGET == "toggle":
+        phase = 60 if st.checkbox("Phase 60", key="floor_phase") else 0
+    elif WIDGET == "number":
+        phase = st.number_input("Phase", 0, 100, 0, key="floor_phase")
+    else:
+        phase = st.slider("Phase", 0, 100, 0, key="floor_phase")
+    rows, cols = np.mgrid[0:SIZE, 0:SIZE] / SIZE
+    weights = np.sin(6.0 * rows + phase / 10.0) * np.cos(4.0 * cols - phase / 7.0)  # [64, 64]
+    figure = go.Figure(go.Heatmap(z=weights, zmin=-1.0, zmax=1.0, colorscale="Viridis"))
+    figure.update_layout(title=f"phase {phase}", height=480, margin=dict(l=40, r=20, t=40, b=40))
+    st.plotly_chart(figure, key="floor_chart")
+
+
+def section() -> None:
+    if SECTION == "tabs":
+        first, _ = st.tabs(["First view", "Second view"], key="floor_view", on_change="rerun")
+        if first.open:
+            with first:
+                floor()
+    elif SECTION == "segmented":
+        if st.segmented_control("View", ["First view", "Second view"], default="First view", required=True,
+                                key="floor_view", label_visibility="collapsed") == "First view":
+            floor()
+    else:
+        floor()
+
+
+if SECTION:
+    st.fragment(section)()
 else:
-    phase = st.slider("Phase", 0, 100, 0, key="floor_phase")
-rows, cols = np.mgrid[0:SIZE, 0:SIZE] / SIZE
-weights = np.sin(6.0 * rows + phase / 10.0) * np.cos(4.0 * cols - phase / 7.0)  # [64, 64]
-figure = go.Figure(go.Heatmap(z=weights, zmin=-1.0, zmax=1.0, colorscale="Viridis"))
-figure.update_layout(title=f"phase {phase}", height=480, margin=dict(l=40, r=20, t=40, b=40))
-st.plotly_chart(figure, key="floor_chart")
+    floor()
