@@ -8,13 +8,16 @@ merges repeated categories ("the", "the") into one column.
 
 from __future__ import annotations
 
+import base64
 import html
+import io
 import json
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
+from PIL import Image
 
 from models.record import AttentionRecord
 from viz.plotly_json import quick_figure, subplot_grid, tick_stride
@@ -243,6 +246,14 @@ def bars_over_heatmap(bars: go.Figure, heat: go.Figure) -> go.Figure:
     return quick_figure(data, layout)
 
 
+def png_data_uri(image: np.ndarray, *, compress_level: int = 6) -> str:
+    """Returns uint8 [H, W, 3] or [H, W, 4] as a PNG data URI (an image trace's `source`: a few KB
+    where `z` would send every pixel as a JSON number)."""
+    buffer = io.BytesIO()
+    Image.fromarray(np.ascontiguousarray(image, dtype=np.uint8)).save(buffer, format="PNG", compress_level=compress_level)
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
 def image_overlay(
     image: np.ndarray,
     attention_map: np.ndarray,
@@ -265,7 +276,9 @@ def image_overlay(
     height, width = image.shape[:2]
     gh, gw = amap.shape
     dy, dx = height / gh, width / gw
-    fig = go.Figure(go.Image(z=image, hoverinfo="skip"))
+    # The photo as a PNG (`source`), not `z`: a 256 × 256 photo's pixels as JSON numbers were 1.5 MB
+    # of every patch-view message, parsed and drawn by the browser (docs/PERFORMANCE.md, tenth stop).
+    fig = go.Figure(go.Image(source=png_data_uri(image), hoverinfo="skip"))
     fig.add_trace(
         go.Heatmap(
             z=amap,

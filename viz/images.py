@@ -5,10 +5,8 @@ Builders take arrays and labels and return a go.Figure; they never show or write
 
 from __future__ import annotations
 
-import base64
 import functools
 import html
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -17,7 +15,7 @@ import plotly.graph_objects as go
 from PIL import Image
 
 from models.record import AttentionRecord
-from viz.figures import COLORSCALE, image_overlay, safe_label
+from viz.figures import COLORSCALE, image_overlay, png_data_uri, safe_label
 from viz.pixel_scale import bar_value_y, colour_map, paint_scale_bar, scale_ticks
 
 PANEL_PX = 160
@@ -74,14 +72,6 @@ def _outline(canvas: np.ndarray, cell: int, grid: tuple[int, int], origin: tuple
     top, left = origin[1] + cr * ch, origin[0] + cc * cw
     canvas[top, left:left + cw, :3] = canvas[top + ch - 1, left:left + cw, :3] = OUTLINE
     canvas[top:top + ch, left, :3] = canvas[top:top + ch, left + cw - 1, :3] = OUTLINE
-
-
-def png_data_uri(image: np.ndarray, *, compress_level: int = 6) -> str:
-    """Returns uint8 [H, W, 3] or [H, W, 4] as a PNG data URI (an image trace's `source`: a few KB
-    where `z` would send every pixel as a JSON number)."""
-    buffer = io.BytesIO()
-    Image.fromarray(np.ascontiguousarray(image, dtype=np.uint8)).save(buffer, format="PNG", compress_level=compress_level)
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
 @dataclass(frozen=True)

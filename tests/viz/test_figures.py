@@ -1,8 +1,12 @@
 """Figure builders, checked on the figure object (no browser)."""
 
+import base64
+import io
+
 import numpy as np
 import plotly.graph_objects as go
 import pytest
+from PIL import Image
 from plotly.subplots import make_subplots
 
 from models.record import AttentionRecord
@@ -182,6 +186,20 @@ def test_image_overlay_stretches_the_grid_over_the_image():
     fig = figures.image_overlay(image, amap, opacity=0.4)
     assert fig.data[0].type == "image" and fig.data[1].type == "heatmap"
     assert fig.data[1].dx == 8 and fig.data[1].opacity == pytest.approx(0.4)
+
+
+def test_image_overlay_sends_the_photo_as_a_png_with_every_pixel_kept():
+    # A 256 × 256 photo as `z` was 1.5 MB of JSON numbers per message; as a PNG it is a few KB,
+    # and the browser draws the same pixels.
+    rng = np.random.default_rng(0)
+    photo = rng.integers(0, 256, (256, 192, 3), dtype=np.uint8)
+    fig = figures.image_overlay(photo, np.full((8, 6), 1 / 48, np.float32))
+    picture = fig.data[0]
+    assert picture.z is None and picture.source.startswith("data:image/png;base64,")
+    decoded = np.asarray(Image.open(io.BytesIO(base64.b64decode(picture.source.split(",", 1)[1]))))
+    np.testing.assert_array_equal(decoded, photo)
+    # Random pixels barely compress (base64 PNG ≈ 1.4 characters a byte), while z took ≈ 4.6 a value.
+    assert len(fig.to_json()) < 2 * photo.size
 
 
 def test_record_figure_picks_a_view_by_axes():
