@@ -278,7 +278,7 @@ def image_overlay(
     dy, dx = height / gh, width / gw
     # The photo as a PNG (`source`), not `z`: a 256 × 256 photo's pixels as JSON numbers were 1.5 MB
     # of every patch-view message, parsed and drawn by the browser (docs/PERFORMANCE.md, tenth stop).
-    fig = go.Figure(go.Image(source=png_data_uri(image), hoverinfo="skip"))
+    fig = go.Figure(go.Image(source=png_data_uri(image, compress_level=1), hoverinfo="skip"))
     fig.add_trace(
         go.Heatmap(
             z=amap,
