@@ -39,7 +39,8 @@ repetitions a select box, radio, row of pills or toggle is put back to the value
 whose first change leaves every figure's data and layout as they were is reported as skipped
 ("no figure changed"); otherwise the table says how many figures that change redrew (each one
 costs the browser about a third of a floor: bench/figure_cost.py). Buttons, text boxes, file
-uploaders, downloads and tabs are not measured.
+uploaders, downloads and tabs are not measured (the app's view switches are rows of buttons, measured
+as pills).
 
 A second table splits each round trip where it went (SPLIT_JS): the browser until the change is
 sent on the websocket, the server from then until the run's last message arrives, and the
