@@ -9,12 +9,14 @@ return is checked again on the server when the page calls Mechanism.build.
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -36,7 +38,8 @@ from viz.plotly_json import allow_tick_overflow, reserve_tick_margins, upright_n
 T = TypeVar("T")
 IMAGE_FORMATS = ("png", "svg", "pdf")
 DATA_FORMATS = ("html", "csv", "json", "npy")
-MADE_IMAGE = "_export_made_image"  # session key: (figure key, format, bytes or None, error or None)
+# session key: (figure key, format, bytes or None, error or None, what it was made from: _made_from)
+MADE_IMAGE = "_export_made_image"
 FORMAT_LABELS = {
     "png": "PNG image",
     "svg": "SVG (vector)",
@@ -172,13 +175,22 @@ def _deferred_export(record: AttentionRecord, fig: go.Figure | Callable[[], go.F
     return export_bytes(record, fmt, _figure(fig))
 
 
-def _make_image(key: str, fmt: str, fig: go.Figure | Callable[[], go.Figure]) -> None:
+def _made_from(record: AttentionRecord, stem: str) -> str:
+    """Returns a digest of what an image is made from: the record's weights and labels, and the file name."""
+    digest = hashlib.blake2b(digest_size=16)
+    weights = np.ascontiguousarray(record.weights)
+    digest.update(repr((stem, weights.shape, weights.dtype.str, record.query_labels, record.key_labels)).encode())
+    digest.update(weights.data)
+    return digest.hexdigest()
+
+
+def _make_image(key: str, fmt: str, fig: go.Figure | Callable[[], go.Figure], made_from: str) -> None:
     # on_click of "PNG image" etc.: renders once (with the exporter's timeouts) and keeps the
     # bytes of this one image in the session until the next image is made.
     try:
-        st.session_state[MADE_IMAGE] = (key, fmt, figure_bytes(_figure(fig), fmt), None)
+        st.session_state[MADE_IMAGE] = (key, fmt, figure_bytes(_figure(fig), fmt), None, made_from)
     except (ExportBusy, ExportUnavailable) as error:
-        st.session_state[MADE_IMAGE] = (key, fmt, None, str(error).splitlines()[0])
+        st.session_state[MADE_IMAGE] = (key, fmt, None, str(error).splitlines()[0], made_from)
 
 
 def export_buttons(record: AttentionRecord, fig: go.Figure | Callable[[], go.Figure], *, key: str,
@@ -201,13 +213,18 @@ def export_buttons(record: AttentionRecord, fig: go.Figure | Callable[[], go.Fig
     images_ok, hint = image_export_available()
     text_ok = text_export_allowed(record)
     made = st.session_state.get(MADE_IMAGE)
+    made_from = _made_from(record, stem)
+    if made and (made[0] != key or made[4] != made_from):
+        # Made for another figure, or for this menu's figure before a control changed it: the
+        # menu offers to make the image again rather than save the old one under the new name.
+        made = None
     with menu:
         for fmt in IMAGE_FORMATS:
             if made and made[:2] == (key, fmt) and made[2] is not None:
                 st.download_button(f"Save {fmt.upper()}", data=made[2], file_name=f"{stem}.{fmt}", mime=MIME_TYPES[fmt],
                                    key=f"{key}-save-{fmt}", on_click="ignore", type="primary", width="stretch")
                 continue
-            st.button(FORMAT_LABELS[fmt], key=f"{key}-make-{fmt}", on_click=_make_image, args=(key, fmt, fig),
+            st.button(FORMAT_LABELS[fmt], key=f"{key}-make-{fmt}", on_click=_make_image, args=(key, fmt, fig, made_from),
                       disabled=not images_ok, help=hint if not images_ok else None,
                       width="stretch")
             if made and made[:2] == (key, fmt) and made[3]:

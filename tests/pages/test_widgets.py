@@ -2,6 +2,8 @@
 
 import re
 
+import numpy as np
+
 from hypothesis import given
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
@@ -27,3 +29,38 @@ def _show():
 def test_show_input_error_is_one_escaped_line():
     at = AppTest.from_function(_show).run()
     assert [e.value for e in at.error] == [r"found columns: \$x\$, \*stars\*"]
+
+
+def _menu():
+    import numpy as np
+    import plotly.graph_objects as go
+    import streamlit as st
+
+    from models.record import AttentionRecord
+    from ui.widgets import export_buttons
+
+    sharp = st.session_state.get("sharp", False)  # a control that changes the figure, not the menu's key
+    weights = np.array([[1, 0, 0], [0, 1, 0]], np.float32) if sharp else np.full((2, 3), 1 / 3, np.float32)
+    record = AttentionRecord(mechanism="qkv-dot", weights=weights, axes=("query", "key"), query_labels=("a", "b"),
+                             key_labels=("c", "d", "e"))
+    export_buttons(record, go.Figure(go.Heatmap(z=weights)), key="menu", name="sharp" if sharp else "flat")
+
+
+def test_a_made_image_is_offered_only_for_the_figure_it_was_made_from(monkeypatch):
+    import ui.widgets
+
+    made = []
+    monkeypatch.setattr(ui.widgets, "image_export_available", lambda: (True, None))
+    monkeypatch.setattr(ui.widgets, "figure_bytes", lambda fig, fmt: made.append(fig.data[0].z) or b"\x89PNG")
+    at = AppTest.from_function(_menu)
+    at.session_state["menu-menu"] = True  # the Export menu is open
+    at.run()
+    at.button(key="menu-make-png").click().run()
+    assert len(made) == 1 and "Save PNG" in [b.label for b in at.get("download_button")]
+    at.session_state["sharp"] = True  # same menu, another figure: the old PNG is not offered under it
+    at.run()
+    labels = [b.label for b in at.get("download_button")] + [b.label for b in at.button]
+    assert "Save PNG" not in labels and "PNG image" in labels
+    at.button(key="menu-make-png").click().run()
+    assert len(made) == 2 and np.array_equal(made[1], np.eye(2, 3))
+    assert "Save PNG" in [b.label for b in at.get("download_button")]
