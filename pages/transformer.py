@@ -79,9 +79,19 @@ for notice in cross.meta["notices"]:
     st.warning(escape_markdown(notice), icon=":material/info:")
 
 
+# The three formulas, typeset once here, outside the fragment below: one inside would be typeset
+# again by the browser on every switch of the view (docs/PERFORMANCE.md, eleventh stop).
+st.latex(r"\begin{aligned}" + r" \\ ".join(
+    mechanisms[kind].formula.replace("=", "&=", 1) + rf"&&\text{{{title.lower()}}}" for kind, title in KINDS.items()
+) + r"\end{aligned}")
+
+
 # Each section whose controls change only its own figures is a fragment (st.fragment): moving
 # them reruns that section alone. The Link boxes read the browser's address, which Streamlit
 # updates on a fragment's rerun too, so the boxes of the other sections stay right.
+# The three views share their Layer and Head pickers and their charts' keys (the three kinds have
+# the same layers and heads): a switch of the view updates the pickers and charts the browser has,
+# rather than mounting new ones.
 @st.fragment
 def kinds_section(records: dict, truth) -> None:
     chosen = view_switch(list(KINDS.values()), key="tf_view")
@@ -89,15 +99,14 @@ def kinds_section(records: dict, truth) -> None:
     record = records[kind]
     layers, heads = record.weights.shape[:2]
     st.markdown(EXPLAIN[kind])
-    st.latex(mechanisms[kind].formula)
     pick_layer, pick_head = st.columns(2)
-    layer = index_in(bound(pick_layer.selectbox, "Layer", range(layers), key=f"tf_{kind}_layer"), layers)
-    head = index_in(bound(pick_head.selectbox, "Head", range(heads), key=f"tf_{kind}_head"), heads)
+    layer = index_in(bound(pick_layer.selectbox, "Layer", range(layers), key="tf_layer"), layers)
+    head = index_in(bound(pick_head.selectbox, "Head", range(heads), key="tf_head"), heads)
     one = head_record(record, layer, head)
     fig = attention_map(one, title=f"{title}: layer {layer}, head {head}", truth=truth if kind == "cross" else None)
-    show_figure(fig, one, key=f"tf_{kind}_map", name=f"transformer-{kind}-layer{layer}-head{head}")
+    show_figure(fig, one, key="tf_map", name=f"transformer-{kind}-layer{layer}-head{head}")
     grid = head_grid(record, title=f"{title}: every layer and head")
-    show_figure(grid, record, key=f"tf_{kind}_grid", name=f"transformer-{kind}-heads")
+    show_figure(grid, record, key="tf_grid", name=f"transformer-{kind}-heads")
 
 
 kinds_section(records, truth)

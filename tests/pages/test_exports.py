@@ -104,11 +104,13 @@ def test_self_attention_exports(monkeypatch):
 def test_transformer_exports(monkeypatch):
     calls = recording_exports(monkeypatch)
     at = open_page("pages/transformer.py", timeout=300)
-    assert walk(at, calls) == {"tf_encoder_map", "tf_encoder_grid", "tf_step_decoder", "tf_step_cross",
+    assert walk(at, calls) == {"tf_map", "tf_grid", "tf_step_decoder", "tf_step_cross",
                                "tf_bahdanau", "tf_best_head", "tf_rollout", "tf_snapshot"}
     at.session_state["tf_view"] = "Cross-attention"
     at.run()
-    assert {"tf_cross_map", "tf_cross_grid"} <= walk(at, calls)
+    grids = [record.meta.get("attention") for key, record, _ in calls if key == "tf_grid"]
+    assert {"tf_map", "tf_grid"} <= walk(at, calls)
+    assert grids == ["cross"]  # the views share their menus' keys: the menu exports the view shown
 
 
 def test_induction_exports(monkeypatch):

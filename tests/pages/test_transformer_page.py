@@ -56,8 +56,8 @@ def test_default_view_decodes_and_shows_the_encoder(at):
 def test_layer_and_head_pickers_change_the_map_and_leave_the_grid_as_it_was(at):
     before = chart_data(at, MAP)
     grid_before = at.get("plotly_chart")[GRID].proto.spec
-    at.selectbox(key="tf_encoder_layer").set_value(1).run()
-    at.selectbox(key="tf_encoder_head").set_value(3).run()
+    at.selectbox(key="tf_layer").set_value(1).run()
+    at.selectbox(key="tf_head").set_value(3).run()
     assert _title(at, MAP) == "Encoder self-attention: layer 1, head 3"
     assert not np.allclose(chart_data(at, MAP), before)
     # An unchanged spec is not drawn again by the browser: the pickers cost one figure's redraw.
@@ -66,6 +66,8 @@ def test_layer_and_head_pickers_change_the_map_and_leave_the_grid_as_it_was(at):
 
 def test_decoder_tab_draws_the_masked_cells_blank(at):
     _tab(at, "decoder")
+    # The views share their pickers: the layer and head picked on the encoder's view stay picked.
+    assert _title(at, MAP) == "Decoder masked self-attention: layer 1, head 3"
     z = chart_data(at, MAP)
     upper = np.triu(np.ones((10, 10), bool), k=1)
     assert np.all(np.isnan(z[upper])) and np.all(z[~upper] > 0)
@@ -137,8 +139,7 @@ def test_every_export_menu_is_its_figure(session):
             continue
         assert_export_is_the_figure(key, record, fig)
         seen.add(key)
-    expected = {f"tf_{kind}_{part}" for kind in TABS for part in ("map", "grid")}
-    assert expected | {"tf_step_decoder", "tf_step_cross", "tf_bahdanau", "tf_best_head", "tf_rollout",
+    assert {"tf_map", "tf_grid", "tf_step_decoder", "tf_step_cross", "tf_bahdanau", "tf_best_head", "tf_rollout",
                        "tf_snapshot"} == seen
 
 
