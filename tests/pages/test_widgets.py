@@ -1,9 +1,8 @@
-"""The one-line error helper shows user text as typed: markdown specials are escaped."""
+"""ui.widgets: one-line errors with markdown specials escaped, and Export menus that offer a made image only for its own figure."""
 
 import re
 
 import numpy as np
-
 from hypothesis import given
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
