@@ -121,13 +121,18 @@ def image_source() -> tuple[np.ndarray, np.ndarray]:
     source = bound(
         st.radio, "Image", ["Build a scene", "Random scene", "Upload an image"], horizontal=True, key="image_source"
     )
+    # Each choice's controls sit in a container of their own key: a switch of the choice replaces
+    # one container by the other, which the browser did 10–25 ms sooner than matching the old
+    # controls against the new ones place by place (docs/PERFORMANCE.md, eleventh stop).
     if source == "Build a scene":
-        image = scene_builder()
+        with st.container(key="image_builder"):
+            image = scene_builder()
         return image, scene_photo(image)
     if source == "Random scene":
-        seed = bound(st.number_input, "Scene seed", 0, 2**31 - 1, 7, key="scene_seed")
-        scene = random_scene(np.random.default_rng(int(seed)))
-        st.caption(f"True caption: {scene.caption}")
+        with st.container(key="image_random"):
+            seed = bound(st.number_input, "Scene seed", 0, 2**31 - 1, 7, key="scene_seed")
+            scene = random_scene(np.random.default_rng(int(seed)))
+            st.caption(f"True caption: {scene.caption}")
         image = render_clean(scene)
         return image, scene_photo(image)
     upload = st.file_uploader(
