@@ -12,7 +12,7 @@ from models.encdec.records import (
     snapshot_steps,
 )
 from models.registry import TRANSFORMER, get_mechanism, mechanisms_on_page
-from ui.links import bound, linked_text
+from ui.links import bound, linked_text, warn_refused
 from ui.router import ensure_router
 from ui.widgets import checked, escape_markdown, index_in, option_radio, show_figure, show_panels, view_switch
 from viz.encdec import attention_map, decoding_step_figure, head_grid, rollout_figure
@@ -77,6 +77,20 @@ cross = records["cross"]
 st.markdown(f"**Output:** `{cross.meta['output']}`")
 for notice in cross.meta["notices"]:
     st.warning(escape_markdown(notice), icon=":material/info:")
+
+
+# Links made before the views shared their pickers carried one layer and head per view
+# (tf_cross_head=2): they open with the shown view's values in the shared pickers.
+shown_kind = next((k for k, t in KINDS.items() if t == st.query_params.get("tf_view")), "encoder")
+for part, count in zip(("layer", "head"), cross.weights.shape[:2]):
+    old_values = {kind: st.query_params.pop(f"tf_{kind}_{part}") for kind in KINDS if f"tf_{kind}_{part}" in st.query_params}
+    if shown_kind not in old_values or f"tf_{part}" in st.session_state or f"tf_{part}" in st.query_params:
+        continue
+    if old_values[shown_kind] in {str(i) for i in range(count)}:
+        st.session_state[f"tf_{part}"] = int(old_values[shown_kind])
+        st.query_params[f"tf_{part}"] = old_values[shown_kind]
+    else:
+        warn_refused(part.capitalize(), old_values[shown_kind], 0)
 
 
 # The three formulas, typeset once here, outside the fragment below: one inside would be typeset

@@ -80,12 +80,16 @@ def report_refused(key: str, label: str, value: Any, format_func: Callable[[Any]
     raw = _opening_value(key)
     if raw is None or st.query_params.get_all(key) == raw or _shows(raw, value, format_func):
         return
+    shown = format_func(value) if format_func is not None and not isinstance(value, (list, tuple)) else value
+    warn_refused(label, ", ".join(raw), shown)
+
+
+def warn_refused(label: str, given: str, shown: Any) -> None:
+    """Shows the one line of a link's value that a control does not take (`given`, as the URL has it)."""
     from ui.widgets import escape_markdown
 
-    given = escape_markdown(_clip(", ".join(raw)))
-    shown = format_func(value) if format_func is not None and not isinstance(value, (list, tuple)) else value
-    st.warning(f"The link's value for {escape_markdown(label)}, “{given}”, is not one this control takes; "
-               f"it shows {escape_markdown(_clip(str(shown)))}.", icon=":material/link_off:")
+    st.warning(f"The link's value for {escape_markdown(label)}, “{escape_markdown(_clip(given))}”, is not one this "
+               f"control takes; it shows {escape_markdown(_clip(str(shown)))}.", icon=":material/link_off:")
 
 
 def bound(widget: Callable[..., Any], label: str, *args: Any, key: str, **kwargs: Any) -> Any:

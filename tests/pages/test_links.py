@@ -96,6 +96,22 @@ def test_a_link_reopens_the_view_made_by_hand(page_file, params, by_hand):
     assert figures(linked) == figures(made)
 
 
+def test_a_transformer_link_from_before_the_shared_pickers_opens_its_view():
+    # Until 3 December the Transformer's views had a layer and head picker each (tf_cross_head=2).
+    old = open_link("pages/transformer.py", {"tf_view": "Cross-attention", "tf_cross_layer": "1", "tf_cross_head": "2",
+                                             "tf_encoder_head": "3"})
+    new = open_link("pages/transformer.py", {"tf_view": "Cross-attention", "tf_layer": "1", "tf_head": "2"})
+    assert figures(old) == figures(new)
+    assert chart_specs(old)[0]["layout"]["title"]["text"] == "Cross-attention: layer 1, head 2"
+    assert dict(old.query_params) == {"tf_view": "Cross-attention", "tf_layer": "1", "tf_head": "2"}
+    hostile = open_link("pages/transformer.py", {"tf_cross_head": "<b>9", "tf_encoder_layer": "7"})
+    assert (hostile.selectbox(key="tf_layer").value, hostile.selectbox(key="tf_head").value) == (0, 0)
+    assert not dict(hostile.query_params)
+    # The shown view is the encoder's: its layer "7" is refused in one line; the cross head is another view's.
+    assert [w.value for w in hostile.warning] == [
+        "The link's value for Layer, “7”, is not one this control takes; it shows 0."]
+
+
 def test_values_a_control_does_not_take_are_refused_in_one_line_each():
     at = open_link("pages/self_attention.py", {"sa_layer": "99", "sa_head": XSS, "sa_view": "Nowhere", "sa_merge": "x"})
     warnings = [w.value for w in at.warning]
