@@ -184,9 +184,10 @@ def _made_from(record: AttentionRecord, stem: str) -> str:
     return digest.hexdigest()
 
 
-def _make_image(key: str, fmt: str, fig: go.Figure | Callable[[], go.Figure], made_from: str) -> None:
+def _make_image(key: str, fmt: str, fig: go.Figure | Callable[[], go.Figure], record: AttentionRecord, stem: str) -> None:
     # on_click of "PNG image" etc.: renders once (with the exporter's timeouts) and keeps the
     # bytes of this one image in the session until the next image is made.
+    made_from = _made_from(record, stem)
     try:
         st.session_state[MADE_IMAGE] = (key, fmt, figure_bytes(_figure(fig), fmt), None, made_from)
     except (ExportBusy, ExportUnavailable) as error:
@@ -213,10 +214,10 @@ def export_buttons(record: AttentionRecord, fig: go.Figure | Callable[[], go.Fig
     images_ok, hint = image_export_available()
     text_ok = text_export_allowed(record)
     made = st.session_state.get(MADE_IMAGE)
-    made_from = _made_from(record, stem)
-    if made and (made[0] != key or made[4] != made_from):
+    if made and (made[0] != key or made[4] != _made_from(record, stem)):
         # Made for another figure, or for this menu's figure before a control changed it: the
         # menu offers to make the image again rather than save the old one under the new name.
+        # (The digest is taken only for a menu whose own image is kept: one at a time.)
         made = None
     with menu:
         for fmt in IMAGE_FORMATS:
@@ -224,7 +225,7 @@ def export_buttons(record: AttentionRecord, fig: go.Figure | Callable[[], go.Fig
                 st.download_button(f"Save {fmt.upper()}", data=made[2], file_name=f"{stem}.{fmt}", mime=MIME_TYPES[fmt],
                                    key=f"{key}-save-{fmt}", on_click="ignore", type="primary", width="stretch")
                 continue
-            st.button(FORMAT_LABELS[fmt], key=f"{key}-make-{fmt}", on_click=_make_image, args=(key, fmt, fig, made_from),
+            st.button(FORMAT_LABELS[fmt], key=f"{key}-make-{fmt}", on_click=_make_image, args=(key, fmt, fig, record, stem),
                       disabled=not images_ok, help=hint if not images_ok else None,
                       width="stretch")
             if made and made[:2] == (key, fmt) and made[3]:
