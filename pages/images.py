@@ -32,8 +32,9 @@ from ui.widgets import (
     show_panels,
     view_switch,
 )
+from viz.figures import png_data_uri
 from viz.formulas import formula_lines
-from viz.images import caption_figure, captions_figure, patch_figure, png_data_uri
+from viz.images import caption_figure, captions_figure, patch_figure
 
 ensure_router()
 
@@ -122,8 +123,9 @@ def image_source() -> tuple[np.ndarray, np.ndarray]:
         st.radio, "Image", ["Build a scene", "Random scene", "Upload an image"], horizontal=True, key="image_source"
     )
     # Each choice's controls sit in a container of their own key: a switch of the choice replaces
-    # one container by the other, which the browser did 10–25 ms sooner than matching the old
-    # controls against the new ones place by place (docs/PERFORMANCE.md, eleventh stop).
+    # one container by the other rather than matching old controls to new ones place by place.
+    # Scratch runs had it 10–30 ms sooner; bench/ui_latency.py, paired, only within its scatter
+    # (182 → 178 ms: docs/PERFORMANCE.md, eleventh stop).
     if source == "Build a scene":
         with st.container(key="image_builder"):
             image = scene_builder()
