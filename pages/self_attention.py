@@ -20,9 +20,8 @@ from models.transformer.stats import (
 from ui.links import bound, linked_text
 from ui.router import ensure_router
 from ui.transformer import cached_record, cached_rollout, open_clicked_head, warmed_runner
-from ui.widgets import checked, escape_markdown, index_in, option_radio, show_figure, show_panels, view_switch
+from ui.widgets import checked, escape_markdown, index_in, option_radio, show_figure, view_switch
 from viz.compare import difference_heatmap
-from viz.plotly_json import side_by_side
 from viz.transformer import (
     head_heatmap,
     model_view,
@@ -130,16 +129,11 @@ def views(runner, model_dir: str, text: str, text_pair: str) -> None:
 
     if chosen == VIEWS[1]:
         view = model_view_record(record)
-        enlarged = matrix_record(record, record.weights[layer, head], layer=layer, head=head)
-        # The grid and the picked head as one figure of two panels, each with its own Export menu:
-        # a chart costs the browser more than a panel (docs/PERFORMANCE.md, twelfth stop).
-        panels = [
-            (model_view(view, heads_on_top=False), view, "sa_model", "self-attention-model-view", "Export grid"),
-            (head_heatmap(record.weights[layer, head], labels, title=f"Enlarged: layer {layer}, head {head}")
-             .update_yaxes(title=None), enlarged, "sa_enlarged", f"self-attention-layer{layer}-head{head}", "Export head"),
-        ]
-        st.caption("Right: the head picked in the Layer and Head boxes above, enlarged.")
-        show_panels(side_by_side([p[0] for p in panels], widths=[2.3, 1.0], gap=0.1), panels, chart_key="sa_model_chart")
+        show_figure(model_view(view), view, key="sa_model", name="self-attention-model-view")
+        st.markdown(f"**Enlarged: layer {layer}, head {head}** (pick another with the Layer and Head boxes above)")
+        big = head_heatmap(record.weights[layer, head], labels, title=f"Layer {layer}, head {head}")
+        show_figure(big, matrix_record(record, record.weights[layer, head], layer=layer, head=head),
+                    key="sa_enlarged", name=f"self-attention-layer{layer}-head{head}")
 
     if chosen == VIEWS[2]:
         statistic = bound(st.selectbox, "Statistic", STATISTICS, format_func=lambda s: s.label, key="sa_statistic")
@@ -219,15 +213,13 @@ def views(runner, model_dir: str, text: str, text_pair: str) -> None:
         diff = difference_record(map_a, map_b, (labels, labels), (record_b.query_labels,) * 2,
                                  mechanism=record.mechanism, meta={"layer": layer, "head": head,
                                                                   "model": record.meta.get("model")})
-        # A and B as one figure of two panels, each with its own Export menu: a chart costs the
-        # browser more than a panel (docs/PERFORMANCE.md, twelfth stop).
-        panels = [
-            (head_heatmap(map_a, labels, title=f"A: layer {layer}, head {head}"),
-             matrix_record(record, map_a, layer=layer, head=head), "sa_cmp_a", "self-attention-A", "Export A"),
-            (head_heatmap(map_b, record_b.query_labels, title=f"B: layer {layer}, head {head}").update_yaxes(title=None),
-             matrix_record(record_b, map_b, layer=layer, head=head), "sa_cmp_b", "self-attention-B", "Export B"),
-        ]
-        show_panels(side_by_side([p[0] for p in panels], gap=0.12), panels, chart_key="sa_cmp_chart")
+        left, right = st.columns(2)
+        with left:
+            show_figure(head_heatmap(map_a, labels, title=f"A: layer {layer}, head {head}"),
+                        matrix_record(record, map_a, layer=layer, head=head), key="sa_cmp_a", name="self-attention-A")
+        with right:
+            show_figure(head_heatmap(map_b, record_b.query_labels, title=f"B: layer {layer}, head {head}"),
+                        matrix_record(record_b, map_b, layer=layer, head=head), key="sa_cmp_b", name="self-attention-B")
         st.caption(f"{diff.meta['shared_query_tokens']} shared tokens; largest change "
                    f"{diff.meta['max_abs_difference']:.3f}. Red: B attends more; blue: A attends more.")
         show_figure(difference_heatmap(diff, title=f"α_B − α_A, layer {layer}, head {head}"), diff,

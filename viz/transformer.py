@@ -28,8 +28,7 @@ def model_view_cell(shape: tuple[int, int], layer: int, head: int) -> tuple[slic
     return slice(top, top + q), slice(left, left + k)
 
 
-def model_view(view: AttentionRecord, *, title: str | None = None, height: int | None = None,
-               heads_on_top: bool = True) -> go.Figure:
+def model_view(view: AttentionRecord, *, title: str | None = None, height: int | None = None) -> go.Figure:
     """Returns every layer × head map of a ("layer", "head", "query", "key") record as one heatmap:
     layers are bands of rows, heads bands of columns, with an empty line between the maps
     (model_view_cell says where each map lies). Hover names the layer, the head and both tokens.
@@ -39,8 +38,7 @@ def model_view(view: AttentionRecord, *, title: str | None = None, height: int |
     views").
 
     view: models.transformer.stats.model_view_record (maps of long inputs arrive block-averaged,
-    and the title says so). heads_on_top=False puts the head labels under the grid, out of the way
-    of a panel heading (viz.plotly_json.side_by_side turns the title into one).
+    and the title says so).
     """
     if view.leading_axes != ("layer", "head"):
         raise ValueError(f"model_view needs layer and head axes, got {view.axes}")
@@ -73,8 +71,8 @@ def model_view(view: AttentionRecord, *, title: str | None = None, height: int |
     layout = {
         "title": {"text": html.escape(text)},
         "height": height or int(min(max(105 * layers + 100, 240), 1400)),
-        "margin": {"l": 10, "r": 10, "t": 90 if heads_on_top else 50, "b": 10 if heads_on_top else 40},
-        "xaxis": {**axis, "side": "top" if heads_on_top else "bottom", "tickvals": x_ticks, "ticktext": [f"head {h}" for h in range(heads)]},
+        "margin": {"l": 10, "r": 10, "t": 90, "b": 10},
+        "xaxis": {**axis, "side": "top", "tickvals": x_ticks, "ticktext": [f"head {h}" for h in range(heads)]},
         "yaxis": {**axis, "autorange": "reversed", "tickvals": y_ticks,
                   "ticktext": [f"layer {layer}" for layer in range(layers)]},
         "plot_bgcolor": "white",

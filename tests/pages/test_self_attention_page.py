@@ -77,22 +77,15 @@ def test_merging_word_pieces_gives_words_with_rows_summing_to_one(at):
     at.toggle(key="sa_merge").set_value(False).run()
 
 
-def headings(spec: dict) -> list[str]:
-    """Returns the panel headings of a figure of panels (viz.plotly_json.side_by_side), left to right."""
-    return [a["text"].removeprefix("<b>").removesuffix("</b>") for a in spec["layout"]["annotations"]
-            if a.get("yanchor") == "bottom" and a.get("yref") == "paper"]
-
-
 def test_model_view_grid_and_enlarged_head(at):
     view(at, "Model view")
     specs = chart_specs(at)
-    assert len(specs) == 1 and len(specs[0]["data"]) == 2  # one figure: the grid of 6 × 12 maps, the head
-    grid_heading, head_heading = headings(specs[0])
-    assert grid_heading.startswith("Model view: 6 layers × 12 heads")
+    assert len(specs[0]["data"]) == 1  # one heatmap of 6 × 12 maps
+    assert specs[0]["layout"]["title"]["text"].startswith("Model view: 6 layers × 12 heads")
     head = at.session_state["sa_head"]
     layer = at.session_state["sa_layer"]
-    assert head_heading == f"Enlarged: layer {layer}, head {head}"
-    enlarged = chart_data(at, 0, trace=1)
+    assert specs[1]["layout"]["title"]["text"] == f"Layer {layer}, head {head}"
+    enlarged = chart_data(at, 1)
     rows, cols = model_view_cell(enlarged.shape, layer, head)
     np.testing.assert_allclose(chart_data(at, 0)[rows, cols], enlarged, atol=1e-6)
 
@@ -173,23 +166,20 @@ def test_compare_two_texts_shows_the_difference_on_shared_tokens(at):
     at.selectbox(key="sa_head").set_value(4).run()
     view(at, "Compare two texts")
     specs = chart_specs(at)
-    assert len(specs) == 2 and headings(specs[0]) == ["A: layer 2, head 4", "B: layer 2, head 4"]
-    assert "layer 2, head 4" in specs[1]["layout"]["title"]["text"]
+    assert len(specs) == 3 and "layer 2, head 4" in specs[2]["layout"]["title"]["text"]
     runner = shared_runner(None)
     a = runner.attention(at.text_area(key="sa_text").value)
     b = runner.attention(at.text_area(key="sa_text_b").value)
     alignment = align_tokens(a.query_labels, b.query_labels)
     expected = difference_matrix(a.weights[2, 4], b.weights[2, 4], alignment, alignment)
-    np.testing.assert_allclose(chart_data(at, 0), a.weights[2, 4], atol=1e-6)
-    np.testing.assert_allclose(chart_data(at, 0, trace=1), b.weights[2, 4], atol=1e-6)
-    shown = chart_data(at, 1)
+    shown = chart_data(at, 2)
     np.testing.assert_allclose(shown, expected, atol=1e-5)  # NaN where a token is not shared
     assert np.isnan(shown).any() and np.isfinite(shown).any()
-    trace = specs[1]["data"][0]
+    trace = specs[2]["data"][0]
     assert trace["zmid"] == 0 and trace["zmin"] == -trace["zmax"]
-    assert "cat (A only)" in specs[1]["data"][0]["y"] and any("dog (B only)" in y for y in trace["y"])
+    assert "cat (A only)" in specs[2]["data"][0]["y"] and any("dog (B only)" in y for y in trace["y"])
     at.text_area(key="sa_text_b").input(at.text_area(key="sa_text").value).run()
-    assert np.all(chart_data(at, 1) == 0.0), "the same text differs by exactly 0"
+    assert np.all(chart_data(at, 2) == 0.0), "the same text differs by exactly 0"
     at.selectbox(key="sa_layer").set_value(0).run()
     at.selectbox(key="sa_head").set_value(0).run()
 
@@ -261,9 +251,8 @@ def test_another_local_bert_folder_is_used(at, tmp_path, monkeypatch):
     assert any(c.value.startswith("tiny ·") for c in at.caption)
     assert chart_specs(at)[0]["layout"]["title"]["text"] == "Layer 0, head 0"
     view(at, "Model view")
-    spec = chart_specs(at)[0]
-    layout = spec["layout"]
-    assert headings(spec)[0].startswith("Model view: 2 layers × 4 heads")  # the tiny model's
+    layout = chart_specs(at)[0]["layout"]
+    assert layout["title"]["text"].startswith("Model view: 2 layers × 4 heads")  # the tiny model's
     assert len(layout["yaxis"]["ticktext"]) == 2 and len(layout["xaxis"]["ticktext"]) == 4
     at.text_input(key="sa_model_dir").input("").run()
     view(at, "Head view")
