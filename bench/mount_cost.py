@@ -39,12 +39,6 @@ ELEMENTS = {
 }
 
 
-def main_thread_ms(cdp) -> tuple[float, float]:
-    """Returns the page's main-thread (script, style + layout) time so far, ms."""
-    metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
-    return metrics["ScriptDuration"] * 1000.0, (metrics["RecalcStyleDuration"] + metrics["LayoutDuration"]) * 1000.0
-
-
 def measure(browser, element: str, rounds: int) -> dict[str, list[tuple[float, float]]]:
     """Returns {"mount": [(round trip, script, style + layout ms)], "unmount": [...]} for one element."""
     out: dict[str, list[tuple[float, float]]] = {"mount": [], "unmount": []}
@@ -57,10 +51,10 @@ def measure(browser, element: str, rounds: int) -> dict[str, list[tuple[float, f
         options = page.locator('[data-testid="stMain"] .st-key-mount_view button[role="radio"]')
         for index in range(rounds + 1):  # the first round warms up
             for choice, kind in ((1, "mount"), (0, "unmount")):
-                before = main_thread_ms(cdp)
+                before = u.main_thread_ms(cdp)
                 ms = u.timed(page, options.nth(choice).click)
                 u.settle(page)
-                after = main_thread_ms(cdp)
+                after = u.main_thread_ms(cdp)
                 if index and ms is not None:
                     out[kind].append((ms, after[0] - before[0], after[1] - before[1]))
         page.context.close()

@@ -34,11 +34,6 @@ LAYOUTS = {
 }
 
 
-def script_ms(cdp) -> float:
-    metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
-    return metrics["ScriptDuration"] * 1000.0
-
-
 def measure(pw, layout: str, steps: int) -> tuple[list[float], list[float]]:
     """Returns (round trips, script ms) of `steps` slider steps on a fresh server and page."""
     with u.streamlit_server(u.FLOOR_APP, env={"FLOOR_SECTION": layout}) as app:
@@ -57,13 +52,13 @@ def measure(pw, layout: str, steps: int) -> tuple[list[float], list[float]]:
             cdp.send("Performance.enable", {"timeDomain": "threadTicks"})
             trips, script = [], []
             for action in actions[2:]:
-                before = script_ms(cdp)
+                before = u.main_thread_ms(cdp)[0]
                 ms = u.timed(page, action)
                 u.settle(page)
                 time.sleep(0.3)  # let the second paint's tasks finish before reading the counter
                 if ms is not None:
                     trips.append(ms)
-                    script.append(script_ms(cdp) - before)
+                    script.append(u.main_thread_ms(cdp)[0] - before)
             return trips, script
         finally:
             browser.close()
