@@ -24,6 +24,7 @@ from models.options import Option
 from models.record import AttentionRecord, InputError
 from models.registry import Mechanism, warm
 from ui.links import bound, link_box
+from viz.chart_style import house_style
 from viz.export import (
     MIME_TYPES,
     ExportBusy,
@@ -265,8 +266,10 @@ def show_panels(fig: go.Figure,
     panels: (panel figure, record, export key, file name, menu label), left to right. A panel figure
     the page does not draw may be a zero-argument builder: it is built on export only.
     """
-    fig = reserve_tick_margins(upright_numeric_ticks(allow_tick_overflow(fig)))
-    state = st.plotly_chart(fig, key=chart_key, **chart_kwargs)
+    # theme=None: the look is in the figure itself (viz/chart_style.py), which spares the browser a
+    # second full draw of every chart it mounts.
+    fig = house_style(reserve_tick_margins(upright_numeric_ticks(allow_tick_overflow(fig))))
+    state = st.plotly_chart(fig, key=chart_key, theme=None, **chart_kwargs)
     with st.container(horizontal=True):
         for panel_fig, record, key, name, label in panels:
             export_buttons(record, panel_fig, key=key, name=name, label=label)

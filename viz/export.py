@@ -75,10 +75,14 @@ def figure_bytes(fig: go.Figure, fmt: str, *, width: int | None = None, height: 
     """Returns the figure as PNG, SVG, PDF or standalone (offline) HTML bytes."""
     import plotly.io as pio
 
+    from viz.chart_style import styled_spec
+
     fmt = fmt.lower()
+    spec = styled_spec(fig.to_dict())  # the page's look (a copy: the caller's figure stays as it was)
     if fmt == "html":
         # plotly.js embedded (not a CDN link), so the file opens offline.
-        return pio.to_html(fig, include_plotlyjs=True, full_html=True, config={"displaylogo": False}).encode("utf-8")
+        return pio.to_html(spec, include_plotlyjs=True, full_html=True, validate=False,
+                           config={"displaylogo": False}).encode("utf-8")
     if fmt not in ("png", "svg", "pdf"):
         raise ValueError(f"unknown figure format {fmt!r}; use one of {', '.join(FIGURE_FORMATS)}")
     path = chromium_path()
@@ -86,7 +90,7 @@ def figure_bytes(fig: go.Figure, fmt: str, *, width: int | None = None, height: 
         raise ExportUnavailable(INSTALL_HINT)
     width = width or 900
     height = height or int(fig.layout.height or 500)
-    return exporter_for(path).render(fig.to_dict(), fmt, width, height, scale if fmt == "png" else 1)
+    return exporter_for(path).render(spec, fmt, width, height, scale if fmt == "png" else 1)
 
 
 def text_export_allowed(record: AttentionRecord) -> bool:

@@ -5,14 +5,22 @@ each Export menu shown, checks that the numbers of its CSV and JSON exports are 
 the figure draws (tests/pages/exports.py).
 """
 
+import json
+
 from tests.pages.conftest import open_page
 from tests.pages.exports import assert_export_is_the_figure, recording_exports
+from viz.chart_style import FONT_FAMILY
 
 
 def walk(at, calls, *, allow_blocks=(), home=False):
     """Checks every recorded export; returns the keys seen (open_page runs Home first: its
     menu is left out of other pages' walks)."""
     assert not at.exception, at.exception
+    for chart in at.get("plotly_chart"):  # the look is in the figure, not in a theme (viz/chart_style.py)
+        spec = json.loads(chart.proto.spec)
+        assert chart.proto.theme == "" and "template" not in spec["layout"]
+        assert spec["layout"]["font"]["family"] == FONT_FAMILY
+        assert spec["layout"]["datarevision"] and isinstance(spec["layout"]["datarevision"], str)
     seen = set()
     for key, record, fig in calls:
         if key == "home_example" and not home:

@@ -1,0 +1,117 @@
+"""The app's chart look written into each figure (viz/chart_style.py), and its data revision."""
+
+import json
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
+import pytest
+
+from viz import chart_style as cs
+from viz.export import figure_bytes
+from viz.plotly_json import quick_figure, side_by_side
+from viz.transformer import statistic_heatmap
+
+
+def spec(fig: go.Figure) -> dict:
+    return json.loads(fig.to_json())
+
+
+def heatmap(z=None, **layout) -> go.Figure:
+    z = np.arange(6, dtype=np.float32).reshape(2, 3) if z is None else z
+    return go.Figure(go.Heatmap(z=z, x=["a", "b", "c"], y=["p", "q"], colorscale="Viridis"), layout=layout)
+
+
+def test_the_look_is_in_the_layout_and_no_template_is_sent():
+    fig = cs.house_style(heatmap(template="plotly_dark"))
+    layout = spec(fig)["layout"]
+    assert "template" not in layout
+    assert layout["font"]["family"] == cs.FONT_FAMILY and layout["font"]["color"] == cs.TEXT
+    assert layout["paper_bgcolor"] == layout["plot_bgcolor"] == cs.BACKGROUND
+    assert layout["colorway"] == list(cs.COLORWAY)
+    assert layout["title"]["font"]["weight"] == 700 and layout["title"]["x"] == 0
+    assert layout["xaxis"]["showgrid"] is False and layout["yaxis"]["gridcolor"] == cs.GRID
+    assert layout["xaxis"]["tickcolor"] == cs.GRID  # a map's axes have ticks anyway
+
+
+def test_the_figures_own_settings_win():
+    fig = cs.house_style(heatmap(title={"text": "t", "x": 0.5}, margin={"l": 10, "t": 90},
+                                 font={"size": 15}, xaxis={"showgrid": True, "side": "top"}))
+    layout = spec(fig)["layout"]
+    assert layout["title"]["x"] == 0.5 and layout["title"]["text"] == "t"
+    assert layout["margin"] == {"l": 10, "t": 90, "pad": 8, "r": 0}
+    assert layout["font"]["size"] == 15 and layout["font"]["family"] == cs.FONT_FAMILY
+    assert layout["xaxis"]["showgrid"] is True and layout["xaxis"]["side"] == "top"
+
+
+def test_plain_text_titles_take_the_house_font():
+    fig = cs.house_style(quick_figure([{"type": "scatter", "y": [1, 2]}], {"title": "α", "xaxis": {"title": "t"}}))
+    layout = spec(fig)["layout"]
+    assert layout["title"] == {"text": "α", **cs.LAYOUT["title"]}
+    assert layout["xaxis"]["title"]["text"] == "t" and layout["xaxis"]["title"]["font"]["color"] == cs.TEXT
+
+
+def test_running_it_twice_changes_nothing():
+    once = spec(cs.house_style(statistic_heatmap(np.random.default_rng(0).random((3, 4)), statistic="s", selected=(1, 2))))
+    twice = spec(cs.house_style(cs.house_style(statistic_heatmap(np.random.default_rng(0).random((3, 4)),
+                                                                 statistic="s", selected=(1, 2)))))
+    assert once == twice
+
+
+def test_bars_keep_their_category_axis_bare():
+    # A grid or zero-line colour in a layout turns them on where plotly.js draws none by default.
+    bars = cs.house_style(go.Figure([go.Bar(x=[0.2, 0.8], y=["a", "b"], orientation="h"), go.Bar(x=["u", "v"], y=[1, 2])]))
+    layout = spec(bars)["layout"]
+    assert layout["yaxis"]["showgrid"] is False and layout["yaxis"]["zeroline"] is False  # horizontal bars: y
+    assert layout["xaxis"]["showgrid"] is False and layout["xaxis"]["zeroline"] is False  # upright bars: x
+    assert "tickcolor" not in layout["yaxis"]  # a tick colour would turn ticks on
+
+
+def test_traces_without_a_colour_of_their_own_get_the_house_one():
+    fig = cs.house_style(go.Figure([go.Heatmap(z=[[0, 1]]), go.Scatter(y=[1, 2], mode="markers", marker={"size": [5, 9]})]))
+    data = spec(fig)["data"]
+    assert [stop[1] for stop in data[0]["colorscale"]] == list(cs.SEQUENTIAL)
+    assert data[1]["marker"]["line"]["width"] == 0  # plotly.js outlines bubbles; Streamlit's look does not
+    own = cs.house_style(heatmap())
+    assert spec(own)["data"][0]["colorscale"][0][1] == "#440154"  # Viridis stays
+
+
+def test_colour_axes_of_panel_figures_get_the_colour_bar_look():
+    def panel(z):
+        return go.Figure(go.Heatmap(z=z, coloraxis="coloraxis"), layout={"coloraxis": {"cmin": 0}})
+    fig = cs.house_style(side_by_side([panel(np.zeros((2, 3))), panel(np.ones((2, 3)))]))
+    layout = spec(fig)["layout"]
+    axes = {k: layout[k] for k in layout if k.startswith("coloraxis")}
+    assert len(axes) == 2
+    for axis in axes.values():
+        assert axis["cmin"] == 0 and axis["colorbar"]["outlinecolor"] == "transparent" and axis["colorbar"]["tickfont"]["color"] == cs.TEXT
+        assert [stop[1] for stop in axis["colorscale"]] == list(cs.SEQUENTIAL)
+    axes = [k for k in layout if k.startswith(("xaxis", "yaxis"))]
+    assert len(axes) >= 4 and all(layout[k]["gridcolor"] == cs.GRID for k in axes)
+
+
+def test_data_revision_follows_the_data_and_nothing_else():
+    z = np.random.default_rng(1).random((2, 3)).astype(np.float32)
+    same = [cs.house_style(heatmap(z.copy(), title=title)) for title in ("one", "two")]
+    assert same[0].layout.datarevision == same[1].layout.datarevision  # a layout change is not new data
+    changed = z.copy()
+    changed[1, 2] += 1e-6
+    assert cs.house_style(heatmap(changed)).layout.datarevision != same[0].layout.datarevision
+    relabelled = heatmap(z.copy())
+    relabelled.data[0].x = ["a", "b", "d"]
+    assert cs.house_style(relabelled).layout.datarevision != same[0].layout.datarevision
+    as_f64 = cs.house_style(heatmap(z.astype(np.float64)))
+    assert as_f64.layout.datarevision != same[0].layout.datarevision
+
+
+@pytest.mark.parametrize("values", [[1, 2], (1, 2), {"a": [1, 2]}, "12", None, 1.5, np.array(["x", None], dtype=object)])
+def test_data_revision_takes_any_plotly_value(values):
+    assert len(cs.data_revision([{"type": "scatter", "customdata": values}])) == 24
+
+
+def test_html_export_carries_the_look_and_leaves_the_figure_alone():
+    fig = go.Figure(go.Scatter(y=[1.0, 2.0]), layout={"template": pio.templates["plotly"]})
+    page = figure_bytes(fig, "html").decode()
+    assert json.dumps(list(cs.COLORWAY))[1:-1].replace(" ", "") in page.replace(" ", "")
+    assert '"datarevision"' in page
+    assert fig.layout.template.layout.colorway is not None and fig.layout.datarevision is None  # not changed
