@@ -37,6 +37,7 @@ from viz.export import (
 from viz.plotly_json import allow_tick_overflow, reserve_tick_margins, upright_numeric_ticks
 
 T = TypeVar("T")
+CHART_CONFIG = {"modeBarButtonsToRemove": ["autoScale2d"]}
 IMAGE_FORMATS = ("png", "svg", "pdf")
 DATA_FORMATS = ("html", "csv", "json", "npy")
 # session key: (figure key, format, bytes or None, error or None, what it was made from: _made_from)
@@ -267,9 +268,10 @@ def show_panels(fig: go.Figure,
     the page does not draw may be a zero-argument builder: it is built on export only.
     """
     # theme=None: the look is in the figure itself (viz/chart_style.py), which spares the browser a
-    # second full draw of every chart it mounts.
+    # second full draw of every chart it mounts. No Autoscale button: maps show their first row on
+    # top with a fixed range, which autoscaling would turn upside down ("Reset axes" restores it).
     fig = house_style(reserve_tick_margins(upright_numeric_ticks(allow_tick_overflow(fig))))
-    state = st.plotly_chart(fig, key=chart_key, theme=None, **chart_kwargs)
+    state = st.plotly_chart(fig, key=chart_key, theme=None, config=CHART_CONFIG, **chart_kwargs)
     with st.container(horizontal=True):
         for panel_fig, record, key, name, label in panels:
             export_buttons(record, panel_fig, key=key, name=name, label=label)

@@ -90,8 +90,14 @@ def heatmap(
         "title": {"text": html.escape(title) if title else None},
         "height": height or _axis_size(len(ys)),
         "margin": {"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
-        "xaxis": {"title": {"text": key_title or "key"}, "side": "bottom", "tickangle": -45, **_tick_subset(xs)},
-        "yaxis": {"title": {"text": query_title or "query"}, "autorange": "reversed", **_tick_subset(ys)},
+        # Category axes: tokens are names, and "1 2 3 4 5 6 7 8 cat" would otherwise make plotly.js
+        # read the labels as numbers and drop [CLS], cat and [SEP]. The first query on top as a fixed
+        # range, not autorange "reversed": with that, the browser's second pass over a mounted chart
+        # redrew it all again (bench/plotly_draw.py).
+        "xaxis": {"title": {"text": key_title or "key"}, "side": "bottom", "tickangle": -45, "type": "category",
+                  **_tick_subset(xs)},
+        "yaxis": {"title": {"text": query_title or "query"}, "type": "category", "range": [len(ys) - 0.5, -0.5],
+                  **_tick_subset(ys)},
     }
     return quick_figure([trace], layout)
 

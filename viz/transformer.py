@@ -73,7 +73,7 @@ def model_view(view: AttentionRecord, *, title: str | None = None, height: int |
         "height": height or int(min(max(105 * layers + 100, 240), 1400)),
         "margin": {"l": 10, "r": 10, "t": 90, "b": 10},
         "xaxis": {**axis, "side": "top", "tickvals": x_ticks, "ticktext": [f"head {h}" for h in range(heads)]},
-        "yaxis": {**axis, "autorange": "reversed", "tickvals": y_ticks,
+        "yaxis": {**axis, "range": [len(ys) - 0.5, -0.5], "tickvals": y_ticks,  # top down (see viz.figures.heatmap)
                   "ticktext": [f"layer {layer}" for layer in range(layers)]},
         "plot_bgcolor": "white",
     }
@@ -197,8 +197,9 @@ def pair_blocks_figure(
             row=index // 2 + 1,
             col=index % 2 + 1,
         )
-    fig.update_yaxes(autorange="reversed", tickfont={"size": 10})
-    fig.update_xaxes(tickangle=-45, tickfont={"size": 10})
+    # Category axes, so that tokens like "1" and "2" stay names (see viz.figures.heatmap).
+    fig.update_yaxes(type="category", autorange="reversed", tickfont={"size": 10})
+    fig.update_xaxes(type="category", tickangle=-45, tickfont={"size": 10})
     longest = max(len(names["A"]), len(names["B"]))
     fig.update_layout(
         title={"text": html.escape(title) if title else None},

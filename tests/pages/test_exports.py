@@ -19,6 +19,7 @@ def walk(at, calls, *, allow_blocks=(), home=False):
     for chart in at.get("plotly_chart"):  # the look is in the figure, not in a theme (viz/chart_style.py)
         spec = json.loads(chart.proto.spec)
         assert chart.proto.theme == "" and "template" not in spec["layout"]
+        assert "autoScale2d" in json.loads(chart.proto.config)["modeBarButtonsToRemove"]
         assert spec["layout"]["font"]["family"] == FONT_FAMILY
         assert spec["layout"]["datarevision"] and isinstance(spec["layout"]["datarevision"], str)
     seen = set()

@@ -27,7 +27,16 @@ def test_heatmap_puts_queries_on_y_keys_on_x_with_colorbar_and_hover():
     assert list(trace.y) == ["a", "b"] and list(trace.x) == ["x", "y", "z"]
     assert "%{z:.4f}" in trace.hovertemplate and "%{y}" in trace.hovertemplate and "%{x}" in trace.hovertemplate
     assert trace.colorbar.title.text == "α"
-    assert fig.layout.yaxis.autorange == "reversed"
+    assert fig.layout.yaxis.range == (1.5, -0.5) and not fig.layout.yaxis.autorange  # first query on top
+    assert fig.layout.xaxis.type == fig.layout.yaxis.type == "category"
+
+
+def test_tokens_that_look_like_numbers_stay_tokens():
+    # plotly.js would read mostly numeric labels as a linear axis and drop [CLS], cat and [SEP].
+    tokens = ("[CLS]", *"12345678", "cat", "[SEP]")
+    fig = figures.attention_heatmap(record(q=tokens, k=tokens))
+    assert fig.layout.xaxis.type == fig.layout.yaxis.type == "category"
+    assert list(fig.data[0].y) == list(tokens) and fig.layout.yaxis.range == (10.5, -0.5)
 
 
 def test_labels_are_escaped_and_repeats_stay_separate():

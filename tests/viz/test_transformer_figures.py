@@ -93,6 +93,8 @@ def test_pair_blocks_figure_slices_the_four_blocks_with_escaped_labels():
     assert "<img" not in "".join(fig.data[0].y) and "&lt;img" in fig.data[0].y[1]
     assert len(set(fig.data[3].x)) == 3  # repeated "b" kept apart
     assert tv.segment_title(segments) == "A: 3 tokens, B: 3 tokens"
+    axes = [fig.layout[name] for name in fig.layout if name[1:5] == "axis"]
+    assert len(axes) == 8 and all(axis.type == "category" for axis in axes)  # "1", "2" stay tokens
 
 
 def test_head_heatmap_titles_axes():
