@@ -15,6 +15,12 @@ plotly.py ships, which may differ in version from Streamlit's. It never asserts 
 A second table is what a control pays when a figure is already drawn: Plotly.react from one figure
 to another (the images page's caption panels, one object ↔ two objects, and one object again), from
 the call to the promise, with fresh arrays each time as a new message brings them.
+
+A third table is what a chart costs when Streamlit's component mounts it: a first Plotly.react, then
+the react its theme pass makes (the same figure through JSON and back: new objects, same values).
+Each figure is measured twice: with a template, as st.plotly_chart's default theme sends it, and with
+the look written into its layout and a data revision (viz/chart_style.py of this checkout, as the app
+sends it since the thirteenth stop). A template is compared by identity, so a new one is a full redraw.
 """
 
 from __future__ import annotations
@@ -43,8 +49,14 @@ def figures(root: Path) -> dict[str, str]:
     from viz import images, plotly_json
     from viz.induction import copy_view, head_pattern, training_curves
 
+    try:
+        from viz.chart_style import house_style
+    except ImportError:  # an older checkout: its figures went out with Streamlit's theme
+        def house_style(fig: go.Figure) -> go.Figure:
+            return fig
+
     def shown(fig: go.Figure, reserve: bool = True) -> str:
-        fig = plotly_json.allow_tick_overflow(fig)
+        fig = house_style(plotly_json.allow_tick_overflow(fig))
         if hasattr(plotly_json, "upright_numeric_ticks"):
             fig = plotly_json.upright_numeric_ticks(fig)
         if reserve and hasattr(plotly_json, "reserve_tick_margins"):
@@ -77,8 +89,63 @@ def figures(root: Path) -> dict[str, str]:
 
     bahdanau = get_mechanism("bahdanau").build({"text": "9 May 2018"})
     out["seq2seq: Bahdanau alignment (one heatmap, its own colour bar)"] = shown(record_figure(bahdanau))
+    out["_mount"] = mount_figures()
     out["_plotly_js"] = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_text()
     return out
+
+
+def mount_figures() -> dict[str, str]:
+    """name → figure JSON for the mount table: each figure as the app prepares it (ui.widgets.show_panels'
+    axis settings), sent with a template as Streamlit's default theme makes it (the theme's trace
+    defaults, and its layout look, which the browser component writes into the template), and with this
+    checkout's look written into the layout instead (viz/chart_style.py)."""
+    import copy
+
+    import numpy as np
+    import plotly.graph_objects as go
+    import plotly.io as pio
+    import streamlit  # noqa: F401  (registers plotly.io.templates["streamlit"], the default theme's)
+
+    sys.path.insert(0, str(ROOT))
+    from viz import chart_style
+    from viz.plotly_json import allow_tick_overflow, reserve_tick_margins, upright_numeric_ticks
+    from viz.transformer import head_heatmap, statistic_heatmap
+
+    rng = np.random.default_rng(0)
+    labels = [f"token{i}" for i in range(24)]
+    builders = {
+        "64 × 64 heatmap (the floor's)": lambda: go.Figure(go.Heatmap(z=rng.random((64, 64)))),
+        "self-attention head, 24 × 24": lambda: head_heatmap(rng.random((24, 24)).astype(np.float32), labels, title="head"),
+        "head statistics, 6 × 12, values in cells": lambda: statistic_heatmap(
+            rng.random((6, 12)).astype(np.float32), statistic="entropy", selected=(1, 2)),
+    }
+    look = {**chart_style.LAYOUT, "xaxis": chart_style.X_AXIS, "yaxis": chart_style.Y_AXIS,
+            "coloraxis": chart_style.COLOR_AXIS}
+    template = {"data": pio.templates["streamlit"].to_plotly_json()["data"], "layout": look}
+    out = {}
+    for name, build in builders.items():
+        fig = build()
+        if "floor" not in name:  # the floor app draws its figure as it is
+            fig = reserve_tick_margins(upright_numeric_ticks(allow_tick_overflow(fig)))
+        themed = json.loads(fig.to_json())
+        themed["layout"]["template"] = copy.deepcopy(template)
+        out[f"{name}, Streamlit's theme (a template)"] = json.dumps(themed)
+        out[f"{name}, look in the layout"] = chart_style.house_style(fig).to_json()
+    return out
+
+
+# A mount in Streamlit's chart component: Plotly.react, then react again to the same figure through
+# JSON (its theme pass). The ms of each call, to its promise.
+MOUNT = """async ([spec, host]) => {
+    const el = document.getElementById(host); el.innerHTML = '';
+    const div = document.createElement('div'); el.appendChild(div);
+    const first = JSON.parse(spec);
+    const start = performance.now();
+    await Plotly.react(div, first.data, first.layout);
+    const middle = performance.now();
+    const again = JSON.parse(spec);
+    await Plotly.react(div, again.data, again.layout);
+    return [middle - start, performance.now() - middle]; }"""
 
 
 # Plotly.react from figure a to figure b and back, `times` times: the ms of each call (to its promise).
@@ -113,6 +180,8 @@ def main() -> None:
     args = parser.parse_args()
     specs = figures(args.root.resolve())
     script = specs.pop("_plotly_js")
+    mounts = specs.pop("_mount")
+    mounted: dict[str, list[list[float]]] = {name: [] for name in mounts}
     one = specs.pop("_react: images, one object", None)
     two = specs.get("images: soft and hard panels in one figure")
     pairs = {"images panels: one object ↔ two objects": (one, two), "images panels: one object ↔ one object": (one, one)}
@@ -130,6 +199,11 @@ def main() -> None:
                 took = page.evaluate(DRAW, [spec, "host"])
                 if i >= 2:
                     times[name].append(took)
+        for i in range(args.repeat):
+            for name, spec in mounts.items():
+                took = page.evaluate(MOUNT, [spec, "host"])
+                if i >= 2:
+                    mounted[name].append(took)
         for _ in range(2):  # round-robin again, so that drift falls on both pairs alike
             for name in reacts:
                 reacts[name] += page.evaluate(REACT, [*pairs[name], max(args.repeat // 4, 2), "host"])[2:]
@@ -145,8 +219,14 @@ def main() -> None:
         print("\n| Plotly.react between two figures | median ms | n |\n|---|---:|---:|")
         for name, took in reacts.items():
             print(f"| {name} | {statistics.median(took):.1f} | {len(took)} |")
+    print("\n| a chart's mount in Streamlit's component | first draw ms | theme pass's react ms | both ms | n |"
+          "\n|---|---:|---:|---:|---:|")
+    for name, took in mounted.items():
+        first, again = (statistics.median(t[i] for t in took) for i in (0, 1))
+        both = statistics.median(a + b for a, b in took)
+        print(f"| {name} | {first:.1f} | {again:.1f} | {both:.1f} | {len(took)} |")
     if args.json:
-        args.json.write_text(json.dumps({**times, **reacts}, indent=1))
+        args.json.write_text(json.dumps({**times, **reacts, **mounted}, indent=1))
 
 
 if __name__ == "__main__":
