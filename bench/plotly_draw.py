@@ -134,12 +134,15 @@ def mount_figures() -> dict[str, str]:
     return out
 
 
+# Each measurement draws into a new <div> in the host element, emptied first.
+FRESH_DIV = """    const el = document.getElementById(host); el.innerHTML = '';
+    const div = document.createElement('div'); el.appendChild(div);
+"""
+
 # A mount in Streamlit's chart component: Plotly.react, then react again to the same figure through
 # JSON (its theme pass). The ms of each call, to its promise.
 MOUNT = """async ([spec, host]) => {
-    const el = document.getElementById(host); el.innerHTML = '';
-    const div = document.createElement('div'); el.appendChild(div);
-    const first = JSON.parse(spec);
+""" + FRESH_DIV + """    const first = JSON.parse(spec);
     const start = performance.now();
     await Plotly.react(div, first.data, first.layout);
     const middle = performance.now();
@@ -150,9 +153,7 @@ MOUNT = """async ([spec, host]) => {
 
 # Plotly.react from figure a to figure b and back, `times` times: the ms of each call (to its promise).
 REACT = """async ([a, b, times, host]) => {
-    const el = document.getElementById(host); el.innerHTML = '';
-    const div = document.createElement('div'); el.appendChild(div);
-    const figs = [JSON.parse(a), JSON.parse(b)], out = [];
+""" + FRESH_DIV + """    const figs = [JSON.parse(a), JSON.parse(b)], out = [];
     await Plotly.newPlot(div, figs[0].data, figs[0].layout);
     for (let i = 1; i <= 2 * times; i++) {
         const fig = JSON.parse(JSON.stringify(figs[i % 2]));  // new arrays, as a new message brings
@@ -164,9 +165,7 @@ REACT = """async ([a, b, times, host]) => {
     return out; }"""
 
 DRAW = """async ([spec, host]) => {
-    const el = document.getElementById(host); el.innerHTML = '';
-    const div = document.createElement('div'); el.appendChild(div);
-    const fig = JSON.parse(spec);
+""" + FRESH_DIV + """    const fig = JSON.parse(spec);
     const start = performance.now();
     await Plotly.newPlot(div, fig.data, fig.layout);
     return performance.now() - start; }"""
