@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import re
 from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
+
+from viz.plotly_json import _AXIS_NAME, _OWN_COLORBAR, _axis_of
 
 FONT_FAMILY = '"Source Sans", sans-serif'
 TEXT = "#808495"  # Streamlit's chart text (axis labels, ticks, legend titles)
@@ -59,11 +60,9 @@ COLOR_AXIS = {"colorscale": [[i / (len(SEQUENTIAL) - 1), c] for i, c in enumerat
               "colorbar": {"thickness": 16, "xpad": 24, "ticklabelposition": "outside", "outlinecolor": "transparent",
                            "outlinewidth": 8, "len": 0.75, "y": 0.5745, "title": {"font": {"color": TEXT, "size": 14}},
                            "tickfont": {"color": TEXT, "size": 12}}}
-_MAPS = {"heatmap", "contour", "histogram2d", "histogram2dcontour"}  # traces with a colorscale of their own
 # Traces whose category axis plotly.js draws without grid lines. A grid or zero-line colour written
 # into the layout (unlike one in a template) would turn them on.
 _ORIENTED = {"bar", "box", "violin", "funnel"}
-_AXIS_KEY = re.compile(r"[xy]axis\d*")
 
 
 def house_style(fig: go.Figure) -> go.Figure:
@@ -84,14 +83,14 @@ def styled_spec(spec: dict[str, Any]) -> dict[str, Any]:
     layout.pop("template", None)
     for trace in data:
         if trace.get("type") in _ORIENTED:  # their category axis draws no grid and no zero line
-            _under(_axis_of(layout, trace, "y" if trace.get("orientation") == "h" else "x"),
+            _under(_axis_dict(layout, trace, "y" if trace.get("orientation") == "h" else "x"),
                    {"showgrid": False, "zeroline": False})
-        if trace.get("type") in _MAPS or trace.get("type") == "image":  # their axes have ticks
+        if trace.get("type") in _OWN_COLORBAR or trace.get("type") == "image":  # their axes have ticks
             for along in "xy":
-                _under(_axis_of(layout, trace, along), {"tickcolor": GRID})
+                _under(_axis_dict(layout, trace, along), {"tickcolor": GRID})
     _titled(layout)
     _under(layout, LAYOUT)
-    for key in [k for k in layout if _AXIS_KEY.fullmatch(k)] + ["xaxis", "yaxis"]:
+    for key in [k for k in layout if _AXIS_NAME.fullmatch(k)] + ["xaxis", "yaxis"]:
         if isinstance(layout.setdefault(key, {}), dict):
             _titled(layout[key])
             _under(layout[key], X_AXIS if key[0] == "x" else Y_AXIS)
@@ -101,7 +100,7 @@ def styled_spec(spec: dict[str, Any]) -> dict[str, Any]:
     for trace in data:
         if trace.get("type", "scatter") == "scatter":  # no outline round bubbles (plotly.js draws one)
             _under(trace.setdefault("marker", {}), {"line": {"width": 0}})
-        if trace.get("type") in _MAPS and trace.get("colorscale") is None and "coloraxis" not in trace:
+        if trace.get("type") in _OWN_COLORBAR and trace.get("colorscale") is None and "coloraxis" not in trace:
             trace["colorscale"] = copy.deepcopy(COLOR_AXIS["colorscale"])
     layout["datarevision"] = data_revision(data)
     return spec
@@ -134,9 +133,9 @@ def _feed(digest: Any, value: Any) -> None:
         digest.update(f"{type(value).__name__}{value!r},".encode())
 
 
-def _axis_of(layout: dict[str, Any], trace: dict[str, Any], along: str) -> dict[str, Any]:
+def _axis_dict(layout: dict[str, Any], trace: dict[str, Any], along: str) -> dict[str, Any]:
     # The layout's dict of the trace's x or y axis ("x3" → layout["xaxis3"]), made if missing.
-    axis = layout.setdefault(f"{along}axis{str(trace.get(along + 'axis') or along)[1:]}", {})
+    axis = layout.setdefault(_axis_of(trace, along), {})
     return axis if isinstance(axis, dict) else {}
 
 
