@@ -24,7 +24,7 @@ from models.options import Option
 from models.record import AttentionRecord, InputError
 from models.registry import Mechanism, warm
 from ui.links import bound, link_box
-from viz.chart_style import house_style
+from viz.chart_style import for_the_page
 from viz.export import (
     MIME_TYPES,
     ExportBusy,
@@ -34,7 +34,6 @@ from viz.export import (
     image_export_available,
     text_export_allowed,
 )
-from viz.plotly_json import allow_tick_overflow, reserve_tick_margins, upright_numeric_ticks
 
 T = TypeVar("T")
 CHART_CONFIG = {"modeBarButtonsToRemove": ["autoScale2d"]}
@@ -270,7 +269,7 @@ def show_panels(fig: go.Figure,
     # theme=None: the look is in the figure itself (viz/chart_style.py), which spares the browser a
     # second full draw of every chart it mounts. No Autoscale button: maps show their first row on
     # top with a fixed range, which autoscaling would turn upside down ("Reset axes" restores it).
-    fig = house_style(reserve_tick_margins(upright_numeric_ticks(allow_tick_overflow(fig))))
+    fig = for_the_page(fig)
     state = st.plotly_chart(fig, key=chart_key, theme=None, config=CHART_CONFIG, **chart_kwargs)
     with st.container(horizontal=True):
         for panel_fig, record, key, name, label in panels:

@@ -9,7 +9,11 @@ in Chromium; docs/PERFORMANCE.md, thirteenth stop).
 
 So the app shows its figures with `theme=None`, without a template, with the same look written
 into the layout here, and with `layout.datarevision` set from the data: Plotly.react then knows
-that nothing it was given is new and skips the redraw. Exports get the same look
+that nothing it was given is new and skips the redraw. One more thing defeats that: plotly.py
+sends a numpy vector as a base64 typed array, which plotly.js decodes into a new Float32Array on
+every pass, and its diff (which tests `Array.isArray`) takes any typed array for a changed value:
+the playground's three panels were drawn twice over, 45 ms and then 48 ms. So vectors go as plain
+JSON lists (`plain_vectors`); a 2-D `z` is decoded into an Array of rows, which the diff passes. Exports get the same look
 (viz/export.py), so a PNG is drawn as the page shows it.
 
 The values are Streamlit 1.67's light chart theme (the app pins `base = "light"`), as its
@@ -26,7 +30,14 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.plotly_json import _AXIS_NAME, _OWN_COLORBAR, _axis_of
+from viz.plotly_json import (
+    _AXIS_NAME,
+    _OWN_COLORBAR,
+    _axis_of,
+    allow_tick_overflow,
+    reserve_tick_margins,
+    upright_numeric_ticks,
+)
 
 FONT_FAMILY = '"Source Sans", sans-serif'
 TEXT = "#808495"  # Streamlit's chart text (axis labels, ticks, legend titles)
@@ -63,6 +74,13 @@ COLOR_AXIS = {"colorscale": [[i / (len(SEQUENTIAL) - 1), c] for i, c in enumerat
 # Traces whose category axis plotly.js draws without grid lines. A grid or zero-line colour written
 # into the layout (unlike one in a template) would turn them on.
 _ORIENTED = {"bar", "box", "violin", "funnel"}
+
+
+def for_the_page(fig: go.Figure) -> go.Figure:
+    """Readies a figure to be shown (changed in place; returns it): tick labels that may overflow,
+    numeric ticks upright, margins reserved for labels and colour bars (viz/plotly_json.py), then
+    the house look and data revision. Drawn once on mount, and not again by Streamlit's second pass."""
+    return house_style(reserve_tick_margins(upright_numeric_ticks(allow_tick_overflow(fig))))
 
 
 def house_style(fig: go.Figure) -> go.Figure:
@@ -102,8 +120,41 @@ def styled_spec(spec: dict[str, Any]) -> dict[str, Any]:
             _under(trace.setdefault("marker", {}), {"line": {"width": 0}})
         if trace.get("type") in _OWN_COLORBAR and trace.get("colorscale") is None and "coloraxis" not in trace:
             trace["colorscale"] = copy.deepcopy(COLOR_AXIS["colorscale"])
+        plain_vectors(trace)
     layout["datarevision"] = data_revision(data)
     return spec
+
+
+# Longest vector sent as a JSON list: plotly.py's encoder writes ~1 µs a float, against ~0.05 µs
+# as base64. The app's vectors (bars, lines, points, a 1,000-step curve) are far shorter.
+MAX_PLAIN = 20_000
+SIGNIFICANT = 7  # float32 holds ~7.2 significant decimal digits; shorter numbers, nothing lost on screen
+
+
+def plain_vectors(container: dict[str, Any]) -> None:
+    """Replaces, in place and at any depth, every numeric 1-D numpy array of `container` (a trace)
+    of at most MAX_PLAIN values with a list: floats rounded to SIGNIFICANT digits, NaN and ±inf
+    as None (plotly.js's gap, what the encoder would write for them)."""
+    for key, value in container.items():
+        if isinstance(value, dict):
+            plain_vectors(value)
+        elif isinstance(value, np.ndarray) and value.ndim == 1 and value.size <= MAX_PLAIN and value.dtype.kind in "fiub":
+            container[key] = _rounded(value) if value.dtype.kind == "f" else value.tolist()
+
+
+def _rounded(values: np.ndarray) -> list[float | None]:
+    # x → round(x · 10^k) / 10^k with k = SIGNIFICANT − 1 − ⌊log10 |x|⌋: an integer over an exact power
+    # of ten, which IEEE division rounds to the double nearest that decimal, so Python writes it short.
+    x = values.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        k = (SIGNIFICANT - 1) - np.floor(np.log10(np.abs(x)))
+        exact = np.isfinite(k) & (np.abs(k) <= 22)  # 10^k is exact up to 10^22; others stay as they are
+        scale = 10.0 ** np.where(exact, np.abs(k), 0.0)
+        rounded = np.where(k >= 0, np.round(x * scale) / scale, np.round(x / scale) * scale)
+    out = np.where(exact, rounded, x).tolist()
+    if not np.isfinite(x).all():
+        out = [v if v == v and abs(v) != float("inf") else None for v in out]
+    return out
 
 
 def data_revision(data: list[dict[str, Any]]) -> str:

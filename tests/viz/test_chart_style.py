@@ -6,6 +6,9 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 from viz import chart_style as cs
 from viz.export import figure_bytes
@@ -115,3 +118,34 @@ def test_html_export_carries_the_look_and_leaves_the_figure_alone():
     assert json.dumps(list(cs.COLORWAY))[1:-1].replace(" ", "") in page.replace(" ", "")
     assert '"datarevision"' in page
     assert fig.layout.template.layout.colorway is not None and fig.layout.datarevision is None  # not changed
+
+
+def test_vectors_go_as_short_lists_and_maps_stay_base64():
+    third = np.array([1 / 3, 2 / 3, 0.1], np.float32)
+    fig = quick_figure([{"type": "bar", "x": np.arange(3), "y": third},
+                        {"type": "scatter", "x": third, "y": third, "marker": {"size": 10 + 40 * third}},
+                        {"type": "heatmap", "z": np.outer(third, third)}], {})
+    data = json.loads(pio.to_json(cs.house_style(fig), validate=False))["data"]
+    assert data[0]["x"] == [0, 1, 2] and data[0]["y"] == [0.3333333, 0.6666667, 0.1]
+    assert data[1]["marker"]["size"] == [23.33333, 36.66667, 14.0]
+    assert "bdata" in data[2]["z"]  # a 2-D z is decoded into an Array of rows, which react passes
+
+
+def test_gaps_in_a_vector_go_as_null_and_long_vectors_stay_base64():
+    gappy = np.array([1.0, np.nan, np.inf, -np.inf, 2.0], np.float32)
+    long = np.zeros(cs.MAX_PLAIN + 1, np.float32)
+    fig = quick_figure([{"type": "scatter", "y": gappy}, {"type": "scatter", "y": long}], {})
+    data = json.loads(pio.to_json(cs.house_style(fig), validate=False))["data"]
+    assert data[0]["y"] == [1.0, None, None, None, 2.0]
+    assert "bdata" in data[1]["y"]
+
+
+@given(arrays(np.float32, st.integers(1, 50), elements=st.floats(allow_nan=False, allow_infinity=False, width=32)))
+def test_rounded_vectors_keep_seven_significant_digits(values):
+    shown = np.array(cs._rounded(values), np.float64)
+    exact = values.astype(np.float64)
+    # Half a unit in the 7th digit, and at most the float32 value's own rounding beyond 10^±22.
+    assert np.all(np.abs(shown - exact) <= 5.000001e-7 * np.abs(exact))
+    assert all(len(repr(v)) <= 24 for v in shown.tolist())
+    tame = (np.abs(exact) >= 1e-15) & (np.abs(exact) <= 1e15)
+    assert all(len(repr(v)) <= 18 for v in shown[tame].tolist())  # short: 7 digits, a sign, a point and zeros

@@ -1,0 +1,67 @@
+"""plotly.js in Chromium: a shown figure, handed to Plotly.react again as Streamlit's chart component
+does after mounting it (the same spec, JSON out and back in), is not drawn a second time."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import plotly
+import plotly.io as pio
+import pytest
+
+from viz.chart_style import for_the_page
+from viz.figures import bars_over_heatmap, heatmap, vectors_2d, weight_bars
+from viz.plotly_json import side_by_side
+
+pytestmark = pytest.mark.e2e
+
+PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+
+# newPlot, then react to a fresh copy of the same spec: whether plotly.js computed the traces
+# again (gd.calcdata is rebuilt when a react finds changed data, then everything is drawn anew; a
+# react that finds nothing new keeps it and redraws nothing).
+RECOMPUTED_ON_REACT = """async (spec) => {
+    const host = document.getElementById('host');
+    Plotly.purge(host);
+    let fig = JSON.parse(spec);
+    await Plotly.newPlot(host, fig.data, fig.layout);
+    const before = host.calcdata;
+    fig = JSON.parse(JSON.stringify(JSON.parse(spec)));
+    await Plotly.react(host, fig.data, fig.layout);
+    return host.calcdata !== before;
+}"""
+
+
+def playground_like():
+    """Bars, bars over a one-row map, and points: the Playground's three panels, as one figure."""
+    labels = ["cat", "dog", "car", "truck", "bicycle"]
+    alpha = np.array([0.4, 0.34, 0.06, 0.07, 0.13], np.float32)
+    points = np.random.default_rng(0).random((5, 2)).astype(np.float32)
+    weights = bars_over_heatmap(weight_bars(alpha, labels, title="α"),
+                                heatmap(alpha[None, :], ["query"], labels, title="", height=220))
+    return side_by_side([weight_bars(alpha * 3, labels, title="scores"), weights,
+                         vectors_2d(points, labels, weights=alpha, highlight=alpha @ points)], height=480)
+
+
+@pytest.fixture
+def plot_page(page):
+    page.set_content("<html><body><div id='host' style='width:940px'></div></body></html>")
+    page.add_script_tag(path=str(PLOTLY_JS))
+    return page
+
+
+def test_a_shown_figure_is_not_drawn_again_by_the_second_pass(plot_page):
+    shown = pio.to_json(for_the_page(playground_like()), validate=False)  # as show_panels sends it
+    vectors = [t[k] for t in json.loads(shown)["data"] for k in ("y", "customdata") if t["type"] != "heatmap" and k in t]
+    assert vectors and all(isinstance(v, list) for v in vectors)  # not {"dtype", "bdata"}
+    assert plot_page.evaluate(RECOMPUTED_ON_REACT, shown) is False
+
+
+def test_a_base64_vector_would_be_drawn_again(plot_page):
+    # Why the vectors go as lists: plotly.js decodes a base64 vector into a new typed array on
+    # every pass, and its diff takes that for changed data, datarevision or not.
+    fig = for_the_page(playground_like())
+    fig.data[0].y = np.asarray(fig.data[0].y, np.float32)  # back to numpy: sent as base64
+    sent = pio.to_json(fig, validate=False)
+    assert "bdata" in json.loads(sent)["data"][0]["y"]
+    assert plot_page.evaluate(RECOMPUTED_ON_REACT, sent) is True
