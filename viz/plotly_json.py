@@ -168,6 +168,28 @@ def _colorbar_room(bar: dict, size: float) -> float:
     return max(0.0, (x - 1) * (1400 if x > 1 else 600) + pad + body + pad)
 
 
+_LEGEND_ROW = 29  # px: the height plotly.js gave a one-row legend at font 12 in Chromium
+
+
+def _legend_room(layout: dict, data, size: float, *, bottom: float, pad: float) -> float:
+    # Top margin (px) a one-row horizontal legend set above the plot (y >= 1, yanchor "bottom")
+    # needs, 0 for any other legend. plotly.js pushes the top margin by the legend's height plus
+    # `pad` (12 px, or the smallest margin if less) at paper height y: the plot area of height
+    # H = height - top - bottom ends under it, so top >= height - bottom - (height - bottom - room) / y.
+    legend = layout.get("legend") or {}
+    y = legend.get("y")
+    if layout.get("showlegend") is False or legend.get("orientation") != "h" or legend.get("yanchor") != "bottom" \
+            or not isinstance(y, (int, float)) or y < 1:
+        return 0.0
+    names = [t.get("name") or "" for t in data if t.get("showlegend", t.get("type") not in NOT_LISTED) is not False]
+    font = float((legend.get("font") or {}).get("size") or size)
+    if (layout.get("showlegend") is None and len(names) < 2) or sum(40 + label_width(n, font) for n in names) > 500:
+        return 0.0  # no legend, or one that may wrap to more rows: left to automargin
+    height = float(layout.get("height") or 450)
+    room = _LEGEND_ROW * font / 12 + pad
+    return height - bottom - (height - bottom - room) / y
+
+
 def reserve_tick_margins(fig: go.Figure) -> go.Figure:
     """Widens `fig`'s margins to hold its outer axes' tick labels and titles (estimated from their
     text), and its colour bars; returns fig. A margin never shrinks, and automargin stays on as the
@@ -224,6 +246,11 @@ def reserve_tick_margins(fig: go.Figure) -> go.Figure:
         needed["r"] = max(needed.get("r", 0), *bars)
     wider = {side: math.ceil(px) for side, px in needed.items()
              if math.ceil(px) > margin.get(side, _DEFAULT_MARGIN)}
+    final = {side: wider.get(side, margin.get(side, _DEFAULT_MARGIN)) for side in "lrtb"}
+    # plotly.js pads a push by 12 px or the smallest margin; a widened top margin is not the smallest
+    top = _legend_room(layout, data, size, bottom=final["b"], pad=min(12, final["l"], final["r"], final["b"]))
+    if math.ceil(top) > final["t"]:
+        wider["t"] = math.ceil(top)
     if wider:
         fig.update_layout(margin={**margin, **wider})
     return fig

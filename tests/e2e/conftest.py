@@ -123,13 +123,13 @@ def plotly_traces(page) -> list:
 
 
 def pushed_margins(page) -> list[dict]:
-    """Returns, for every plotly chart on the page, the sides (l, b, r) whose margin plotly.js widened
-    after drawing to fit the tick labels or a colour bar: {side: [margin asked, margin drawn]}. Empty
-    when the margins reserved for them (viz.plotly_json.reserve_tick_margins) held."""
+    """Returns, for every plotly chart on the page, the sides (l, b, r, t) whose margin plotly.js widened
+    after drawing to fit the tick labels, a colour bar or a legend over the plot: {side: [margin asked,
+    margin drawn]}. Empty when the margins reserved for them (viz.plotly_json.reserve_tick_margins) held."""
     return page.evaluate(
         """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd => {
             const size = gd._fullLayout._size, asked = gd._fullLayout.margin, out = {};
-            for (const side of ['l', 'b', 'r']) if (size[side] > asked[side] + 0.5) out[side] = [asked[side], size[side]];
+            for (const side of ['l', 'b', 'r', 't']) if (size[side] > asked[side] + 0.5) out[side] = [asked[side], size[side]];
             return out; })"""
     )
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.e2e.conftest import open_page, plotly_traces, screenshot_path, wait_for_change, wait_idle
+from tests.e2e.conftest import open_page, plotly_traces, pushed_margins, screenshot_path, wait_for_change, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -12,6 +12,8 @@ def test_length_slider_to_10000_redraws_both_rows(page, app_url):
     before = plotly_traces(page)
     assert [len(trace["y"]) for trace in before[0]] == [1_000, 2, 1_000, 2]  # α and marks, per model
     assert page.get_by_role("button", name="Export").count() == 1
+    # The top margin reserved for the legend over the plot held: plotly.js drew the figure once.
+    assert pushed_margins(page) == [{}]
 
     slider = page.locator('[data-testid="stSlider"] input[type="range"]').first
     slider.focus()

@@ -268,3 +268,19 @@ def test_vectors_2d_draws_each_point_sized_by_its_weight_and_the_sum_as_a_star()
     np.testing.assert_allclose([*star.x, *star.y], [1.5, -0.4], rtol=1e-6)
     assert star.marker.symbol == "star"
     assert "&lt;sum&gt;" in star.hovertemplate and "<sum>" not in star.hovertemplate
+
+
+def test_reserve_tick_margins_makes_room_for_a_legend_over_the_plot():
+    def legend_figure(y=1.03, names=("α_t", "marked steps"), **legend):
+        traces = [{"type": "scatter", "y": [1.0, 2.0], "name": n} for n in names]
+        return plotly_json.quick_figure(traces, {"height": 760, "margin": {"l": 60, "r": 10, "t": 10, "b": 45},
+                                                 "legend": {"orientation": "h", "yanchor": "bottom", "y": y, **legend}})
+    # What plotly.js pushed the top margin to in Chromium (29 px legend + 10 px pad, raised with y):
+    assert plotly_json.reserve_tick_margins(legend_figure(1.0)).layout.margin.t == 39
+    assert plotly_json.reserve_tick_margins(legend_figure(1.03)).layout.margin.t == 59
+    assert plotly_json.reserve_tick_margins(legend_figure(1.1)).layout.margin.t == 101  # drawn at 100
+    # Legends that do not sit over the plot, or may wrap to a second row, are left to plotly.js.
+    for other in (legend_figure(0.5), legend_figure(yanchor="top"), legend_figure(orientation="v"),
+                  legend_figure(names=[f"a rather long series name {i}" for i in range(6)]),
+                  legend_figure(names=["one trace"])):
+        assert plotly_json.reserve_tick_margins(other).layout.margin.t == 10
