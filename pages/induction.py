@@ -9,7 +9,8 @@ from ui.links import bound, linked_text
 from ui.router import ensure_router
 from ui.widgets import checked, option_number, option_slider, show_figure
 from viz.induction import copy_view, head_pattern, snapshot_note, training_curves
-from viz.plotly_json import allow_tick_overflow, reserve_tick_margins
+from viz.margins import reserve_tick_margins
+from viz.plotly_json import allow_tick_overflow
 
 ensure_router()
 mechanism = mechanisms_on_page(INDUCTION.file)[0]

@@ -30,14 +30,8 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.plotly_json import (
-    _AXIS_NAME,
-    _OWN_COLORBAR,
-    _axis_of,
-    allow_tick_overflow,
-    reserve_tick_margins,
-    upright_numeric_ticks,
-)
+from viz.margins import reserve_tick_margins
+from viz.plotly_json import _AXIS_NAME, _OWN_COLORBAR, _axis_of, allow_tick_overflow, upright_numeric_ticks
 
 FONT_FAMILY = '"Source Sans", sans-serif'
 TEXT = "#808495"  # Streamlit's chart text (axis labels, ticks, legend titles)
@@ -78,7 +72,7 @@ _ORIENTED = {"bar", "box", "violin", "funnel"}
 
 def for_the_page(fig: go.Figure) -> go.Figure:
     """Readies a figure to be shown (changed in place; returns it): tick labels that may overflow,
-    numeric ticks upright, margins reserved for labels and colour bars (viz/plotly_json.py), then
+    numeric ticks upright, margins reserved for labels, colour bars and legends (viz/margins.py), then
     the house look and data revision. Drawn once on mount, and not again by Streamlit's second pass."""
     return house_style(reserve_tick_margins(upright_numeric_ticks(allow_tick_overflow(fig))))
 

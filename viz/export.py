@@ -149,7 +149,8 @@ def export_bytes(record: AttentionRecord, fmt: str, fig: go.Figure | None = None
     if fmt in FIGURE_FORMATS:
         if fig is None:  # the CLI: the record's default figure, its axes set as the app sets them
             from viz.figures import record_figure
-            from viz.plotly_json import allow_tick_overflow, reserve_tick_margins
+            from viz.margins import reserve_tick_margins
+            from viz.plotly_json import allow_tick_overflow
 
             fig = reserve_tick_margins(allow_tick_overflow(record_figure(record)))
         return figure_bytes(fig, fmt)

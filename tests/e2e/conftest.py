@@ -125,7 +125,7 @@ def plotly_traces(page) -> list:
 def pushed_margins(page) -> list[dict]:
     """Returns, for every plotly chart on the page, the sides (l, b, r, t) whose margin plotly.js widened
     after drawing to fit the tick labels, a colour bar or a legend over the plot: {side: [margin asked,
-    margin drawn]}. Empty when the margins reserved for them (viz.plotly_json.reserve_tick_margins) held."""
+    margin drawn]}. Empty when the margins reserved for them (viz.margins.reserve_tick_margins) held."""
     return page.evaluate(
         """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd => {
             const size = gd._fullLayout._size, asked = gd._fullLayout.margin, out = {};

@@ -10,7 +10,7 @@ from PIL import Image
 from plotly.subplots import make_subplots
 
 from models.record import AttentionRecord
-from viz import figures, plotly_json
+from viz import figures, margins, plotly_json
 
 XSS = "<img src=x onerror=alert(1)>"
 
@@ -152,41 +152,41 @@ def test_reserve_tick_margins_fits_the_outer_labels_and_never_shrinks():
         fig.add_trace(go.Heatmap(z=np.zeros((3, 3)), x=["k1", "k2", "k3"], y=rows), row=1, col=col)
     fig.update_yaxes(title_text="query", row=1, col=1)
     fig.update_layout(margin={"l": 10, "r": 10, "t": 40, "b": 10})
-    plotly_json.reserve_tick_margins(fig)
+    margins.reserve_tick_margins(fig)
     # The left panel's y labels and title set the left margin; the right panel's longer labels sit
     # between the panels and need no margin.
-    assert plotly_json.label_width(long_word) + 50 <= fig.layout.margin.l < plotly_json.label_width(long_word * 3)
+    assert margins.label_width(long_word) + 50 <= fig.layout.margin.l < margins.label_width(long_word * 3)
     assert fig.layout.margin.b > 10 and fig.layout.margin.t == 40
     # The heatmaps' colour bar sits right of the plot: room for the bar and its tick labels (plotly.js
     # widened a 10 px margin to 91–94 px for the app's bars in Chromium).
     assert 94 <= fig.layout.margin.r <= 130
-    assert plotly_json.label_width(long_word) + 50 + 12 <= fig.layout.margin.l  # 2 px to spare besides the 12 px pad
+    assert margins.label_width(long_word) + 50 + 12 <= fig.layout.margin.l  # 2 px to spare besides the 12 px pad
     fig.update_layout(margin={"l": 300})
-    assert plotly_json.reserve_tick_margins(fig).layout.margin.l == 300  # a wider margin stays
+    assert margins.reserve_tick_margins(fig).layout.margin.l == 300  # a wider margin stays
     # Labels turned upright take their width downwards; hidden axes need nothing.
     turned = go.Figure(go.Heatmap(z=np.zeros((2, 2)), x=["k", long_word], y=["a", "b"]),
                        layout={"xaxis": {"tickangle": -90}, "yaxis": {"visible": False}, "margin": {"l": 5, "b": 5}})
-    plotly_json.reserve_tick_margins(turned)
-    assert turned.layout.margin.b >= plotly_json.label_width(long_word) and turned.layout.margin.l == 5
+    margins.reserve_tick_margins(turned)
+    assert turned.layout.margin.b >= margins.label_width(long_word) and turned.layout.margin.l == 5
     assert 94 <= turned.layout.margin.r <= 130  # plotly's default 80 px is widened for the bar too
-    assert plotly_json.label_width("<b>ab</b>") == plotly_json.label_width("ab")  # markup is not text
+    assert margins.label_width("<b>ab</b>") == margins.label_width("ab")  # markup is not text
 
 
 def test_reserve_tick_margins_makes_room_only_for_colour_bars_outside_the_plot():
     hidden = go.Figure(go.Heatmap(z=np.zeros((2, 2)), showscale=False), layout={"margin": {"r": 10}})
-    assert plotly_json.reserve_tick_margins(hidden).layout.margin.r == 10
+    assert margins.reserve_tick_margins(hidden).layout.margin.r == 10
     unused = go.Figure(go.Scatter(x=[0, 1], y=[0, 1]), layout={"margin": {"r": 10}, "coloraxis": {"cmax": 1}})
-    assert plotly_json.reserve_tick_margins(unused).layout.margin.r == 10  # no trace shows that bar
+    assert margins.reserve_tick_margins(unused).layout.margin.r == 10  # no trace shows that bar
     shared = go.Figure(go.Heatmap(z=np.zeros((2, 2)), coloraxis="coloraxis"),
                        layout={"margin": {"r": 10}, "coloraxis": {"colorbar": {"title": {"text": "a much longer title"}}}})
-    assert plotly_json.reserve_tick_margins(shared).layout.margin.r >= plotly_json.label_width("a much longer title", 14)
+    assert margins.reserve_tick_margins(shared).layout.margin.r >= margins.label_width("a much longer title", 14)
     flat = go.Figure(go.Heatmap(z=np.zeros((2, 2)), colorbar={"orientation": "h"}), layout={"margin": {"r": 10}})
     inside = go.Figure(go.Heatmap(z=np.zeros((2, 2)), colorbar={"x": 0.8}), layout={"margin": {"r": 10}})
     edge = go.Figure(go.Heatmap(z=np.zeros((2, 2)), colorbar={"x": 0.98}), layout={"margin": {"r": 10}})
-    assert 10 < plotly_json.reserve_tick_margins(edge).layout.margin.r < 94  # partly inside: the part outside
-    assert plotly_json.reserve_tick_margins(flat).layout.margin.r == 10
-    assert plotly_json.reserve_tick_margins(inside).layout.margin.r == 10
-    assert plotly_json.label_width("日本") == 2 * plotly_json.label_width("ab")  # wide characters count twice
+    assert 10 < margins.reserve_tick_margins(edge).layout.margin.r < 94  # partly inside: the part outside
+    assert margins.reserve_tick_margins(flat).layout.margin.r == 10
+    assert margins.reserve_tick_margins(inside).layout.margin.r == 10
+    assert margins.label_width("日本") == 2 * margins.label_width("ab")  # wide characters count twice
 
 
 def test_image_overlay_stretches_the_grid_over_the_image():
@@ -276,11 +276,11 @@ def test_reserve_tick_margins_makes_room_for_a_legend_over_the_plot():
         return plotly_json.quick_figure(traces, {"height": 760, "margin": {"l": 60, "r": 10, "t": 10, "b": 45},
                                                  "legend": {"orientation": "h", "yanchor": "bottom", "y": y, **legend}})
     # What plotly.js pushed the top margin to in Chromium (29 px legend + 10 px pad, raised with y):
-    assert plotly_json.reserve_tick_margins(legend_figure(1.0)).layout.margin.t == 39
-    assert plotly_json.reserve_tick_margins(legend_figure(1.03)).layout.margin.t == 59
-    assert plotly_json.reserve_tick_margins(legend_figure(1.1)).layout.margin.t == 101  # drawn at 100
+    assert margins.reserve_tick_margins(legend_figure(1.0)).layout.margin.t == 39
+    assert margins.reserve_tick_margins(legend_figure(1.03)).layout.margin.t == 59
+    assert margins.reserve_tick_margins(legend_figure(1.1)).layout.margin.t == 101  # drawn at 100
     # Legends that do not sit over the plot, or may wrap to a second row, are left to plotly.js.
     for other in (legend_figure(0.5), legend_figure(yanchor="top"), legend_figure(orientation="v"),
                   legend_figure(names=[f"a rather long series name {i}" for i in range(6)]),
                   legend_figure(names=["one trace"])):
-        assert plotly_json.reserve_tick_margins(other).layout.margin.t == 10
+        assert margins.reserve_tick_margins(other).layout.margin.t == 10

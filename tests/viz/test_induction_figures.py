@@ -55,7 +55,8 @@ def test_the_shared_curves_figure_is_not_written_to_by_a_rerun():
 
     from models.induction.records import training_record
     from models.registry import INDUCTION, mechanisms_on_page
-    from viz.plotly_json import allow_tick_overflow, reserve_tick_margins
+    from viz.margins import reserve_tick_margins
+    from viz.plotly_json import allow_tick_overflow
 
     record = training_record(mechanisms_on_page(INDUCTION.file)[0].id)
     fig = reserve_tick_margins(allow_tick_overflow(iv.training_curves(record)))

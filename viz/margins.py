@@ -1,0 +1,160 @@
+"""Margins reserved, before plotly.js draws a figure, for what automargin would otherwise make room
+for after a first draw: the outer axes' tick labels and titles, colour bars right of the plot, and
+a legend over it. With margins too small, plotly.js draws the figure, measures, widens the margins
+and draws it all again.
+
+The estimates err wide (a few px of white); where one falls short, automargin still widens the
+margin, at the cost of that second draw. No streamlit, no jax.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+import unicodedata
+
+import plotly.graph_objects as go
+
+from viz.plotly_json import _AXIS_NAME, NOT_LISTED, _axis_of, _has_colorbar
+
+# Room plotly.js's default template leaves around a tick label and an axis title (px, font 12 / 14).
+_TICK_PAD = 14  # 12, and 2 px to spare: a label measured 1 px wider than its estimate in Chromium
+_TITLE_ROOM = 50  # the title (font 14), the template's title standoff (15 px), padding
+_DEFAULT_MARGIN = 80  # plotly.js's margin on every side when a layout leaves it unset
+_TAG = re.compile(r"<[^>]*>")
+
+
+def label_width(text: str, size: float = 12) -> float:
+    """Returns an upper estimate, in px, of a tick label's width in plotly.js's sans-serif font:
+    HTML tags dropped, entities counted as one character, East Asian wide characters as two."""
+    plain = html.unescape(_TAG.sub("", str(text)))
+    chars = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in plain)
+    return chars * 7.5 * size / 12
+
+
+def _edge(axes: dict[str, dict], name: str, partner: str, side: str) -> bool:
+    # Whether the axis `name` sits on the figure's edge on `side` (its anchor axis's domain starts
+    # or ends where the others do), so that its labels need margin rather than space between panels.
+    anchor = axes.get(name, {}).get("anchor") or partner
+    key = anchor.replace("x", "xaxis", 1) if anchor.startswith("x") else anchor.replace("y", "yaxis", 1)
+    if anchor == "free" or key not in axes and key not in ("xaxis", "yaxis"):
+        return False
+    domain = axes.get(key, {}).get("domain", (0.0, 1.0))
+    others = [a.get("domain", (0.0, 1.0)) for k, a in axes.items() if k[0] == key[0]] or [(0.0, 1.0)]
+    if side in ("l", "b"):
+        return domain[0] <= min(d[0] for d in others) + 1e-6
+    return domain[1] >= max(d[1] for d in others) - 1e-6
+
+
+def _outer_colorbars(layout: dict, data) -> list[dict]:
+    # The vertical colour bars a figure draws right of its plot area (plotly's default place, x 1.02).
+    shown = {trace.get("coloraxis") for trace in data if trace.get("coloraxis")}
+    bars = [axis.get("colorbar") or {} for key, axis in layout.items()
+            if key in shown and isinstance(axis, dict) and axis.get("showscale", True) is not False]
+    bars += [trace.get("colorbar") or {} for trace in data if _has_colorbar(trace)]
+    return [bar for bar in bars if bar.get("orientation", "v") == "v" and bar.get("xanchor", "left") == "left"]
+
+
+def _colorbar_room(bar: dict, size: float) -> float:
+    # Right margin (px) a colour bar needs: padding on both sides, the bar and its tick labels (up to
+    # "0.000"), or its title over it if that is wider, less the room it has inside the plot area. x is
+    # a paper fraction (plotly's default 1.02 puts the bar outside); the width it is taken of is the
+    # widest a chart gets for a bar outside (1,400 px) and a narrow one (600 px) for a bar inside, so
+    # the estimate errs on the wide side. Measured in Chromium, plotly.js widened a 10 px margin to
+    # 91–94 px for the app's bars at x = 1.02, and to 110 px on the images page's wide column.
+    x = bar.get("x") if bar.get("x") is not None else 1.02
+    pad = float(bar.get("xpad", 10))
+    title = bar.get("title")
+    title_text = title.get("text") if isinstance(title, dict) else title
+    body = max(float(bar.get("thickness", 30)) + 4 + label_width("0.000", size),
+               label_width(title_text, size + 2) if title_text else 0.0)
+    return max(0.0, (x - 1) * (1400 if x > 1 else 600) + pad + body + pad)
+
+
+_LEGEND_ROW = 29  # px: the height plotly.js gave a one-row legend at font 12 in Chromium
+
+
+def _legend_room(layout: dict, data, size: float, *, bottom: float, pad: float) -> float:
+    # Top margin (px) a one-row horizontal legend set above the plot (y >= 1, yanchor "bottom")
+    # needs, 0 for any other legend. plotly.js pushes the top margin by the legend's height plus
+    # `pad` (12 px, or the smallest margin if less) at paper height y: the plot area of height
+    # H = height - top - bottom ends under it, so top >= height - bottom - (height - bottom - room) / y.
+    legend = layout.get("legend") or {}
+    y = legend.get("y")
+    if layout.get("showlegend") is False or legend.get("orientation") != "h" or legend.get("yanchor") != "bottom" \
+            or not isinstance(y, (int, float)) or y < 1:
+        return 0.0
+    names = [t.get("name") or "" for t in data if t.get("showlegend", t.get("type") not in NOT_LISTED) is not False]
+    font = float((legend.get("font") or {}).get("size") or size)
+    if (layout.get("showlegend") is None and len(names) < 2) or sum(40 + label_width(n, font) for n in names) > 500:
+        return 0.0  # no legend, or one that may wrap to more rows: left to automargin
+    height = float(layout.get("height") or 450)
+    room = _LEGEND_ROW * font / 12 + pad
+    return height - bottom - (height - bottom - room) / y
+
+
+def reserve_tick_margins(fig: go.Figure) -> go.Figure:
+    """Widens `fig`'s margins to hold its outer axes' tick labels and titles (estimated from their
+    text), and its colour bars; returns fig. A margin never shrinks, and automargin stays on as the
+    net under the estimate.
+
+    With margins too small for its labels (most builders set 10 px and leave the rest to
+    automargin), plotly.js draws the figure, measures the labels, widens the margins and draws it
+    all again: a 63 × 63 head view with 32 labels a side took 34 ms to draw in Chromium, 17 ms with
+    the margins reserved (bench/plotly_draw.py; docs/PERFORMANCE.md, "Labels, tiles and one snapshot
+    per section"). A colour bar outside the plot area widens the right margin the same way: the
+    images page's caption figure, with two bars, drew in 45 ms with a 10 px right margin and in
+    37 ms with room reserved.
+    """
+    layout, data = fig._layout, fig._data
+    size = float((layout.get("font") or {}).get("size") or 12)
+    axes = {k: v for k, v in layout.items() if _AXIS_NAME.fullmatch(k) and isinstance(v, dict)}
+    for trace in data:
+        for letter in "xy":
+            axes.setdefault(_axis_of(trace, letter), {})
+    categories: dict[str, list[str]] = {}
+    for trace in data:  # text coordinates make a category axis: its labels are the values
+        for letter in "xy":
+            values = trace.get(letter)
+            if values is not None and len(values) and isinstance(next(iter(values)), str):
+                categories.setdefault(_axis_of(trace, letter), []).extend(values)
+    margin = dict(layout.get("margin") or {})
+    needed: dict[str, float] = {}
+    for name, axis in axes.items():
+        if axis.get("visible") is False or axis.get("showticklabels") is False:
+            continue
+        font = float((axis.get("tickfont") or {}).get("size") or size)
+        labels = axis.get("ticktext") if axis.get("ticktext") is not None else categories.get(name)
+        widest = max((label_width(t, font) for t in labels), default=0.0) if labels is not None else label_width("0.000", font)
+        title = axis.get("title")
+        title_text = title.get("text") if isinstance(title, dict) else title
+        room = _TITLE_ROOM if title_text else 0
+        if name.startswith("y"):
+            side = "r" if axis.get("side") == "right" else "l"
+            if not _edge(axes, name, "x", side):
+                continue
+            needed[side] = max(needed.get(side, 0), widest + _TICK_PAD + room)
+        else:
+            side = "t" if axis.get("side") == "top" else "b"
+            if not _edge(axes, name, "y", side):
+                continue
+            angle = axis.get("tickangle")
+            if isinstance(angle, (int, float)):
+                tall = abs(math.sin(math.radians(angle))) * widest + abs(math.cos(math.radians(angle))) * font * 1.5
+            else:  # "auto": labels that do not fit turn, and automargin covers that
+                tall = font * 1.5
+            needed[side] = max(needed.get(side, 0), tall + _TICK_PAD + room)
+    bars = [room for room in (_colorbar_room(bar, size) for bar in _outer_colorbars(layout, data)) if room > 0]
+    if bars:
+        needed["r"] = max(needed.get("r", 0), *bars)
+    wider = {side: math.ceil(px) for side, px in needed.items()
+             if math.ceil(px) > margin.get(side, _DEFAULT_MARGIN)}
+    final = {side: wider.get(side, margin.get(side, _DEFAULT_MARGIN)) for side in "lrtb"}
+    # plotly.js pads a push by 12 px or the smallest margin; a widened top margin is not the smallest
+    top = _legend_room(layout, data, size, bottom=final["b"], pad=min(12, final["l"], final["r"], final["b"]))
+    if math.ceil(top) > final["t"]:
+        wider["t"] = math.ceil(top)
+    if wider:
+        fig.update_layout(margin={**margin, **wider})
+    return fig
