@@ -50,6 +50,10 @@ def figures(root: Path) -> dict[str, str]:
     from viz.induction import copy_view, head_pattern, training_curves
 
     try:
+        from viz.margins import reserve_tick_margins
+    except ImportError:  # an older checkout: in viz.plotly_json, or (older still) nowhere
+        reserve_tick_margins = getattr(plotly_json, "reserve_tick_margins", None)
+    try:
         from viz.chart_style import house_style
     except ImportError:  # an older checkout: its figures went out with Streamlit's theme
         def house_style(fig: go.Figure) -> go.Figure:
@@ -59,8 +63,8 @@ def figures(root: Path) -> dict[str, str]:
         fig = house_style(plotly_json.allow_tick_overflow(fig))
         if hasattr(plotly_json, "upright_numeric_ticks"):
             fig = plotly_json.upright_numeric_ticks(fig)
-        if reserve and hasattr(plotly_json, "reserve_tick_margins"):
-            fig = plotly_json.reserve_tick_margins(fig)
+        if reserve and reserve_tick_margins is not None:
+            fig = reserve_tick_margins(fig)
         return fig.to_json()
 
     out = {"floor: one 64 × 64 heatmap": go.Figure(go.Heatmap(z=np.random.default_rng(0).random((64, 64)))).to_json()}
@@ -108,16 +112,28 @@ def mount_figures() -> dict[str, str]:
 
     sys.path.insert(0, str(ROOT))
     from viz import chart_style
-    from viz.plotly_json import allow_tick_overflow, reserve_tick_margins, upright_numeric_ticks
+    from viz.figures import bars_over_heatmap, heatmap, vectors_2d, weight_bars
+    from viz.margins import reserve_tick_margins
+    from viz.plotly_json import allow_tick_overflow, side_by_side, upright_numeric_ticks
     from viz.transformer import head_heatmap, statistic_heatmap
 
     rng = np.random.default_rng(0)
     labels = [f"token{i}" for i in range(24)]
+    keys = ["cat", "dog", "car", "truck", "bicycle"]
+    alpha = np.array([0.4, 0.34, 0.06, 0.07, 0.13], np.float32)
+    points = rng.random((5, 2)).astype(np.float32)
+
+    def playground() -> go.Figure:  # the Playground's three panels: bars, bars over a one-row map, points
+        weights = bars_over_heatmap(weight_bars(alpha, keys, title="α"), heatmap(alpha[None], ["query"], keys, title="", height=220))
+        return side_by_side([weight_bars(alpha * 3, keys, title="scores"), weights,
+                             vectors_2d(points, keys, weights=alpha, highlight=alpha @ points)], height=480)
+
     builders = {
         "64 × 64 heatmap (the floor's)": lambda: go.Figure(go.Heatmap(z=rng.random((64, 64)))),
         "self-attention head, 24 × 24": lambda: head_heatmap(rng.random((24, 24)).astype(np.float32), labels, title="head"),
         "head statistics, 6 × 12, values in cells": lambda: statistic_heatmap(
             rng.random((6, 12)).astype(np.float32), statistic="entropy", selected=(1, 2)),
+        "Playground's three panels": playground,
     }
     look = {**chart_style.LAYOUT, "xaxis": chart_style.X_AXIS, "yaxis": chart_style.Y_AXIS,
             "coloraxis": chart_style.COLOR_AXIS}
@@ -131,7 +147,27 @@ def mount_figures() -> dict[str, str]:
         themed["layout"]["template"] = copy.deepcopy(template)
         out[f"{name}, Streamlit's theme (a template)"] = json.dumps(themed)
         out[f"{name}, look in the layout"] = chart_style.house_style(fig).to_json()
+        if hasattr(chart_style, "plain_vectors") and "Playground" in name:
+            out[f"{name}, look in the layout, vectors as base64"] = json.dumps(_vectors_as_base64(json.loads(out[f"{name}, look in the layout"])))
     return out
+
+
+def _vectors_as_base64(spec: dict) -> dict:
+    """The figure with every list of numbers in its traces as plotly.py sends a numpy vector, a
+    base64 typed array: what the app sent before viz.chart_style.plain_vectors."""
+    import base64
+
+    import numpy as np
+
+    def encode(node):
+        for key, value in node.items():
+            if isinstance(value, dict):
+                encode(value)
+            elif isinstance(value, list) and value and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+                node[key] = {"dtype": "f8", "bdata": base64.b64encode(np.asarray(value, np.float64).tobytes()).decode()}
+    for trace in spec["data"]:
+        encode(trace)
+    return spec
 
 
 # Each measurement draws into a new <div> in the host element, emptied first.
