@@ -9,12 +9,15 @@ in Chromium; docs/PERFORMANCE.md, thirteenth stop).
 
 So the app shows its figures with `theme=None`, without a template, with the same look written
 into the layout here, and with `layout.datarevision` set from the data: Plotly.react then knows
-that nothing it was given is new and skips the redraw. One more thing defeats that: plotly.py
-sends a numpy vector as a base64 typed array, which plotly.js decodes into a new Float32Array on
-every pass, and its diff (which tests `Array.isArray`) takes any typed array for a changed value:
-the playground's three panels were drawn twice over, 45 ms and then 48 ms. So vectors go as plain
-JSON lists (`plain_vectors`); a 2-D `z` is decoded into an Array of rows, which the diff passes. Exports get the same look
-(viz/export.py), so a PNG is drawn as the page shows it.
+that nothing it was given is new and skips the redraw.
+
+One more thing defeated that: plotly.py sends a numpy vector as a base64 typed array, which
+plotly.js decodes into a new Float32Array on every pass, and its diff (which tests
+`Array.isArray`) takes any typed array for a changed value. The Playground's three panels were
+drawn twice, 45 ms and then 48 ms. So vectors go as plain JSON lists (`plain_vectors`); a 2-D `z`
+is decoded into an Array of rows, which the diff passes (docs/PERFORMANCE.md, fourteenth stop).
+
+Exports get the same look (viz/export.py), so a PNG is drawn as the page shows it.
 
 The values are Streamlit 1.67's light chart theme (the app pins `base = "light"`), as its
 browser component wrote them into a figure's template. No streamlit import here: viz never
@@ -160,6 +163,9 @@ def data_revision(data: list[dict[str, Any]]) -> str:
     return digest.hexdigest()
 
 
+_NUMBER = (float, int, type(None))  # what a vector sent as a list holds (None: a gap); not bool
+
+
 def _feed(digest: Any, value: Any) -> None:
     if isinstance(value, np.ndarray):
         digest.update(f"a{value.dtype.str}{value.shape}".encode())
@@ -170,6 +176,9 @@ def _feed(digest: Any, value: Any) -> None:
             digest.update(f"{key}:".encode())
             _feed(digest, value[key])
         digest.update(b"}")
+    elif isinstance(value, list) and value and all(type(item) in _NUMBER for item in value):  # a plain vector
+        digest.update(b"n")
+        digest.update(np.array([np.nan if item is None else item for item in value], np.float64).tobytes())
     elif isinstance(value, (list, tuple)):
         digest.update(b"[")
         for item in value:

@@ -149,3 +149,10 @@ def test_rounded_vectors_keep_seven_significant_digits(values):
     assert all(len(repr(v)) <= 24 for v in shown.tolist())
     tame = (np.abs(exact) >= 1e-15) & (np.abs(exact) <= 1e15)
     assert all(len(repr(v)) <= 18 for v in shown[tame].tolist())  # short: 7 digits, a sign, a point and zeros
+
+
+def test_data_revision_of_a_vector_sent_as_a_list_follows_its_values():
+    base = cs.data_revision([{"y": [1.0, 2.0, None]}])
+    assert base == cs.data_revision([{"y": [1.0, 2.0, None]}])
+    for changed in ([1.0, 2.0, 3.0], [1.0, 2.0000001, None], [1.0, 2.0], ["1.0", 2.0, None]):
+        assert cs.data_revision([{"y": changed}]) != base, changed
