@@ -8,8 +8,9 @@ from models.registry import INDUCTION, mechanisms_on_page
 from ui.links import bound, linked_text
 from ui.router import ensure_router
 from ui.widgets import checked, option_number, option_slider, show_figure
-from viz.chart_style import for_the_page
 from viz.induction import copy_view, head_pattern, snapshot_note, training_curves
+from viz.margins import reserve_tick_margins
+from viz.plotly_json import allow_tick_overflow
 
 ensure_router()
 mechanism = mechanisms_on_page(INDUCTION.file)[0]
@@ -30,10 +31,10 @@ def _curves():
 @st.cache_resource(show_spinner=False)
 def _curves_figure():
     # The same for every session and every snapshot (the committed training log): built once, and
-    # unchanged when the snapshot moves, so the browser keeps it drawn. It is readied for the page
-    # here (viz.chart_style.for_the_page, which show_panels calls again), before it is shared, so a
-    # session's rerun finds nothing left to write but the same data revision.
-    return for_the_page(training_curves(_curves()))
+    # unchanged when the snapshot moves, so the browser keeps it drawn. The axis settings
+    # show_panels makes are made here, before it is shared, so no session's rerun writes to it
+    # (both only write what is still unset).
+    return reserve_tick_margins(allow_tick_overflow(training_curves(_curves())))
 
 
 st.title("Induction heads")
