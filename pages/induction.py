@@ -32,8 +32,9 @@ def _curves():
 def _curves_figure():
     # The same for every session and every snapshot (the committed training log): built once, and
     # unchanged when the snapshot moves, so the browser keeps it drawn. The axis settings
-    # show_panels makes are made here, before it is shared, so no session's rerun writes to it
-    # (both only write what is still unset).
+    # show_panels makes are made here, before it is shared (both only write what is still unset).
+    # The first show turns its vectors into lists (viz.chart_style.plain_vectors): every session
+    # writes the same lists under the same keys, so a concurrent rerun reads one or the other.
     return reserve_tick_margins(allow_tick_overflow(training_curves(_curves())))
 
 
