@@ -47,6 +47,12 @@ def _edge(axes: dict[str, dict], name: str, partner: str, side: str) -> bool:
     return domain[1] >= max(d[1] for d in others) - 1e-6
 
 
+def _ends_right(axes: dict[str, dict], name: str) -> bool:
+    # Whether the x axis `name` ends where the figure's x axes end: its last label meets the margin.
+    ends = [a.get("domain", (0.0, 1.0))[1] for k, a in axes.items() if k.startswith("x")] or [1.0]
+    return axes.get(name, {}).get("domain", (0.0, 1.0))[1] >= max(ends) - 1e-6
+
+
 def _outer_colorbars(layout: dict, data) -> list[dict]:
     # The vertical colour bars a figure draws right of its plot area (plotly's default place, x 1.02).
     shown = {trace.get("coloraxis") for trace in data if trace.get("coloraxis")}
@@ -70,6 +76,53 @@ def _colorbar_room(bar: dict, size: float) -> float:
     body = max(float(bar.get("thickness", 30)) + 4 + label_width("0.000", size),
                label_width(title_text, size + 2) if title_text else 0.0)
     return max(0.0, (x - 1) * (1400 if x > 1 else 600) + pad + body + pad)
+
+
+# plotly.js spaces an axis's own numbers over 5 to 10 intervals of the axis (80 px each or more), at
+# steps of 2, 5 or 10 times a power of ten: the rough step's mantissa rounded up to the next of
+# those, strictly (plotly.js axes.prepTicks, autoTicks and Lib.roundUp).
+_TICK_COUNTS = (5, 6, 7, 8, 9, 10)
+_NARROWEST_AXIS = 200  # px: the shortest x axis whose end label these estimates keep inside the figure
+
+
+def _auto_ticks(low: float, high: float) -> list[float]:
+    # The steps plotly.js may pick for a linear axis over [low, high], whatever its drawn length.
+    steps = set()
+    for count in _TICK_COUNTS:
+        rough = (high - low) / count
+        base = 10 ** math.floor(math.log10(rough))
+        steps.add(base * next(m for m in (2, 5, 10) if m > rough / base * (1 + 1e-9)))  # as Lib.roundUp: 2 → 5
+    return sorted(steps)
+
+
+def _end_label_room(axis: dict, font: float) -> float:
+    # Margin (px) past the plot area's right end that the last tick label of an x axis on the
+    # figure's right edge may take, before plotly.js's pad: half the label, less the gap between the
+    # last tick and the end of the axis on the narrowest axis considered. Only for an upright axis
+    # showing numbers over a range fixed in the layout: plotly.js's own ticks, or tickvals without
+    # ticktext. An axis that ends just past a tick (the feed-forward page's time axis at T = 1,001)
+    # otherwise had its right margin widened by automargin after the first draw, and was drawn twice.
+    span = axis.get("range")
+    if axis.get("ticktext") is not None or axis.get("tickformat") or axis.get("type") not in (None, "linear", "-") \
+            or axis.get("tickangle") not in (None, 0) or not isinstance(span, (list, tuple)) or len(span) != 2 \
+            or not all(isinstance(v, (int, float)) for v in span) or not span[0] < span[1]:
+        return 0.0  # a reversed axis ends on its smallest number: left to automargin
+    low, high = float(span[0]), float(span[1])
+    reach = high + (high - low) * 1e-4  # plotly.js also draws a tick this far past the range's end
+    if axis.get("tickvals") is not None:
+        shown = [float(v) for v in axis["tickvals"] if isinstance(v, (int, float)) and low <= v <= reach]
+        ends = [f"{max(shown):g}"] if shown else []
+    else:
+        ends = []
+        for step in _auto_ticks(low, high):
+            decimals = max(0, -math.floor(math.log10(step) + 1e-9))
+            ends.append(f"{math.floor(reach / step + 1e-9) * step:.{decimals}f}")
+    affix = f"{axis.get('tickprefix') or ''}{axis.get('ticksuffix') or ''}"
+    room = 0.0
+    for end in ends:
+        gap = (high - float(end)) / (high - low) * _NARROWEST_AXIS
+        room = max(room, label_width(end + affix, font) / 2 - gap)
+    return room
 
 
 _LEGEND_ROW = 29  # px: the height plotly.js gave a one-row legend at font 12 in Chromium
@@ -145,6 +198,10 @@ def reserve_tick_margins(fig: go.Figure) -> go.Figure:
             else:  # "auto": labels that do not fit turn, and automargin covers that
                 tall = font * 1.5
             needed[side] = max(needed.get(side, 0), tall + _TICK_PAD + room)
+            if _ends_right(axes, name):
+                end_room = _end_label_room(axis, font)
+                if end_room > 0:  # plotly.js's pad: 12 px, or the smallest margin if less
+                    needed["r"] = max(needed.get("r", 0), end_room + min(12, *(margin.get(s, _DEFAULT_MARGIN) for s in "ltb")))
     bars = [room for room in (_colorbar_room(bar, size) for bar in _outer_colorbars(layout, data)) if room > 0]
     if bars:
         needed["r"] = max(needed.get("r", 0), *bars)

@@ -1,5 +1,6 @@
 """plotly.js in Chromium: a shown figure, handed to Plotly.react again as Streamlit's chart component
-does after mounting it (the same spec, JSON out and back in), is not drawn a second time."""
+does after mounting it (the same spec, JSON out and back in), is not drawn a second time; nor is a
+figure whose labels need more margin than its builder gave (viz.margins)."""
 
 import json
 from pathlib import Path
@@ -9,7 +10,9 @@ import plotly
 import plotly.io as pio
 import pytest
 
+from models.registry import get_mechanism
 from viz.chart_style import for_the_page
+from viz.feedforward import alpha_over_time
 from viz.figures import bars_over_heatmap, heatmap, vectors_2d, weight_bars
 from viz.plotly_json import side_by_side
 
@@ -65,3 +68,28 @@ def test_a_base64_vector_would_be_drawn_again(plot_page):
     sent = pio.to_json(fig, validate=False)
     assert "bdata" in json.loads(sent)["data"][0]["y"]
     assert plot_page.evaluate(RECOMPUTED_ON_REACT, sent) is True
+
+
+# newPlot at a given width: the sides whose margin plotly.js widened after the first draw (as
+# tests/e2e/conftest.pushed_margins, on one chart).
+PUSHED_AT_WIDTH = """async ([spec, width]) => {
+    const host = document.getElementById('host');
+    Plotly.purge(host);
+    host.style.width = width + 'px';
+    const fig = JSON.parse(spec);
+    await Plotly.newPlot(host, fig.data, fig.layout);
+    const size = host._fullLayout._size, asked = host._fullLayout.margin, out = {};
+    for (const side of ['l', 'b', 'r', 't']) if (size[side] > asked[side] + 0.5) out[side] = [asked[side], size[side]];
+    return out;
+}"""
+
+
+@pytest.mark.parametrize("steps", [101, 301, 1_001, 1_004, 2_001, 5_000, 9_999])
+def test_a_time_axis_ending_at_a_round_number_keeps_its_label_inside(plot_page, steps):
+    # The feed-forward figure's time axis ends just past (or, at 5,000, just before) a tick plotly.js
+    # labels: without room reserved for half that label, plotly.js widened the right margin after
+    # the first draw and drew the figure again, at every width (viz.margins).
+    record = get_mechanism("feedforward").build({"length": steps, "seed": 0})
+    shown = pio.to_json(for_the_page(alpha_over_time(record, title=f"α over {steps:,} steps")), validate=False)
+    for width in (420, 700, 1_300):
+        assert plot_page.evaluate(PUSHED_AT_WIDTH, [shown, width]) == {}, width

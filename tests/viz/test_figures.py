@@ -284,3 +284,27 @@ def test_reserve_tick_margins_makes_room_for_a_legend_over_the_plot():
                   legend_figure(names=[f"a rather long series name {i}" for i in range(6)]),
                   legend_figure(names=["one trace"])):
         assert margins.reserve_tick_margins(other).layout.margin.t == 10
+
+
+def test_reserve_tick_margins_makes_room_for_the_last_number_at_the_right_end():
+    def line(end, margin_r=20, **xaxis):
+        xaxis = {"range": [-0.5, end], **xaxis}
+        return plotly_json.quick_figure([{"type": "scatter", "x": [0.0, end], "y": [0.0, 1.0]}],
+                                        {"margin": {"l": 60, "r": margin_r, "t": 20, "b": 45}, "xaxis": xaxis})
+    # The feed-forward time axis at T = 1,001 ends 0.5 past its tick at 1,000, and at T = 5,000 the
+    # tick at 5,000 is drawn 0.5 past the end: plotly.js widened a 20 px margin to 24 and 26 px in Chromium.
+    assert margins.reserve_tick_margins(line(1000.5)).layout.margin.r >= 24
+    assert margins.reserve_tick_margins(line(4999.5)).layout.margin.r >= 26
+    # Ends far from any tick plotly.js may draw (800 or 500 at T = 1,000; 50 at T = 51, whose label is short) keep theirs.
+    assert margins.reserve_tick_margins(line(999.5)).layout.margin.r == 20
+    assert margins.reserve_tick_margins(line(50.5)).layout.margin.r == 20
+    assert margins.reserve_tick_margins(line(1000.5, tickvals=[0, 500])).layout.margin.r == 20  # its own last tick
+    assert margins.reserve_tick_margins(line(1000.5, tickvals=[0, 1000])).layout.margin.r >= 24
+    assert margins.reserve_tick_margins(line(1000.5, margin_r=40)).layout.margin.r == 40  # never narrower
+    # Text labels, formatted or turned labels, log and reversed axes are left to automargin, and so is
+    # an axis inside the figure.
+    for other in (line(1000.5, tickvals=[0, 1000], ticktext=["a", "b"]), line(1000.5, type="log"),
+                  line(1000.5, tickangle=-90), line(1000.5, tickformat=".1%"), line(1000.5, range=[1000.5, -0.5]),
+                  line(1000.5, domain=[0, 0.4]).update_layout(xaxis2={"domain": [0.6, 1]})):
+        assert margins.reserve_tick_margins(other).layout.margin.r == 20
+    assert margins._auto_ticks(-0.5, 999.5) == [200, 500]  # a rough step of exactly 2 × 100 rounds up to 5 × 100
