@@ -93,6 +93,19 @@ def figures(root: Path) -> dict[str, str]:
 
     bahdanau = get_mechanism("bahdanau").build({"text": "9 May 2018"})
     out["seq2seq: Bahdanau alignment (one heatmap, its own colour bar)"] = shown(record_figure(bahdanau))
+    from models.feedforward.records import stacked_record  # the time axis ends just past its tick at 1,000
+    from models.registry import FEEDFORWARD
+    from viz.feedforward import alpha_over_time
+
+    feedforward = mechanisms_on_page(FEEDFORWARD.file)
+    names = [m.name for m in feedforward]
+    both = stacked_record([m.build({"length": 1_001, "seed": 0, "marked": None}) for m in feedforward], names)
+    over_time = alpha_over_time(both, title="α over 1,001 steps", row_titles=names)
+    built_r = over_time.layout.margin.r
+    spec = json.loads(shown(over_time))
+    out["feed-forward α over 1,001 steps (two rows)"] = json.dumps(spec)
+    spec["layout"]["margin"]["r"] = built_r
+    out["the same, its right margin as built (no room for the last label)"] = json.dumps(spec)
     out["_mount"] = mount_figures()
     out["_plotly_js"] = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_text()
     return out
