@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.margins import reserve_tick_margins
+from viz.margins import AXIS_PAD, reserve_tick_margins
 from viz.plotly_json import _AXIS_NAME, _OWN_COLORBAR, _axis_of, allow_tick_overflow, upright_numeric_ticks
 
 FONT_FAMILY = '"Source Sans", sans-serif'
@@ -57,7 +57,7 @@ LAYOUT: dict[str, Any] = {
                "bordercolor": "transparent", "borderwidth": 0, "font": {"size": 12, "color": "#262730"}},
     "paper_bgcolor": BACKGROUND,
     "plot_bgcolor": BACKGROUND,
-    "margin": {"pad": 8, "r": 0, "l": 0},
+    "margin": {"pad": AXIS_PAD, "r": 0, "l": 0},
     "hoverlabel": {"bgcolor": BACKGROUND, "bordercolor": "#DCD8D4",
                    "font": {"color": TEXT, "family": FONT_FAMILY, "size": 12}},
     "colorway": list(COLORWAY),

@@ -12,6 +12,7 @@ import base64
 import html
 import io
 import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,6 +21,7 @@ import plotly.graph_objects as go
 from PIL import Image
 
 from models.record import AttentionRecord
+from viz.margins import TITLE_ROOM, label_height, label_width
 from viz.plotly_json import quick_figure, subplot_grid, tick_stride
 
 COLORSCALE = "Viridis"
@@ -55,6 +57,18 @@ def _axis_size(n: int) -> int:
     return int(min(max(260, 22 * n + 140), 900))
 
 
+_FEWEST_PX = 80  # px: the least a heatmap's rows get together, so that one row and its colour bar stay readable
+
+
+def heatmap_height(rows: int, key_text: Sequence[str], *, titled: bool) -> int:
+    """Returns a heatmap's default height: 22 px a row, grown where its key labels, turned by 45°
+    under the map (their width estimated from their text), would leave its rows fewer than 16 px
+    each or 80 px in all. A map of one row under long labels (a document's sentences) was otherwise
+    squeezed to a few px by automargin, its colour bar with it."""
+    turned = label_height(max((label_width(t) for t in key_text), default=0.0), -45) + TITLE_ROOM
+    return min(max(_axis_size(rows), math.ceil((50 if titled else 20) + turned + max(16 * rows, _FEWEST_PX))), 900)
+
+
 def heatmap(
     weights: np.ndarray,
     query_labels: Sequence[object],
@@ -78,6 +92,7 @@ def heatmap(
     ys = unique_labels(query_labels)
     xs = unique_labels(key_labels)
     value_name = value_name or "α"
+    query_title = "query" if query_title is None else query_title
     trace = {
         "type": "heatmap", "z": weights, "x": xs, "y": ys, "zmin": 0.0,
         "zmax": float(zmax) if zmax is not None else max(float(np.max(weights, initial=0.0)), 1e-9),
@@ -88,7 +103,7 @@ def heatmap(
     }
     layout = {
         "title": {"text": html.escape(title) if title else None},
-        "height": height or _axis_size(len(ys)),
+        "height": height or heatmap_height(len(ys), xs[:: tick_stride(len(xs), MAX_TICKS)], titled=bool(title)),
         "margin": {"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
         # Category axes: tokens are names, and "1 2 3 4 5 6 7 8 cat" would otherwise make plotly.js
         # read the labels as numbers and drop [CLS], cat and [SEP]. The first query on top as a fixed
@@ -96,7 +111,9 @@ def heatmap(
         # redrew it all again (bench/plotly_draw.py).
         "xaxis": {"title": {"text": key_title or "key"}, "side": "bottom", "tickangle": -45, "type": "category",
                   **_tick_subset(xs)},
-        "yaxis": {"title": {"text": query_title or "query"}, "type": "category", "range": [len(ys) - 0.5, -0.5],
+        # query_title "": no title (plotly.js leaves room for an empty title's standoff too)
+        "yaxis": {**({"title": {"text": query_title}} if query_title != "" else {}), "type": "category",
+                  "range": [len(ys) - 0.5, -0.5],
                   **_tick_subset(ys)},
     }
     return quick_figure([trace], layout)

@@ -19,18 +19,30 @@ import plotly.graph_objects as go
 from viz.plotly_json import _AXIS_NAME, NOT_LISTED, _axis_of, _has_colorbar
 
 # Room plotly.js's default template leaves around a tick label and an axis title (px, font 12 / 14).
-_TICK_PAD = 14  # 12, and 2 px to spare: a label measured 1 px wider than its estimate in Chromium
-_TITLE_ROOM = 50  # the title (font 14), the template's title standoff (15 px), padding
+AXIS_PAD = 8  # layout.margin.pad of every shown figure (viz/chart_style.py): axes sit this far off the plot
+# automargin's pad (12), the axis's offset (AXIS_PAD), and 2 px to spare: a label measured 1 px wider
+# than its estimate in Chromium. Without AXIS_PAD, short labels ("α_i") overran their margin by a few px.
+_TICK_PAD = 12 + AXIS_PAD + 2
+TITLE_ROOM = 50  # the title (font 14), the template's title standoff (15 px), padding
 _DEFAULT_MARGIN = 80  # plotly.js's margin on every side when a layout leaves it unset
 _TAG = re.compile(r"<[^>]*>")
 
 
 def label_width(text: str, size: float = 12) -> float:
     """Returns an upper estimate, in px, of a tick label's width in plotly.js's sans-serif font:
-    HTML tags dropped, entities counted as one character, East Asian wide characters as two."""
+    HTML tags dropped, entities counted as one character, East Asian wide characters as two,
+    invisible format characters as none."""
     plain = html.unescape(_TAG.sub("", str(text)))
-    chars = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in plain)
+    chars = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 0 if unicodedata.category(ch) == "Cf" else 1
+                for ch in plain)  # Cf: format characters, as the zero-width space that keeps repeated labels apart
     return chars * 7.5 * size / 12
+
+
+def label_height(width: float, angle: float, font: float = 12) -> float:
+    """Returns the height, in px, that x tick labels up to `width` px wide take under the plot when
+    turned by `angle` degrees, with the room plotly.js leaves around them (no axis title)."""
+    turn = math.radians(angle)
+    return abs(math.sin(turn)) * width + abs(math.cos(turn)) * font * 1.5 + _TICK_PAD
 
 
 def _edge(axes: dict[str, dict], name: str, partner: str, side: str) -> bool:
@@ -182,7 +194,7 @@ def reserve_tick_margins(fig: go.Figure) -> go.Figure:
         widest = max((label_width(t, font) for t in labels), default=0.0) if labels is not None else label_width("0.000", font)
         title = axis.get("title")
         title_text = title.get("text") if isinstance(title, dict) else title
-        room = _TITLE_ROOM if title_text else 0
+        room = TITLE_ROOM if title_text else 0
         if name.startswith("y"):
             side = "r" if axis.get("side") == "right" else "l"
             if not _edge(axes, name, "x", side):
@@ -193,11 +205,8 @@ def reserve_tick_margins(fig: go.Figure) -> go.Figure:
             if not _edge(axes, name, "y", side):
                 continue
             angle = axis.get("tickangle")
-            if isinstance(angle, (int, float)):
-                tall = abs(math.sin(math.radians(angle))) * widest + abs(math.cos(math.radians(angle))) * font * 1.5
-            else:  # "auto": labels that do not fit turn, and automargin covers that
-                tall = font * 1.5
-            needed[side] = max(needed.get(side, 0), tall + _TICK_PAD + room)
+            # "auto": labels that do not fit turn, and automargin covers that
+            needed[side] = max(needed.get(side, 0), label_height(widest, angle if isinstance(angle, (int, float)) else 0, font) + room)
             if _ends_right(axes, name):
                 end_room = _end_label_room(axis, font)
                 if end_room > 0:  # plotly.js's pad: 12 px, or the smallest margin if less

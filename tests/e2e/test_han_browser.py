@@ -6,11 +6,12 @@ import time
 import numpy as np
 import pytest
 
-from tests.e2e.conftest import plotly_traces, screenshot_path, wait_for_change, wait_for_charts, wait_idle
+from tests.e2e.conftest import plotly_traces, pushed_margins, screenshot_path, wait_for_change, wait_for_charts, wait_idle
 
 pytestmark = pytest.mark.e2e
 
 HEATMAP, US_SCORES = 2, 4  # sentiment bars, topic bars, heatmap, u_w words, u_s sentences
+DIFFERENCES = (6, 7)  # after document B's heatmap: its sentences' and its words' B − A
 DOCUMENT = (
     "<img src=x onerror=alert(1)> We visited on a rainy Sunday. "
     "The pizza was cold and tasted like cardboard. My cousin paid and we left."
@@ -27,6 +28,12 @@ def test_typing_a_document_updates_the_heatmap_and_stays_escaped(page, app_url):
     wait_idle(page, timeout=120_000)
     before = plotly_traces(page)
     assert len(before[HEATMAP][1]["y"]) == 4  # four sentences in the default document
+    # The default compare section's B − A maps (one row each, under long turned labels) keep their
+    # row readable, and their label margins held: drawn once.
+    wait_for_charts(page, DIFFERENCES[-1] + 1, timeout=120_000)
+    plot_heights = page.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot'), gd => gd._fullLayout._size.h)")
+    assert min(plot_heights[i] for i in DIFFERENCES) >= 80
+    assert [pushed_margins(page)[i] for i in DIFFERENCES] == [{}, {}]
 
     box = page.get_by_label("Type or paste a document of several sentences")
     box.fill(DOCUMENT)
