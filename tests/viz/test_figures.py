@@ -187,6 +187,7 @@ def test_reserve_tick_margins_makes_room_only_for_colour_bars_outside_the_plot()
     assert margins.reserve_tick_margins(flat).layout.margin.r == 10
     assert margins.reserve_tick_margins(inside).layout.margin.r == 10
     assert margins.label_width("日本") == 2 * margins.label_width("ab")  # wide characters count twice
+    assert margins.label_width("ab\u200b\u200b") == margins.label_width("ab")  # what keeps repeated labels apart: unseen
 
 
 def test_image_overlay_stretches_the_grid_over_the_image():
