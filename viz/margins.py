@@ -161,8 +161,9 @@ def _legend_room(layout: dict, data, size: float, *, bottom: float, pad: float) 
 
 def reserve_tick_margins(fig: go.Figure) -> go.Figure:
     """Widens `fig`'s margins to hold its outer axes' tick labels and titles (estimated from their
-    text), its colour bars, and a one-row legend over the plot; returns fig. A margin never shrinks, and automargin stays on as the
-    net under the estimate.
+    text), its colour bars, a one-row legend over the plot, and the last number of an x axis that ends
+    at the figure's right edge; returns fig. A margin never shrinks, and automargin stays on as the net
+    under the estimate.
 
     With margins too small for its labels (most builders set 10 px and leave the rest to
     automargin), plotly.js draws the figure, measures the labels, widens the margins and draws it
