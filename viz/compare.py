@@ -52,6 +52,6 @@ def difference_heatmap(record: AttentionRecord, *, title: str, query_title: str 
         fig.update_layout(
             xaxis={"tickvals": unique_labels(record.key_labels), "ticktext": _tick_text(record.key_labels)},
             yaxis={"tickvals": unique_labels(record.query_labels), "ticktext": _tick_text(record.query_labels)},
-            height=heatmap_height(len(record.query_labels), [_short(k) for k in record.key_labels], titled=True),
+            height=heatmap_height(len(record.query_labels), _tick_text(record.key_labels), titled=bool(title)),
         )
     return fig

@@ -97,7 +97,7 @@ def heatmap(
         "type": "heatmap", "z": weights, "x": xs, "y": ys, "zmin": 0.0,
         "zmax": float(zmax) if zmax is not None else max(float(np.max(weights, initial=0.0)), 1e-9),
         "colorscale": colorscale or COLORSCALE, "colorbar": {"title": {"text": value_name}},
-        "hovertemplate": (f"{query_title or 'query'}: %{{y}}<br>{key_title or 'key'}: %{{x}}"
+        "hovertemplate": ((f"{query_title}: %{{y}}" if query_title else "%{y}") + f"<br>{key_title or 'key'}: %{{x}}"
                           f"<br>{value_name} = %{{z:.4f}}<extra></extra>"),
         "xgap": 0, "ygap": 0,
     }

@@ -107,6 +107,15 @@ def _auto_ticks(low: float, high: float) -> list[float]:
     return sorted(steps)
 
 
+def _tick_label(value: float, decimals: int) -> tuple[float, str]:
+    # A tick's value and its label as plotly.js's default format writes it: thousands and up with an
+    # SI suffix (10k, 2.5M), the rest with the step's decimals.
+    for power, suffix in ((12, "T"), (9, "G"), (6, "M"), (3, "k")):
+        if abs(value) >= 10 ** max(power, 4):
+            return value, f"{value / 10 ** power:g}{suffix}"
+    return value, f"{value:.{decimals}f}"
+
+
 def _end_label_room(axis: dict, font: float) -> float:
     # Margin (px) past the plot area's right end that the last tick label of an x axis on the
     # figure's right edge may take, before plotly.js's pad: half the label, less the gap between the
@@ -115,24 +124,26 @@ def _end_label_room(axis: dict, font: float) -> float:
     # ticktext. An axis that ends just past a tick (the feed-forward page's time axis at T = 1,001)
     # otherwise had its right margin widened by automargin after the first draw, and was drawn twice.
     span = axis.get("range")
-    if axis.get("ticktext") is not None or axis.get("tickformat") or axis.get("type") not in (None, "linear", "-") \
+    if any(axis.get(k) is not None for k in ("ticktext", "tickformat", "dtick", "tick0", "nticks")) \
+            or axis.get("tickmode") not in (None, "auto", "array") or axis.get("type") not in (None, "linear", "-") \
             or axis.get("tickangle") not in (None, 0) or not isinstance(span, (list, tuple)) or len(span) != 2 \
-            or not all(isinstance(v, (int, float)) for v in span) or not span[0] < span[1]:
-        return 0.0  # a reversed axis ends on its smallest number: left to automargin
+            or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in span) or not span[0] < span[1] \
+            or not math.isfinite(span[1] - span[0]):
+        return 0.0  # steps set by hand, a reversed axis (it ends on its smallest number): left to automargin
     low, high = float(span[0]), float(span[1])
     reach = high + (high - low) * 1e-4  # plotly.js also draws a tick this far past the range's end
     if axis.get("tickvals") is not None:
         shown = [float(v) for v in axis["tickvals"] if isinstance(v, (int, float)) and low <= v <= reach]
-        ends = [f"{max(shown):g}"] if shown else []
+        ends = [(max(shown), f"{max(shown):g}")] if shown else []
     else:
         ends = []
         for step in _auto_ticks(low, high):
             decimals = max(0, -math.floor(math.log10(step) + 1e-9))
-            ends.append(f"{math.floor(reach / step + 1e-9) * step:.{decimals}f}")
+            ends.append(_tick_label(math.floor(reach / step + 1e-9) * step, decimals))
     affix = f"{axis.get('tickprefix') or ''}{axis.get('ticksuffix') or ''}"
     room = 0.0
-    for end in ends:
-        gap = (high - float(end)) / (high - low) * _NARROWEST_AXIS
+    for value, end in ends:
+        gap = (high - value) / (high - low) * _NARROWEST_AXIS
         room = max(room, label_width(end + affix, font) / 2 - gap)
     return room
 

@@ -308,4 +308,13 @@ def test_reserve_tick_margins_makes_room_for_the_last_number_at_the_right_end():
                   line(1000.5, tickangle=-90), line(1000.5, tickformat=".1%"), line(1000.5, range=[1000.5, -0.5]),
                   line(1000.5, domain=[0, 0.4]).update_layout(xaxis2={"domain": [0.6, 1]})):
         assert margins.reserve_tick_margins(other).layout.margin.r == 20
+    # Steps set by hand are left to automargin too (with dtick 300 the last tick is 900), and a range
+    # that is not finite is no error.
+    for other in (line(1000.5, dtick=300), line(1000.5, nticks=3), line(1000.5, tickmode="linear"),
+                  line(1000.5, range=[0, float("inf")]), line(1000.5, range=[-1e308, 1e308])):
+        assert margins.reserve_tick_margins(other).layout.margin.r == 20
+    # Large numbers are written short, as plotly.js does ("1T", not "1000000000000").
+    assert margins._tick_label(1e12, 0)[1] == "1T" and margins._tick_label(25_000, 0)[1] == "25k"
+    assert margins._tick_label(1_000, 0)[1] == "1000"
+    assert margins.reserve_tick_margins(line(1e12 + 0.5)).layout.margin.r <= 24
     assert margins._auto_ticks(-0.5, 999.5) == [200, 500]  # a rough step of exactly 2 × 100 rounds up to 5 × 100
