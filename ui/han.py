@@ -45,20 +45,19 @@ def training_service() -> TrainingService:
 
 
 def show_analysis(record: AttentionRecord, *, key: str, name: str) -> None:
-    """Shows the highlighted text (escaped) beside the sentences × words heatmap, with export, and
-    beside the heatmap the notice that no sentence stands out when the model's rule says so."""
+    """Shows the highlighted text (escaped) over the sentences × words heatmap, with export, and
+    above the heatmap the notice that no sentence stands out when the model's rule says so."""
     for notice in record.meta.get("notices", []):
         st.info(notice, icon=":material/content_cut:")
-    text_col, heat_col = st.columns([1, 2], gap="medium")
-    with text_col:
-        st.markdown("**The document as the network read it**")
-        st.caption("Amber: sentence weight α_i. Blue: word weight α_it within its sentence.")
-        st.markdown(highlighted_html(record), unsafe_allow_html=True)  # every word is html.escape'd
-    with heat_col:
-        if record.meta.get("attention_notice"):
-            st.warning(record.meta["attention_notice"], icon=":material/blur_on:")
-        show_figure(han_heatmap(record, title="Word α per sentence, and sentence α"), record, key=f"{key}_heatmap",
-                    name=name)
+    # One above the other, each the column's whole width: beside the text, the map's cells were
+    # too narrow for their words.
+    st.markdown("**The document as the network read it**")
+    st.caption("Amber: sentence weight α_i. Blue: word weight α_it within its sentence.")
+    st.markdown(highlighted_html(record), unsafe_allow_html=True)  # every word is html.escape'd
+    if record.meta.get("attention_notice"):
+        st.warning(record.meta["attention_notice"], icon=":material/blur_on:")
+    show_figure(han_heatmap(record, title="Word α per sentence, and sentence α"), record, key=f"{key}_heatmap",
+                name=name)
 
 
 def compare_documents(record: AttentionRecord, analyse: Callable[[str], AttentionRecord], default_b: str) -> None:

@@ -21,7 +21,7 @@ import plotly.graph_objects as go
 from PIL import Image
 
 from models.record import AttentionRecord
-from viz.margins import TITLE_ROOM, label_height, label_width
+from viz.margins import TICK_LEN, TITLE_ROOM, label_height, label_width
 from viz.plotly_json import quick_figure, subplot_grid, tick_stride
 
 COLORSCALE = "Viridis"
@@ -65,7 +65,7 @@ def heatmap_height(rows: int, key_text: Sequence[str], *, titled: bool) -> int:
     under the map (their width estimated from their text), would leave its rows fewer than 16 px
     each or 80 px in all. A map of one row under long labels (a document's sentences) was otherwise
     squeezed to a few px by automargin, its colour bar with it."""
-    turned = label_height(max((label_width(t) for t in key_text), default=0.0), -45) + TITLE_ROOM
+    turned = label_height(max((label_width(t) for t in key_text), default=0.0), -45) + TITLE_ROOM + TICK_LEN
     return min(max(_axis_size(rows), math.ceil((50 if titled else 20) + turned + max(16 * rows, _FEWEST_PX))), 900)
 
 

@@ -16,11 +16,19 @@ import plotly.graph_objects as go
 
 from models.record import AttentionRecord
 from viz.figures import COLORSCALE, safe_label, unique_labels
-from viz.plotly_json import quick_figure, subplot_grid
+from viz.margins import height_for_rows, reserve_tick_margins
+from viz.plotly_json import allow_tick_overflow, quick_figure, subplot_grid, tick_stride, upright_numeric_ticks
 
 SENTENCE_RGB = (255, 170, 40)  # amber: sentence α
 WORD_RGB = (40, 110, 255)  # blue: word α
 MAX_LABEL_CHARS = 22
+CLASS_ROW_PX = 30  # plot height per class of a probability chart
+SCORE_ROW_PX = 20  # per bar of a score chart (30 context words, a document's sentences)
+NOMINAL_WIDTH = 820  # px: the page's full column on a 1,280 px window, which the map's cell words are fitted to
+CELL_FONT = 10
+WORD_SHARE_LEFT = 0.07  # of the plot width: the sentence α column
+_NARROW = set("iljtfrI.,;:'!|()[]- ")
+_WIDE = set("mwMW@%")
 
 
 def short_label(text: str, limit: int = MAX_LABEL_CHARS) -> str:
@@ -64,18 +72,22 @@ def highlighted_html(record: AttentionRecord) -> str:
     return "".join(parts)
 
 
-def han_heatmap(record: AttentionRecord, *, title: str | None = None) -> go.Figure:
-    """Returns the sentences × word-slots heatmap: word α with each cell's word written in
-    it, and beside it one column of sentence α. Rows are sentences (top to bottom)."""
+def han_heatmap(record: AttentionRecord, *, title: str | None = None, width: float = NOMINAL_WIDTH) -> go.Figure:
+    """Returns the sentences × word-slots heatmap: word α with each cell's word written in it, and
+    beside it one column of sentence α. Rows are sentences (top to bottom).
+
+    A word is written whole where it fits its cell at a figure `width` px wide (the page's full
+    column on a 1,280 px window), cut with "…" where three letters or more fit, and left out where
+    fewer do: words wider than their cells ran into each other. The hover names every word whole."""
     weights = np.asarray(record.weights, np.float32)
     words = np.asarray(record.extras["words"])
     sentence_alpha = np.asarray(record.extras["sentence_weights"], np.float32).reshape(-1, 1)
     ys = unique_labels(sentence_labels(record.query_labels))
-    xs = [f"w{j + 1}" for j in range(weights.shape[1])]
-    cell_text = [[safe_label(w) if str(w) else "" for w in row] for row in words]
+    n_rows, n_cols = weights.shape
+    xs = [f"w{j + 1}" for j in range(n_cols)]
     z = np.where(words == "", np.nan, weights)  # padding shows as blank, not as α = 0
-    layout_json, axes = subplot_grid(1, 2, shared_yaxes=True, column_widths=(0.07, 0.93), horizontal_spacing=0.01,
-                                     subplot_titles=("sentence α", "word α"))
+    layout_json, axes = subplot_grid(1, 2, shared_yaxes=True, column_widths=(WORD_SHARE_LEFT, 1 - WORD_SHARE_LEFT),
+                                     horizontal_spacing=0.01, subplot_titles=("sentence α", "word α"))
     left, right = axes[0]
     data = [
         {"type": "heatmap", "z": sentence_alpha, "x": ["α_s"], "y": ys, "zmin": 0.0, "zmax": 1.0, "colorscale": "Oranges",
@@ -83,20 +95,45 @@ def han_heatmap(record: AttentionRecord, *, title: str | None = None) -> go.Figu
          "textfont": {"size": 10}, "hovertemplate": "%{y}<br>sentence α = %{z:.4f}<extra></extra>", **left},
         {"type": "heatmap", "z": z, "x": xs, "y": ys,
          "zmin": 0.0, "zmax": max(float(np.nanmax(z)) if np.isfinite(z).any() else 1.0, 1e-9),
-         "colorscale": COLORSCALE, "text": cell_text, "texttemplate": "%{text}", "textfont": {"size": 10},
+         "colorscale": COLORSCALE, "texttemplate": "%{text}", "textfont": {"size": CELL_FONT},
+         "customdata": [[safe_label(w) if str(w) else "" for w in row] for row in words],
          "colorbar": {"title": {"text": "word α"}},
-         "hovertemplate": "%{y}<br>%{x}: %{text}<br>word α = %{z:.4f}<extra></extra>", **right},
+         "hovertemplate": "%{y}<br>%{x}: %{customdata}<br>word α = %{z:.4f}<extra></extra>", **right},
     ]
-    n_rows, n_cols = weights.shape
     layout = json.loads(layout_json)
     layout.update(
         title={"text": html.escape(title) if title else None},
         height=int(min(max(260, 56 * n_rows + 120), 1100)),
         margin={"l": 10, "r": 10, "t": 60 if title else 40, "b": 10},
     )
+    shown = xs[:: tick_stride(n_cols, max(1, int(width // 2 // 28)))]  # "w10" needs about 28 px
     layout["yaxis"].update(autorange="reversed", tickmode="array", tickvals=ys, ticktext=ys)
-    layout["xaxis2"].update(side="bottom", tickangle=0 if n_cols <= 20 else -45)
-    return quick_figure(data, layout)
+    layout["xaxis2"].update(side="bottom", tickangle=0, tickmode="array", tickvals=shown, ticktext=shown)
+    fig = reserve_tick_margins(upright_numeric_ticks(allow_tick_overflow(quick_figure(data, layout))))
+    margin = fig._layout["margin"]
+    cell = (width - margin["l"] - margin["r"]) * (1 - WORD_SHARE_LEFT - 0.01) / max(n_cols, 1)
+    fitted = [[fit_word(str(w), cell - 4, CELL_FONT) for w in row] for row in words]
+    fig._data[1]["text"] = [[safe_label(w) if w else "" for w in row] for row in fitted]
+    return fig
+
+
+def text_px(text: str, font: float) -> float:
+    """Returns an estimate, in px, of `text`'s width in the house font (Source Sans) at `font` px:
+    narrow letters 0.3 em, wide ones 0.85 em, other capitals and digits 0.6 em, the rest 0.5 em
+    (measured against Chromium's drawing of the HAN map's words within about 10 %)."""
+    return font * sum(0.3 if ch in _NARROW else 0.85 if ch in _WIDE else 0.6 if ch.isupper() or ch.isdigit() else 0.5
+                      for ch in text)
+
+
+def fit_word(word: str, room: float, font: float) -> str:
+    """Returns `word` if it fits `room` px at `font` px, else its longest head of three letters or
+    more with "…" that fits, else ""."""
+    if text_px(word, font) <= room:
+        return word
+    for keep in range(len(word) - 1, 2, -1):
+        if text_px(word[:keep] + "…", font) <= room:
+            return word[:keep] + "…"
+    return ""
 
 
 def probability_bars(classes: Sequence[str], probabilities: np.ndarray, *, title: str | None = None) -> go.Figure:
@@ -108,12 +145,13 @@ def probability_bars(classes: Sequence[str], probabilities: np.ndarray, *, title
            "marker": {"color": ["#d62728" if i == best else "#9ab" for i in range(len(labels))]},
            "text": [f"{p:.1%}" for p in probabilities], "textposition": "auto",
            "hovertemplate": "%{y}: %{x:.4f}<extra></extra>"}
-    return quick_figure([bar], {
+    fig = quick_figure([bar], {
         "title": {"text": html.escape(title) if title else None},
-        "height": int(80 + 34 * len(labels)), "margin": {"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
+        "margin": {"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
         "xaxis": {"range": [0, 1], "title": {"text": "probability"}},
         "yaxis": {"autorange": "reversed"},
     })
+    return height_for_rows(fig, len(labels), CLASS_ROW_PX)
 
 
 def score_bars(labels: Sequence[str], scores: np.ndarray, *, title: str | None = None, value_name: str = "uᵀu_w") -> go.Figure:
@@ -123,8 +161,9 @@ def score_bars(labels: Sequence[str], scores: np.ndarray, *, title: str | None =
     bar = {"type": "bar", "x": scores, "y": ys, "orientation": "h",
            "marker": {"color": ["#1f77b4" if s >= 0 else "#ff7f0e" for s in scores]},
            "hovertemplate": f"%{{y}}<br>{html.escape(value_name)} = %{{x:.3f}}<extra></extra>"}
-    return quick_figure([bar], {
+    fig = quick_figure([bar], {
         "title": {"text": html.escape(title) if title else None},
-        "height": int(90 + 20 * len(ys)), "margin": {"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
+        "margin": {"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
         "xaxis": {"title": {"text": html.escape(value_name)}}, "yaxis": {"autorange": "reversed"},
     })
+    return height_for_rows(fig, max(len(ys), 3), SCORE_ROW_PX)

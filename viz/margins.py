@@ -16,13 +16,14 @@ import unicodedata
 
 import plotly.graph_objects as go
 
-from viz.plotly_json import _AXIS_NAME, NOT_LISTED, _axis_of, _has_colorbar
+from viz.plotly_json import _AXIS_NAME, _OWN_COLORBAR, NOT_LISTED, _axis_of, _has_colorbar, allow_tick_overflow, upright_numeric_ticks
 
 # Room plotly.js's default template leaves around a tick label and an axis title (px, font 12 / 14).
 AXIS_PAD = 8  # layout.margin.pad of every shown figure (viz/chart_style.py): axes sit this far off the plot
 # automargin's pad (12), the axis's offset (AXIS_PAD), and 2 px to spare: a label measured 1 px wider
 # than its estimate in Chromium. Without AXIS_PAD, short labels ("α_i") overran their margin by a few px.
 _TICK_PAD = 12 + AXIS_PAD + 2
+TICK_LEN = 5  # plotly.js's default tick length, px
 TITLE_ROOM = 50  # the title (font 14), the template's title standoff (15 px), padding
 _DEFAULT_MARGIN = 80  # plotly.js's margin on every side when a layout leaves it unset
 _TAG = re.compile(r"<[^>]*>")
@@ -190,6 +191,9 @@ def reserve_tick_margins(fig: go.Figure) -> go.Figure:
     for trace in data:
         for letter in "xy":
             axes.setdefault(_axis_of(trace, letter), {})
+    # Maps' axes have ticks (viz/chart_style.py gives them a tick colour): their labels sit a tick's
+    # length further out. Without it, a map's upright x labels overran their margin by 4 px.
+    ticked = {_axis_of(trace, letter) for trace in data if trace.get("type") in (*_OWN_COLORBAR, "image") for letter in "xy"}
     categories: dict[str, list[str]] = {}
     for trace in data:  # text coordinates make a category axis: its labels are the values
         for letter in "xy":
@@ -206,7 +210,7 @@ def reserve_tick_margins(fig: go.Figure) -> go.Figure:
         widest = max((label_width(t, font) for t in labels), default=0.0) if labels is not None else label_width("0.000", font)
         title = axis.get("title")
         title_text = title.get("text") if isinstance(title, dict) else title
-        room = TITLE_ROOM if title_text else 0
+        room = (TITLE_ROOM if title_text else 0) + (TICK_LEN if name in ticked else 0)
         if name.startswith("y"):
             side = "r" if axis.get("side") == "right" else "l"
             if not _edge(axes, name, "x", side):
@@ -235,4 +239,18 @@ def reserve_tick_margins(fig: go.Figure) -> go.Figure:
         wider["t"] = math.ceil(top)
     if wider:
         fig.update_layout(margin={**margin, **wider})
+    return fig
+
+
+def height_for_rows(fig: go.Figure, rows: int, row_px: float) -> go.Figure:
+    """Sets `fig`'s height so that its plot area holds `rows` rows of `row_px` px each under the
+    margins the page will reserve (reserve_tick_margins, after the readying of
+    viz.chart_style.for_the_page, which then changes nothing); returns fig.
+
+    For a bar chart of a few categories: a height counted with the builder's 10 px margins left a
+    HAN probability chart of two classes an 18 px plot once the x axis's numbers and title had their
+    90 px, and plotly.js labelled every second bar only."""
+    reserve_tick_margins(upright_numeric_ticks(allow_tick_overflow(fig)))
+    margin = fig._layout.get("margin") or {}
+    fig.update_layout(height=math.ceil(margin.get("t", _DEFAULT_MARGIN) + margin.get("b", _DEFAULT_MARGIN) + rows * row_px))
     return fig

@@ -12,6 +12,18 @@ pytestmark = pytest.mark.e2e
 
 HEATMAP, US_SCORES = 2, 4  # sentiment bars, topic bars, heatmap, u_w words, u_s sentences
 DIFFERENCES = (6, 7)  # after document B's heatmap: its sentences' and its words' B − A
+BARS = (0, 1, 3, 4)
+# How many pairs of a chart's cell words overlap on screen (their boxes, less half a pixel).
+OVERLAPPING_CELL_WORDS = """chart => {
+    const gd = document.querySelectorAll('.js-plotly-plot')[chart];
+    const boxes = Array.from(gd.querySelectorAll('.heatmaplayer text'), t => t.getBoundingClientRect());
+    if (boxes.length < 10) return -1;  // not the map with its words
+    let overlaps = 0;
+    for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+        const a = boxes[i], b = boxes[j];
+        if (a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5) overlaps++;
+    }
+    return overlaps; }"""
 DOCUMENT = (
     "<img src=x onerror=alert(1)> We visited on a rainy Sunday. "
     "The pizza was cold and tasted like cardboard. My cousin paid and we left."
@@ -28,6 +40,13 @@ def test_typing_a_document_updates_the_heatmap_and_stays_escaped(page, app_url):
     wait_idle(page, timeout=120_000)
     before = plotly_traces(page)
     assert len(before[HEATMAP][1]["y"]) == 4  # four sentences in the default document
+    # Every bar has its label: a two-class chart's plot was 18 px and plotly.js labelled one bar.
+    labelled = page.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot'),"
+                             " gd => [gd._fullLayout.yaxis._vals.length, gd.data[0].y.length])")
+    assert [labelled[i][0] == labelled[i][1] for i in BARS] == [True] * len(BARS), labelled
+    # The words written in the map's cells do not run into each other, and its margins held.
+    assert page.evaluate(OVERLAPPING_CELL_WORDS, HEATMAP) == 0
+    assert pushed_margins(page)[HEATMAP] == {}
     # The default compare section's B − A maps (one row each, under long turned labels) keep their
     # row readable, and their label margins held: drawn once.
     wait_for_charts(page, DIFFERENCES[-1] + 1, timeout=120_000)

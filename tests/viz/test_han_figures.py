@@ -1,0 +1,103 @@
+"""The HAN page's figures: bars with a row for every class, and map cells whose words fit them."""
+
+import html
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from models.record import AttentionRecord
+from viz.chart_style import for_the_page
+from viz.han import CELL_FONT, NOMINAL_WIDTH, WORD_SHARE_LEFT, fit_word, han_heatmap, probability_bars, score_bars, text_px
+from viz.margins import TICK_LEN, label_height, reserve_tick_margins
+
+
+def _plot_height(fig) -> float:
+    layout = for_the_page(fig).layout
+    return layout.height - layout.margin.t - layout.margin.b
+
+
+@pytest.mark.parametrize("classes", [("negative", "positive"), ("quality", "service", "price", "ambience")])
+@pytest.mark.parametrize("title", [None, "sentiment: negative"])
+def test_probability_bars_give_every_class_a_row(classes, title):
+    fig = probability_bars(classes, np.linspace(0.9, 0.1, len(classes)), title=title)
+    # A two-class chart had an 18 px plot once the x axis had its margin: plotly.js labelled one bar.
+    assert _plot_height(fig) >= 28 * len(classes)
+
+
+@pytest.mark.parametrize("rows", [1, 2, 4, 12, 30])
+def test_score_bars_give_every_bar_a_row(rows):
+    labels = [f"s{i + 1}: The waiter forgot our…" for i in range(rows)]
+    fig = score_bars(labels, np.linspace(-2, 2, rows), title="This document's sentences against u_s", value_name="uᵀu_s")
+    assert _plot_height(fig) >= 20 * max(rows, 3)
+
+
+def test_readying_the_bars_for_the_page_keeps_their_margins():
+    fig = probability_bars(("negative", "positive"), np.array([0.9, 0.1]))
+    before = fig.layout.margin.to_plotly_json()
+    after = for_the_page(fig).layout.margin.to_plotly_json()
+    assert {k: after[k] for k in "lrtb"} == {k: before[k] for k in "lrtb"}
+
+
+def _record(sentences: list[list[str]]) -> AttentionRecord:
+    width = max(len(s) for s in sentences)
+    words = np.array([s + [""] * (width - len(s)) for s in sentences])
+    weights = np.where(words == "", 0.0, 1.0) / np.maximum((words != "").sum(1, keepdims=True), 1)
+    return AttentionRecord(mechanism="han", weights=weights.astype(np.float32), axes=("sentence", "word"),
+                           query_labels=tuple(" ".join(s) for s in sentences), key_labels=tuple(f"w{j + 1}" for j in range(width)),
+                           extras={"words": words, "sentence_weights": np.full(len(sentences), 1 / len(sentences), np.float32)})
+
+
+def _cell_px(fig, columns: int) -> float:
+    margin = fig.layout.margin
+    return (NOMINAL_WIDTH - margin.l - margin.r) * (1 - WORD_SHARE_LEFT - 0.01) / columns
+
+
+@pytest.mark.parametrize("words", [
+    "We went there on a Friday evening with my sister.".split(),
+    "The waiter forgot our order twice and was rude when we asked about it and then again later on".split(),
+    ["Extraordinarily", "uncomfortable", "<b>chairs</b>", "&amp;", "ok"],
+])
+def test_map_cells_show_words_that_fit_them_and_hover_names_them_whole(words):
+    fig = han_heatmap(_record([words, ["Short", "one."]]), title="Word α per sentence, and sentence α")
+    trace = fig.data[1]
+    cell = _cell_px(fig, len(words))
+    shown = [html.unescape(t) for row in trace.text for t in row if t]
+    assert shown, "no word was written in any cell"
+    assert all(text_px(t, CELL_FONT) <= cell - 4 for t in shown)
+    assert all(t in words + ["Short", "one."] or (t.endswith("…") and len(t) >= 4) for t in shown)
+    assert [html.unescape(c) for c in trace.customdata[0]] == words  # the hover: every word whole
+    assert "<b>" not in "".join(str(t) for row in trace.text for t in row)  # escaped, never markup
+
+
+def test_a_sentence_of_a_few_words_is_written_whole():
+    words = "The table by the window was free.".split()
+    fig = han_heatmap(_record([words]))
+    assert [html.unescape(t) for t in fig.data[1].text[0]] == words
+
+
+def test_word_slot_labels_are_thinned_to_fit_the_axis():
+    fig = han_heatmap(_record([[f"x{j}" for j in range(60)]]))
+    shown = fig.layout.xaxis2.tickvals
+    assert len(shown) < 60 and shown[0] == "w1"
+
+
+@given(st.text(min_size=1, max_size=30), st.floats(min_value=0, max_value=200))
+@settings(max_examples=200, deadline=None)
+def test_fit_word_returns_the_word_a_head_of_it_or_nothing(word, room):
+    fitted = fit_word(word, room, CELL_FONT)
+    if fitted == word:
+        assert text_px(word, CELL_FONT) <= room
+    elif fitted:
+        assert fitted.endswith("…") and word.startswith(fitted[:-1]) and len(fitted) >= 4
+        assert text_px(fitted, CELL_FONT) <= room
+    else:
+        assert text_px(word[:3] + "…", CELL_FONT) > room or len(word) <= 3
+
+
+def test_maps_reserve_their_ticks_length_under_upright_labels():
+    fig = han_heatmap(_record([["a", "b", "c"]]))
+    bare = reserve_tick_margins(han_heatmap(_record([["a", "b", "c"]])))
+    assert bare.layout.margin.b >= label_height(3 * 7.5, 0) + TICK_LEN  # "w3" upright, plus the ticks
+    assert fig.layout.margin.b == bare.layout.margin.b
