@@ -101,3 +101,8 @@ def test_maps_reserve_their_ticks_length_under_upright_labels():
     bare = reserve_tick_margins(han_heatmap(_record([["a", "b", "c"]])))
     assert bare.layout.margin.b >= label_height(3 * 7.5, 0) + TICK_LEN  # "w3" upright, plus the ticks
     assert fig.layout.margin.b == bare.layout.margin.b
+
+
+def test_the_word_map_draws_no_tick_marks_over_the_sentence_column():
+    fig = for_the_page(han_heatmap(_record([["a", "b"]])))
+    assert fig.layout.yaxis2.ticks == "" and fig.layout.yaxis2.showticklabels is False
