@@ -88,16 +88,19 @@ def alignment_heatmap(
     if centers is not None:
         shapes, marker = _windows(np.asarray(centers, np.float32), float(record.extras.get("window_half_width", 0)))
         data.append(marker)
+    legend = truth is not None or centers is not None
     layout = {
         "title": {"text": html.escape(title) if title else None},
         "height": height or int(min(max(300, 26 * tq + 170), 700)),
-        "margin": {"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
+        "margin": {"l": 10, "r": 10, "t": (50 if title else 20) + (16 if title and legend else 0), "b": 10},
         "xaxis": {"title": {"text": html.escape(x_title)}, "tickmode": "array", "tickvals": xs.tolist(), "ticktext": xt,
                   "range": [-0.5, tk - 0.5], "tickangle": 0},
         "yaxis": {"title": {"text": html.escape(y_title)}, "tickmode": "array", "tickvals": ys.tolist(), "ticktext": yt,
                   "range": [tq - 0.5, -0.5]},
-        "legend": {"orientation": "h", "y": -0.18, "x": 0},
-        "showlegend": truth is not None or centers is not None,
+        # Over the plot, under the title (viz.margins reserves its room): under the plot at y = -0.18
+        # it lay across the x axis's title.
+        "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0},
+        "showlegend": legend,
         "shapes": shapes,
     }
     if background:

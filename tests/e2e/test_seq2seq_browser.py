@@ -8,7 +8,13 @@ import pytest
 from tests.e2e.conftest import plotly_traces, pushed_margins, screenshot_path, wait_for_charts, wait_idle
 
 pytestmark = pytest.mark.e2e
-
+# Whether chart i draws a legend whose box meets neither axis title's box.
+LEGEND_CLEAR_OF_TITLES = """i => {
+    const gd = document.querySelectorAll('.js-plotly-plot')[i], legend = gd.querySelector('.legend');
+    if (!legend) return 'no legend';
+    const a = legend.getBoundingClientRect();
+    return Array.from(gd.querySelectorAll('.g-xtitle text, .g-ytitle text'), t => t.getBoundingClientRect())
+        .every(b => a.right <= b.left || b.right <= a.left || a.bottom <= b.top || b.bottom <= a.top); }"""
 
 
 def wait_for_main_change(page, before, timeout: float = 240.0) -> list:
@@ -32,6 +38,10 @@ def test_type_date_switch_variant_move_window(page, app_url):
     before = plotly_traces(page)
     assert len(before[0][0]["x"]) == len("Wednesday 9 May 2018")
     assert pushed_margins(page)[0] == {}  # the main map's label margins were reserved: drawn once
+    # The compare view's local-m panel has a legend (its windows' centres p_t): it clears the axis
+    # titles and the margins held for it too.
+    assert page.evaluate(LEGEND_CLEAR_OF_TITLES, 2) is True
+    assert pushed_margins(page)[2] == {}
 
     box = page.get_by_label("Date to normalise (or anything)")
     box.fill("2018/05/09")
