@@ -102,7 +102,10 @@ def styled_spec(spec: dict[str, Any]) -> dict[str, Any]:
                    {"showgrid": False, "zeroline": False})
         if trace.get("type") in _OWN_COLORBAR or trace.get("type") == "image":  # their axes have ticks
             for along in "xy":
-                _under(_axis_dict(layout, trace, along), {"tickcolor": GRID})
+                axis = _axis_dict(layout, trace, along)
+                # but not an axis without labels (a panel beside another on a shared axis): its tick
+                # marks alone were drawn over the panel on its left.
+                _under(axis, {"tickcolor": GRID} if axis.get("showticklabels") is not False else {"ticks": ""})
     _titled(layout)
     _under(layout, LAYOUT)
     for key in [k for k in layout if _AXIS_NAME.fullmatch(k)] + ["xaxis", "yaxis"]:

@@ -70,6 +70,17 @@ def test_bars_keep_their_category_axis_bare():
     assert "tickcolor" not in layout["yaxis"]  # a tick colour would turn ticks on
 
 
+def test_map_axes_have_ticks_unless_they_show_no_labels():
+    # Two maps side by side on one y axis: the right one's y axis shows no labels, and its tick marks
+    # alone were drawn over the left map.
+    maps = go.Figure([go.Heatmap(z=[[0, 1], [1, 0]]), go.Heatmap(z=[[1, 0], [0, 1]], xaxis="x2", yaxis="y2")])
+    maps.update_layout(xaxis2={"anchor": "y2", "domain": [0.55, 1]}, xaxis={"domain": [0, 0.45]},
+                       yaxis2={"anchor": "x2", "matches": "y", "showticklabels": False})
+    layout = spec(cs.house_style(maps))["layout"]
+    assert layout["yaxis"]["tickcolor"] and layout["xaxis2"]["tickcolor"] and layout["xaxis"]["tickcolor"]
+    assert layout["yaxis2"]["ticks"] == "" and "tickcolor" not in layout["yaxis2"]
+
+
 def test_traces_without_a_colour_of_their_own_get_the_house_one():
     fig = cs.house_style(go.Figure([go.Heatmap(z=[[0, 1]]), go.Scatter(y=[1, 2], mode="markers", marker={"size": [5, 9]})]))
     data = spec(fig)["data"]
