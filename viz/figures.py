@@ -29,10 +29,14 @@ MAX_TICKS = 64  # beyond this many labels an axis shows every k-th one; hover sh
 _ZERO_WIDTH = "\u200b"
 
 
+def visible_text(label: object) -> str:
+    """Returns the label as it is shown: control characters written as \\xNN (not escaped)."""
+    return "".join(ch if ch.isprintable() or ch == " " else f"\\x{ord(ch):02x}" for ch in str(label))
+
+
 def safe_label(label: object) -> str:
     """Returns the label escaped for plotly: HTML-escaped, control characters made visible."""
-    text = str(label)
-    text = "".join(ch if ch.isprintable() or ch == " " else f"\\x{ord(ch):02x}" for ch in text)
+    text = visible_text(label)
     return html.escape(text, quote=True) if text else "&#8203;"
 
 

@@ -7,15 +7,18 @@ no jax. Every user string is HTML-escaped before it reaches HTML or plotly.
 
 from __future__ import annotations
 
+import bisect
 import html
+import itertools
 import json
+import unicodedata
 from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 
 from models.record import AttentionRecord
-from viz.figures import COLORSCALE, safe_label, unique_labels
+from viz.figures import COLORSCALE, safe_label, unique_labels, visible_text
 from viz.margins import height_for_rows, reserve_tick_margins
 from viz.plotly_json import allow_tick_overflow, quick_figure, subplot_grid, tick_stride, upright_numeric_ticks
 
@@ -113,29 +116,38 @@ def han_heatmap(record: AttentionRecord, *, title: str | None = None, width: flo
     fig = reserve_tick_margins(upright_numeric_ticks(allow_tick_overflow(quick_figure(data, layout))))
     margin = fig._layout["margin"]
     cell = (width - margin["l"] - margin["r"]) * (1 - WORD_SHARE_LEFT - 0.01) / max(n_cols, 1)
-    fitted = [[fit_word(str(w), cell - 4, CELL_FONT) for w in row] for row in words]
-    fig._data[1]["text"] = [[safe_label(w) if w else "" for w in row] for row in fitted]
+    # Fitted as shown (control characters written out), then escaped: an entity is never cut.
+    fitted = [[fit_word(visible_text(w), cell - 4, CELL_FONT) for w in row] for row in words]
+    fig._data[1]["text"] = [[html.escape(w, quote=True) for w in row] for row in fitted]
     return fig
+
+
+def _char_em(ch: str) -> float:
+    if unicodedata.east_asian_width(ch) in "WF":
+        return 1.0
+    if unicodedata.category(ch) == "Cf":  # zero-width format characters
+        return 0.0
+    return 0.3 if ch in _NARROW else 0.85 if ch in _WIDE else 1.0 if ch == "…" \
+        else 0.6 if ch.isupper() or ch.isdigit() else 0.53
 
 
 def text_px(text: str, font: float) -> float:
     """Returns an estimate, in px, of `text`'s width in the house font (Source Sans) at `font` px:
-    narrow letters 0.3 em, wide ones 0.85 em, other capitals and digits 0.6 em, an ellipsis 1 em,
-    the rest 0.53 em. Against the widths Chromium drew on the HAN page (words, numbers, accents
-    and cut words) it came out between 0.96 and 1.2 times the real width."""
-    return font * sum(0.3 if ch in _NARROW else 0.85 if ch in _WIDE else 1.0 if ch == "…"
-                      else 0.6 if ch.isupper() or ch.isdigit() else 0.53 for ch in text)
+    narrow letters 0.3 em, wide ones 0.85 em, other capitals and digits 0.6 em, an ellipsis and East
+    Asian wide characters 1 em, the rest 0.53 em. Against the widths Chromium drew on the HAN page
+    (words, numbers, accents and cut words) it came out between 0.96 and 1.2 times the real width."""
+    return font * sum(_char_em(ch) for ch in text)
 
 
 def fit_word(word: str, room: float, font: float) -> str:
     """Returns `word` if it fits `room` px at `font` px, else its longest head of three letters or
-    more with "…" that fits, else ""."""
-    if text_px(word, font) <= room:
+    more with "…" that fits, else "". One pass over the word (a document may hold 50,000 characters)."""
+    widths = list(itertools.accumulate(font * _char_em(ch) for ch in word))
+    if not widths or widths[-1] <= room:
         return word
-    for keep in range(len(word) - 1, 2, -1):
-        if text_px(word[:keep] + "…", font) <= room:
-            return word[:keep] + "…"
-    return ""
+    room -= font * _char_em("…")
+    keep = bisect.bisect_right(widths, room)  # widths only grow: the longest head within the room
+    return word[:keep] + "…" if keep >= 3 else ""
 
 
 def probability_bars(classes: Sequence[str], probabilities: np.ndarray, *, title: str | None = None) -> go.Figure:

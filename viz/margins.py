@@ -210,7 +210,7 @@ def reserve_tick_margins(fig: go.Figure) -> go.Figure:
         widest = max((label_width(t, font) for t in labels), default=0.0) if labels is not None else label_width("0.000", font)
         title = axis.get("title")
         title_text = title.get("text") if isinstance(title, dict) else title
-        room = (TITLE_ROOM if title_text else 0) + (TICK_LEN if name in ticked else 0)
+        room = (TITLE_ROOM if title_text else 0) + (TICK_LEN if name in ticked and axis.get("ticks") != "" else 0)
         if name.startswith("y"):
             side = "r" if axis.get("side") == "right" else "l"
             if not _edge(axes, name, "x", side):

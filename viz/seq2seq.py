@@ -88,11 +88,13 @@ def alignment_heatmap(
     if centers is not None:
         shapes, marker = _windows(np.asarray(centers, np.float32), float(record.extras.get("window_half_width", 0)))
         data.append(marker)
+    # plotly.js centres the title in the top margin, and the legend fills the margin's last 29 px:
+    # 34 px more keep them apart.
     legend = truth is not None or centers is not None
     layout = {
         "title": {"text": html.escape(title) if title else None},
         "height": height or int(min(max(300, 26 * tq + 170), 700)),
-        "margin": {"l": 10, "r": 10, "t": (50 if title else 20) + (16 if title and legend else 0), "b": 10},
+        "margin": {"l": 10, "r": 10, "t": (50 if title else 20) + (34 if title and legend else 0), "b": 10},
         "xaxis": {"title": {"text": html.escape(x_title)}, "tickmode": "array", "tickvals": xs.tolist(), "ticktext": xt,
                   "range": [-0.5, tk - 0.5], "tickangle": 0},
         "yaxis": {"title": {"text": html.escape(y_title)}, "tickmode": "array", "tickvals": ys.tolist(), "ticktext": yt,

@@ -41,9 +41,9 @@ def test_typing_a_document_updates_the_heatmap_and_stays_escaped(page, app_url):
     before = plotly_traces(page)
     assert len(before[HEATMAP][1]["y"]) == 4  # four sentences in the default document
     # Every bar has its label: a two-class chart's plot was 18 px and plotly.js labelled one bar.
-    labelled = page.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot'),"
-                             " gd => [gd._fullLayout.yaxis._vals.length, gd.data[0].y.length])")
-    assert [labelled[i][0] == labelled[i][1] for i in BARS] == [True] * len(BARS), labelled
+    labelled = page.evaluate("bars => bars.map(i => { const gd = document.querySelectorAll('.js-plotly-plot')[i];"
+                             " return [gd._fullLayout.yaxis._vals.length, gd.data[0].y.length]; })", list(BARS))
+    assert [shown == bars for shown, bars in labelled] == [True] * len(BARS), labelled
     # The words written in the map's cells do not run into each other, and its margins held.
     assert page.evaluate(OVERLAPPING_CELL_WORDS, HEATMAP) == 0
     assert pushed_margins(page)[HEATMAP] == {}

@@ -8,12 +8,12 @@ import pytest
 from tests.e2e.conftest import plotly_traces, pushed_margins, screenshot_path, wait_for_charts, wait_idle
 
 pytestmark = pytest.mark.e2e
-# Whether chart i draws a legend whose box meets neither axis title's box.
+# Whether chart i draws a legend whose box meets no title's box (the chart's and its axes').
 LEGEND_CLEAR_OF_TITLES = """i => {
     const gd = document.querySelectorAll('.js-plotly-plot')[i], legend = gd.querySelector('.legend');
     if (!legend) return 'no legend';
     const a = legend.getBoundingClientRect();
-    return Array.from(gd.querySelectorAll('.g-xtitle text, .g-ytitle text'), t => t.getBoundingClientRect())
+    return Array.from(gd.querySelectorAll('.g-xtitle text, .g-ytitle text, .g-gtitle text'), t => t.getBoundingClientRect())
         .every(b => a.right <= b.left || b.right <= a.left || a.bottom <= b.top || b.bottom <= a.top); }"""
 
 
