@@ -15,8 +15,11 @@ What it does, in one run:
    PAGES whose file exists; home is "/"): its first visit, its warm render, and the round trip of
    every visible slider, select box, radio group, row of pills, toggle/checkbox and number input, up
    to --max-controls per page (sliders first, then select boxes, radios, pills, toggles, number inputs).
+   Just before each control, the floor's slider is stepped as many times on a floor page kept
+   open beside the app (BesideFloor; --no-beside turns it off): the floor under the same load,
+   seconds from the control, where the run's floor can be ten minutes away.
 3. Measures the floor's slider again (drift check) and prints markdown tables of medians and
-   their ratio to the floor. It never asserts a time.
+   their ratio to the floor, and to the floor measured beside each control. It never asserts a time.
 
 The floor is the slider's (issue 12's definition). Beside it, the same floor app with a select box,
 a radio group, a row of pills, a checkbox or a number input in the slider's place (FLOOR_WIDGET) gives each kind
@@ -362,6 +365,7 @@ class ControlResult:
     fingerprint_before: str | None = None  # of the figures before the first change
     figures_changed: int | None = None  # how many figures the first change redrew (FINGERPRINT_JS)
     splits: list[dict] = field(default_factory=list)  # SPLIT_JS of each recorded round trip
+    beside_ms: list[float] = field(default_factory=list)  # the floor's slider, measured just before (BesideFloor)
 
     @property
     def median(self) -> float | None:
@@ -593,7 +597,44 @@ def control_id(control: dict) -> tuple:
     return (control["kind"], control["key"] or f"{control['label']}#{control['index']}")
 
 
-def measure_page_controls(page, repeat: int, cap: int) -> tuple[list[ControlResult], list[str]]:
+class BesideFloor:
+    """The floor app, kept open in its own browser context for the whole app phase: its slider is
+    stepped `repeat` times just before each control is measured, so every control has a floor
+    measured within seconds of it, under the same load (the run's floor, at its start and end, can
+    be ten minutes away). The slider sweeps 0 → 100 → 0 …, so no step goes back to a value the slider
+    had a moment before (the quirk in the module docstring)."""
+
+    def __init__(self, browser, server: Server):
+        self.page = new_page(browser, [])
+        first_figure_ms(self.page, server.url + "/")
+        settle(self.page)
+        control = next(c for c in visible_controls(self.page) if c["kind"] == "slider")
+        self.thumb = control_locator(self.page, control).locator('input[type="range"]').first
+        self.key = "ArrowRight"
+
+    def measure(self, repeat: int) -> list[float]:
+        """Returns the round trips (ms) of `repeat` slider steps; LAST_SPLIT is left as it was."""
+        global LAST_SPLIT
+        kept, out = LAST_SPLIT, []
+        for _ in range(repeat):
+            state = self.thumb.evaluate(SLIDER_STATE_JS)
+            if (self.key == "ArrowRight" and state["value"] >= state["max"]) or (
+                    self.key == "ArrowLeft" and state["value"] <= state["min"]):
+                self.key = "ArrowLeft" if self.key == "ArrowRight" else "ArrowRight"
+            self.thumb.focus()
+            ms = timed(self.page, lambda: self.thumb.press(self.key))
+            if ms is not None:
+                out.append(ms)
+            settle(self.page)
+        LAST_SPLIT = kept
+        return out
+
+    def close(self) -> None:
+        self.page.context.close()
+
+
+def measure_page_controls(page, repeat: int, cap: int, beside: BesideFloor | None = None
+                          ) -> tuple[list[ControlResult], list[str]]:
     """Returns the results of up to `cap` controls and the labels of those left out by the cap.
 
     The controls are looked up again after each one, so a control that appears only after
@@ -607,7 +648,9 @@ def measure_page_controls(page, repeat: int, cap: int) -> tuple[list[ControlResu
         control = pending[0]
         done.add(control_id(control))
         try:
+            floor_ms = beside.measure(repeat) if beside else []
             results.append(measure_control(page, control, repeat))
+            results[-1].beside_ms = floor_ms
         except Exception as error:  # a bench reports a broken control and goes on
             results.append(ControlResult(control["kind"], control["label"], control["key"],
                                          skipped=f"error: {str(error).splitlines()[0][:120]}"))
@@ -692,14 +735,14 @@ def measure_widget_floors(browser, repeat: int) -> dict[str, list[float]]:
 
 
 def measure_app_page(page, url: str, title: str, path: str, repeat: int, cap: int,
-                     first_visit_ms: float | None = None) -> PageResult:
+                     first_visit_ms: float | None = None, beside: BesideFloor | None = None) -> PageResult:
     """Returns one page's first visit (unless already made), warm renders and control round trips."""
     result = PageResult(title, path)
     result.first_visit_ms = first_visit_ms if first_visit_ms is not None else first_figure_ms(page, f"{url}/{path}")[0]
     result.warm_ms = [first_figure_ms(page, f"{url}/{path}")[0] for _ in range(repeat)]
     settle(page)
     result.exceptions = page.locator('[data-testid="stException"]').count()
-    result.controls, result.left_out = measure_page_controls(page, repeat, cap)
+    result.controls, result.left_out = measure_page_controls(page, repeat, cap, beside)
     return result
 
 
@@ -727,13 +770,16 @@ def run(args) -> dict:
             figure_ms, origin = first_figure_ms(page, f"{app.url}/{path}")
             report["app_cold"] = {"page": title, "ms": origin + figure_ms - app.started_at * 1000}
             report["pages"] = []
+            beside = BesideFloor(browser, floor) if args.beside else None
             for i, (title, path) in enumerate(pages):
                 print(f"{title}…", file=sys.stderr)
                 errors.clear()
                 result = measure_app_page(page, app.url, title, path, args.repeat, args.max_controls,
-                                          first_visit_ms=figure_ms if i == 0 else None)
+                                          first_visit_ms=figure_ms if i == 0 else None, beside=beside)
                 result.page_errors = list(errors)
                 report["pages"].append(result)
+            if beside:
+                beside.close()
             report["app_log_tracebacks"] = app.log.read_text(errors="replace").count("Traceback")
         report["floor_end"] = measure_floor(browser, floor, floor_repeat, cold=False)
         report["tuned_end"] = measure_floor(browser, tuned, floor_repeat, cold=False)
@@ -779,8 +825,9 @@ def print_report(report: dict) -> None:
           "runner): " + ", ".join(f"{k} {fmt(v)} ms" for k, v in kind_floor.items()) + ".")
     print(f"Cold first render (server start → first figure painted): app, {report['app_cold']['page']}: "
           f"{fmt(report['app_cold']['ms'])} ms; floor: {fmt(start['cold_ms'])} ms.\n")
-    print("| page | control | median ms | × floor | × its kind's floor | × tuned floor | figures redrawn | n |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| page | control | median ms | × floor | × floor beside it | × its kind's floor | × tuned floor | "
+          "figures redrawn | n |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for page in report["pages"]:
         labels = Counter(c.label for c in page.controls)
         for c in page.controls:
@@ -788,9 +835,11 @@ def print_report(report: dict) -> None:
                 continue
             lost = f" ({c.lost} lost)" if c.lost else ""
             name = f"{c.label} ({c.kind}" + (f", key {c.key})" if labels[c.label] > 1 and c.key else ")")
-            print(f"| {page.title} | {name} | {fmt(c.median)} | {ratio(c.median, floor_ms)} | "
+            beside = f"{ratio(c.median, median(c.beside_ms))} ({fmt(median(c.beside_ms))} ms)" if c.beside_ms else "—"
+            print(f"| {page.title} | {name} | {fmt(c.median)} | {ratio(c.median, floor_ms)} | {beside} | "
                   f"{ratio(c.median, kind_floor.get(c.kind))} | {ratio(c.median, tuned_ms)} | {c.figures_changed} | "
                   f"{len(c.times_ms)}{lost} |")
+    print(within_line(report, floor_ms))
     print_splits(report)
     print("\n| page | first visit ms | warm render ms | × floor render | n |")
     print("|---|---|---|---|---|")
@@ -819,6 +868,20 @@ def print_report(report: dict) -> None:
     if notes:
         print("\nNot measured or worth a look:")
         print("\n".join(notes))
+
+
+def within_line(report: dict, floor_ms: float | None, limit: float = 1.3) -> str:
+    """Returns how many measured controls are within `limit` × the run's floor, and × the floor beside each."""
+    measured = [c for page in report["pages"] for c in page.controls if not c.skipped and c.median is not None]
+    by_run = sum(bool(floor_ms) and c.median <= limit * floor_ms for c in measured)
+    line = f"\nWithin {limit} × the run's floor: **{by_run} of {len(measured)}** controls"
+    paired = [c for c in measured if c.beside_ms]
+    if paired:
+        by_beside = sum(c.median <= limit * median(c.beside_ms) for c in paired)
+        beside_floors = [median(c.beside_ms) for c in paired]
+        line += (f"; within {limit} × the floor measured beside each: **{by_beside} of {len(paired)}** "
+                 f"(those floors {fmt(min(beside_floors))}–{fmt(max(beside_floors))} ms)")
+    return line + "."
 
 
 def split_medians(splits: list[dict]) -> tuple[float | None, ...]:
@@ -864,6 +927,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5, help="changes per control and warm renders per page (default 5)")
     parser.add_argument("--max-controls", type=int, default=8, help="controls measured per page (default 8)")
     parser.add_argument("--json", type=Path, help="also write the raw figures to this file")
+    parser.add_argument("--no-beside", dest="beside", action="store_false",
+                        help="do not measure the floor's slider just before each control (the '× floor beside' column)")
     args = parser.parse_args(argv)
     report = run(args)
     print_report(report)

@@ -1,0 +1,45 @@
+"""bench/ui_latency.py's count of controls within 1.3 × a floor: against the run's floor, and against
+the floor's slider measured just before each control (BesideFloor)."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("ui_latency", ROOT / "bench" / "ui_latency.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("ui_latency", module)  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def _report(bench, controls):
+    page = bench.PageResult("Page", "page", controls=controls)
+    return {"pages": [page]}
+
+
+def test_counts_each_control_against_the_floor_beside_it_and_the_runs_floor():
+    bench = _bench()
+    controls = [
+        # 260 ms: over 1.3 × a 180 ms run floor (234), within 1.3 × its own 210 ms floor (273).
+        bench.ControlResult("slider", "A", "a", times_ms=[250.0, 260.0, 270.0], beside_ms=[200.0, 210.0, 220.0]),
+        # 200 ms: within the run's floor, over 1.3 × a 150 ms floor beside it (195).
+        bench.ControlResult("select", "B", "b", times_ms=[200.0], beside_ms=[150.0]),
+        # skipped controls and controls without a floor beside them are not counted against one.
+        bench.ControlResult("toggle", "C", "c", skipped="no figure changed"),
+        bench.ControlResult("radio", "D", "d", times_ms=[100.0]),
+    ]
+    line = bench.within_line(_report(bench, controls), 180.0)
+    assert "the run's floor: **2 of 3**" in line
+    assert "the floor measured beside each: **1 of 2**" in line
+    assert "150–210 ms" in line
+
+
+def test_without_floors_beside_the_line_says_only_the_runs_count():
+    bench = _bench()
+    line = bench.within_line(_report(bench, [bench.ControlResult("slider", "A", "a", times_ms=[100.0])]), 100.0)
+    assert "**1 of 1**" in line
+    assert "beside" not in line
