@@ -256,10 +256,18 @@ def image_views() -> None:
         # request of its own, and the server keeps no file per session (docs/PERFORMANCE.md).
         st.image(png_data_uri(image, compress_level=1), caption="Model input (64×64)", width=160)
     with views_col:
-        if view_switch(VIEWS, key="img_view") == VIEWS[0]:
-            caption_view(image)
-        else:
-            patch_view(photo)
+        views(image, photo)
+
+
+# The views and their switch are a fragment inside image_views: picking a view reruns only them, not
+# the source column (docs/PERFORMANCE.md, seventeenth stop). A new image reruns image_views, which
+# calls this again with it.
+@st.fragment
+def views(image: np.ndarray, photo: np.ndarray) -> None:
+    if view_switch(VIEWS, key="img_view") == VIEWS[0]:
+        caption_view(image)
+    else:
+        patch_view(photo)
 
 
 image_views()

@@ -131,6 +131,14 @@ def seq2seq_view() -> None:
         fig = alignment_heatmap(record, truth=truth, title=f"{_name(variant)}: α over the input")
         show_figure(fig, record, key="s2s_main", name=f"seq2seq-{variant}")
 
+    views(variant, record, text, window, truth)
+
+
+# The views and their switch are a fragment inside seq2seq_view: picking a view reruns only them, not the
+# controls and the main map above (docs/PERFORMANCE.md, seventeenth stop). A change above reruns
+# seq2seq_view, which calls this again with the new arguments.
+@st.fragment
+def views(variant: str, record, text: str, window: int, truth) -> None:
     chosen = view_switch(VIEWS, key="s2s_view")
     if chosen == VIEWS[0]:
         st.markdown("Two variants on the same date, side by side (the window D above applies to the local ones).")
