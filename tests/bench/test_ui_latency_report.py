@@ -1,19 +1,7 @@
 """bench/ui_latency.py's count of controls within 1.3 × a floor: against the run's floor, and against
 the floor's slider measured just before each control (BesideFloor)."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("ui_latency", ROOT / "bench" / "ui_latency.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("ui_latency", module)  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+from tests.bench.ui_latency_module import load_ui_latency as _bench
 
 
 def _report(bench, controls):

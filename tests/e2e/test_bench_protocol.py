@@ -2,24 +2,14 @@
 Chromium, on real ForwardMsg bytes. A reader that takes another message for script_finished ends a
 timing before the run has sent its figure (it did: lengths were added to the wrong offset)."""
 
-import importlib.util
 import random
-import sys
 
 import pytest
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from tests.e2e.conftest import ROOT
+from tests.bench.ui_latency_module import load_ui_latency as _bench
 
 pytestmark = pytest.mark.e2e
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("ui_latency", ROOT / "bench" / "ui_latency.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("ui_latency", module)  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
 
 
 def _message(**fields) -> bytes:
