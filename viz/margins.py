@@ -16,7 +16,15 @@ import unicodedata
 
 import plotly.graph_objects as go
 
-from viz.plotly_json import _AXIS_NAME, _OWN_COLORBAR, NOT_LISTED, _axis_of, _has_colorbar, allow_tick_overflow, upright_numeric_ticks
+from viz.plotly_json import (
+    _AXIS_NAME,
+    _OWN_COLORBAR,
+    NOT_LISTED,
+    _axis_of,
+    _has_colorbar,
+    allow_tick_overflow,
+    upright_numeric_ticks,
+)
 
 # Room plotly.js's default template leaves around a tick label and an axis title (px, font 12 / 14).
 AXIS_PAD = 8  # layout.margin.pad of every shown figure (viz/chart_style.py): axes sit this far off the plot

@@ -6,7 +6,14 @@ import time
 import numpy as np
 import pytest
 
-from tests.e2e.conftest import plotly_traces, pushed_margins, screenshot_path, wait_for_change, wait_for_charts, wait_idle
+from tests.e2e.conftest import (
+    plotly_traces,
+    pushed_margins,
+    screenshot_path,
+    wait_for_change,
+    wait_for_charts,
+    wait_idle,
+)
 
 pytestmark = pytest.mark.e2e
 

@@ -11,7 +11,16 @@ from hypothesis import strategies as st
 from models.record import AttentionRecord
 from viz import han
 from viz.chart_style import for_the_page
-from viz.han import CELL_FONT, NOMINAL_WIDTH, WORD_SHARE_LEFT, fit_word, han_heatmap, probability_bars, score_bars, text_px
+from viz.han import (
+    CELL_FONT,
+    NOMINAL_WIDTH,
+    WORD_SHARE_LEFT,
+    fit_word,
+    han_heatmap,
+    probability_bars,
+    score_bars,
+    text_px,
+)
 from viz.margins import TICK_LEN, label_height, label_width, reserve_tick_margins
 
 
