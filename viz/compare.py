@@ -7,7 +7,8 @@ import plotly.graph_objects as go
 
 from models.compare import ONLY_A, ONLY_B
 from models.record import AttentionRecord
-from viz.figures import MAX_TICKS, heatmap, heatmap_height, safe_label, unique_labels
+from viz.figures import MAX_TICKS, heatmap, heatmap_height
+from viz.labels import safe_label, unique_labels
 
 DIVERGING = "RdBu_r"  # blue: A attends more, red: B attends more, white: no change
 MARK_COLOURS = {ONLY_A: "#1f5fa8", ONLY_B: "#b2182b"}

@@ -1,9 +1,8 @@
 """Plotly figure builders. Each takes arrays or an AttentionRecord and returns a go.Figure.
 
 No streamlit, no jax, no file writes. Every label that reaches plotly is HTML-escaped
-(plotly renders a subset of HTML in ticks and hover), so a token such as ``<b>`` shows as
-text. Axes are categorical with labels made unique by invisible suffixes, because plotly
-merges repeated categories ("the", "the") into one column.
+(viz/labels.py), so a token such as ``<b>`` shows as text. Axes are categorical with labels
+made unique by invisible suffixes, because plotly merges repeated categories into one column.
 """
 
 from __future__ import annotations
@@ -21,37 +20,12 @@ import plotly.graph_objects as go
 from PIL import Image
 
 from models.record import AttentionRecord
+from viz.labels import safe_label, unique_labels
 from viz.margins import TICK_LEN, TITLE_ROOM, label_height, label_width
 from viz.plotly_json import quick_figure, subplot_grid, tick_stride
 
 COLORSCALE = "Viridis"
 MAX_TICKS = 64  # beyond this many labels an axis shows every k-th one; hover shows all
-_ZERO_WIDTH = "\u200b"
-
-
-def visible_text(label: object) -> str:
-    """Returns the label as it is shown: control characters written as \\xNN (not escaped)."""
-    return "".join(ch if ch.isprintable() or ch == " " else f"\\x{ord(ch):02x}" for ch in str(label))
-
-
-def safe_label(label: object) -> str:
-    """Returns the label escaped for plotly: HTML-escaped, control characters made visible."""
-    text = visible_text(label)
-    return html.escape(text, quote=True) if text else "&#8203;"
-
-
-def unique_labels(labels: Sequence[object]) -> list[str]:
-    """Returns escaped labels, each repeat given an invisible suffix so categories stay apart."""
-    seen: dict[str, int] = {}
-    out = []
-    for label in labels:
-        text = safe_label(label)
-        count = seen.get(text, 0)
-        seen[text] = count + 1
-        out.append(text + _ZERO_WIDTH * count)
-    return out
-
-
 def _tick_subset(categories: list[str]) -> dict:
     picked = categories[:: tick_stride(len(categories), MAX_TICKS)]
     return {"tickmode": "array", "tickvals": picked, "ticktext": picked}

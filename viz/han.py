@@ -18,7 +18,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from models.record import AttentionRecord
-from viz.figures import COLORSCALE, safe_label, unique_labels, visible_text
+from viz.figures import COLORSCALE
+from viz.labels import safe_label, unique_labels, visible_text
 from viz.margins import height_for_rows, reserve_tick_margins
 from viz.plotly_json import allow_tick_overflow, quick_figure, subplot_grid, tick_stride, upright_numeric_ticks
 

@@ -15,7 +15,8 @@ import plotly.graph_objects as go
 from PIL import Image
 
 from models.record import AttentionRecord
-from viz.figures import COLORSCALE, image_overlay, png_data_uri, safe_label
+from viz.figures import COLORSCALE, image_overlay, png_data_uri
+from viz.labels import safe_label
 from viz.pixel_scale import bar_value_y, colour_map, paint_scale_bar, scale_ticks
 
 PANEL_PX = 160

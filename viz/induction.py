@@ -15,7 +15,8 @@ from plotly.subplots import make_subplots
 
 from models.record import AttentionRecord
 from models.transformer.heads import induction_pattern
-from viz.figures import COLORSCALE, safe_label
+from viz.figures import COLORSCALE
+from viz.labels import safe_label
 from viz.plotly_json import quick_figure, tick_stride
 
 LOSS_COLORS = {"loss": "#7f7f7f", "first_half_loss": "#1f77b4", "repeated_loss": "#d62728"}

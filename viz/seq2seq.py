@@ -13,7 +13,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from models.record import AttentionRecord
-from viz.figures import COLORSCALE, safe_label
+from viz.figures import COLORSCALE
+from viz.labels import safe_label
 from viz.plotly_json import quick_figure
 
 WINDOW_COLOR = "#ff7f0e"

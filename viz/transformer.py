@@ -14,7 +14,8 @@ from plotly.subplots import make_subplots
 
 from models.record import AttentionRecord
 from models.transformer.stats import PAIR_BLOCKS, segment_masks
-from viz.figures import COLORSCALE, heatmap, unique_labels
+from viz.figures import COLORSCALE, heatmap
+from viz.labels import unique_labels
 from viz.plotly_json import quick_figure
 
 GAP = 1  # empty rows and columns between the maps of the model view

@@ -10,7 +10,7 @@ from PIL import Image
 from plotly.subplots import make_subplots
 
 from models.record import AttentionRecord
-from viz import figures, margins, plotly_json
+from viz import figures, labels, margins, plotly_json
 
 XSS = "<img src=x onerror=alert(1)>"
 
@@ -48,8 +48,8 @@ def test_labels_are_escaped_and_repeats_stay_separate():
 
 
 def test_control_characters_are_made_visible():
-    assert figures.safe_label("a\x00b") == "a\\x00b"
-    assert figures.safe_label("") != ""
+    assert labels.safe_label("a\x00b") == "a\\x00b"
+    assert labels.safe_label("") != ""
 
 
 def test_long_axes_show_a_subset_of_ticks():
