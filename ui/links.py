@@ -129,19 +129,27 @@ def linked_text(widget: Callable[..., Any], label: str, default: str, *, key: st
 
 def linked_rows(key: str, default: list[dict[str, Any]], columns: tuple[str, ...], max_rows: int) -> list[dict[str, Any]]:
     """Returns the rows a table starts from: the link's (compact JSON under `key`) if it gives a
-    usable list of at most max_rows rows with those columns, else `default` (with one line)."""
+    usable list of at most max_rows rows with those columns, else `default` (with one line).
+
+    The rows the link gave are kept for the session's later runs: a table widget's identity includes
+    the data it starts from, so starting a later run from the default would reset the table and
+    lose the link's rows and every edit made to them.
+    """
+    kept = f"_links_start_rows_{key}"
     raw = _opening_value(key)
     if not raw:
-        return default
+        return st.session_state.get(kept, default)
     try:
         rows = json.loads(raw[-1])
         if not isinstance(rows, list) or not 0 < len(rows) <= max_rows:
             raise ValueError
-        return [{c: _cell(row[c]) for c in columns} for row in rows if isinstance(row, dict)] or default
+        rows = [{c: _cell(row[c]) for c in columns} for row in rows if isinstance(row, dict)] or default
     except (ValueError, TypeError, KeyError, RecursionError):
         st.warning(f"The link's table is not one this page can read (at most {max_rows} rows of "
                    f"{', '.join(columns)}); the default table is shown.", icon=":material/link_off:")
-        return default
+        rows = default
+    st.session_state[kept] = rows
+    return rows
 
 
 def _cell(value: Any) -> Any:

@@ -177,6 +177,8 @@ def test_the_playground_table_travels_and_a_bad_one_is_refused():
     at = open_link("pages/playground.py", {"kv": json.dumps(rows)})
     assert not at.warning
     assert figures(at)[0][0]["x"] == ["near", "far"]
+    at.slider(key="query_x").set_value(-0.4).run()  # a later run starts from the link's rows too
+    assert figures(at)[0][0]["x"] == ["near", "far"] and json.loads(at.query_params["kv"]) == rows
     for bad in ("not json", json.dumps([{"label": "a"}]), json.dumps([rows[0]] * 40), json.dumps({"a": 1})):
         broken = open_link("pages/playground.py", {"kv": bad})
         assert any("table" in w.value for w in broken.warning), bad
