@@ -47,17 +47,40 @@ with st.expander(f"Parameters of the {', '.join(short[v] for v in PARAMETERS_OF_
         st.latex(r",\qquad ".join(matrix_latex(name, getattr(HAND_SET_PARAMS, name)) for name in names))
 
 
-# The whole playground is one fragment (st.fragment): a control reruns it alone, not the router,
-# the sidebar and the text above (docs/PERFORMANCE.md).
+# The keys and values are edited outside the fragment below: an edit reruns the page, a control
+# reruns the fragment alone, and the editor is not sent to the browser again on every slider step
+# (docs/PERFORMANCE.md, eighteenth stop).
+table_col, about_col = st.columns([2, 1], gap="large", vertical_alignment="center")
+with table_col:
+    st.markdown("**Keys and values** (edit cells, add or delete rows)")
+    start_rows = linked_rows("kv", default_table(), TABLE_COLUMNS, MAX_KEYS)
+    table = st.data_editor(
+        pd.DataFrame(start_rows, columns=TABLE_COLUMNS), num_rows="dynamic", key="kv_table", width="stretch",
+        hide_index=True,
+    )
+with about_col:
+    st.caption(f"Each row is one key k = (k1, k2) and its value v = (v1, v2), up to {MAX_KEYS} rows. "
+               "The query q is set by the sliders below; the score compares q with every key, and α "
+               "weights the values.")
+rows = table.to_dict("records")
+link_rows("kv", rows, default_table())
+# A table that cannot be read is said in one line, and the controls below stay as they were.
+key_values = checked(table_to_kv, rows, stop=False)
+
+
+# The controls and the three stages are one fragment (st.fragment): a control reruns it alone, not
+# the router, the sidebar, the text and the table above (docs/PERFORMANCE.md).
 @st.fragment
-def playground() -> None:
-    controls, data = st.columns([1, 2], gap="large")
-    with controls:
+def playground(key_values: tuple | None) -> None:
+    score_col, query_col, norm_col = st.columns([4, 3, 3], gap="large")
+    with score_col:
         names = {m.id: m.name for m in mechanisms}
         mechanism = get_mechanism(bound(st.radio, "Score function", list(names), format_func=names.get, key="mechanism"))
         st.caption(f"{mechanism.summary} From {mechanism.paper}.")
+    with query_col:
         qx = bound(st.slider, "Query, dimension 1", -3.0, 3.0, 1.5, 0.1, key="query_x")
         qy = bound(st.slider, "Query, dimension 2", -3.0, 3.0, 0.5, 0.1, key="query_y")
+    with norm_col:
         temperature = option_slider(
             mechanism.option("temperature"), key="temperature",
             help="Scores are divided by τ before the softmax: small τ sharpens α towards one key, large τ flattens it.",
@@ -71,17 +94,9 @@ def playground() -> None:
             samples = option_slider(mechanism.option("samples"), key="samples")
             seed = option_number(mechanism.option("seed"), key="seed")
 
-    with data:
-        st.markdown("**Keys and values** (edit cells, add or delete rows)")
-        start_rows = linked_rows("kv", default_table(), TABLE_COLUMNS, MAX_KEYS)
-        table = st.data_editor(
-            pd.DataFrame(start_rows, columns=TABLE_COLUMNS), num_rows="dynamic", key="kv_table", width="stretch",
-            hide_index=True,
-        )
-
-    rows = table.to_dict("records")
-    link_rows("kv", rows, default_table())
-    labels, keys, values = checked(table_to_kv, rows)
+    if key_values is None:
+        return
+    labels, keys, values = key_values
     record = checked(mechanism.build, {
         "query": np.array([qx, qy]), "keys": keys, "values": values, "labels": labels,
         "temperature": temperature, "mode": mode, "seed": seed, "samples": samples,
@@ -118,4 +133,4 @@ def playground() -> None:
                f"The weighted sum c = ({points.weights[-1, 0]:.3f}, {points.weights[-1, 1]:.3f}).")
 
 
-playground()
+playground(key_values)

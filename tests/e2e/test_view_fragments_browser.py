@@ -1,6 +1,6 @@
 """Picking a view reruns only the views: the seq2seq and images pages' View switches sit in a fragment of
 their own, so the controls and the main map above them (seq2seq), or the image source column (images),
-are not sent again. Read from the websocket: every message the server sends is a ForwardMsg, and each
+are not sent again. The Playground's controls rerun a fragment that leaves out its key/value editor. Read from the websocket: every message the server sends is a ForwardMsg, and each
 element it (re)draws is one delta."""
 
 import pytest
@@ -97,3 +97,15 @@ def test_an_images_view_switch_resends_not_the_image_source(page, app_url):
     shape = page.locator('[data-testid="stButtonGroup"]').filter(has_text="square").get_by_text("square", exact=True)
     above = _after(page, frames, shape.click, charts=1)
     assert _sent(above, "imgs", "Model input")
+
+
+def test_a_playground_control_resends_not_the_key_value_editor(page, app_url):
+    frames = _listen(page)
+    open_page(page, app_url, "playground", "A Query over Key/Value pairs", charts=1)
+    assert _sent(_elements(frames), "dataframe", "")  # the page's own run sends the editor
+    slider = page.locator('[data-testid="stSlider"]').filter(has_text="Query, dimension 1")
+    slider.locator('input[type="range"], [role="slider"]').first.focus()
+    stepped = _after(page, frames, lambda: page.keyboard.press("ArrowLeft"), charts=1)
+    assert _sent(stepped, "plotly_chart", "Weights")  # the three stages were drawn again …
+    assert _sent(stepped, "slider", "Query, dimension 1")
+    assert not _sent(stepped, "dataframe", "")  # … and the editor was not sent with them

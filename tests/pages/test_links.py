@@ -185,6 +185,17 @@ def test_the_playground_table_travels_and_a_bad_one_is_refused():
         assert len(figures(broken)[0][0]["x"]) == 5, "the default table"
 
 
+def test_a_playground_table_with_a_bad_cell_says_so_and_keeps_the_controls():
+    rows = [{"label": "a", "k1": "abc", "k2": 0.0, "v1": 1.0, "v2": 1.0}]
+    at = open_link("pages/playground.py", {"kv": json.dumps(rows), "query_x": "-1.2"})
+    assert not at.exception
+    assert [e.value for e in at.error if "column k1 needs a number" in e.value]
+    assert not figures(at)  # nothing is drawn from a table that cannot be read …
+    assert at.slider(key="query_x").value == -1.2  # … and the controls, below the table, stay as they were
+    at.slider(key="query_x").set_value(0.3).run()
+    assert not at.exception and not figures(at)
+
+
 def test_every_export_menu_has_a_link_box_that_reads_the_views_url():
     at = open_link("pages/self_attention.py", {"sa_layer": "3"})
     labels = [p.proto.popover.label for p in at.get("popover")]
