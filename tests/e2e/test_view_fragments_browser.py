@@ -3,6 +3,9 @@ their own, so the controls and the main map above them (seq2seq), or the image s
 are not sent again. The Playground's controls rerun a fragment that leaves out its key/value editor. Read from the websocket: every message the server sends is a ForwardMsg, and each
 element it (re)draws is one delta."""
 
+import json
+from urllib.parse import quote
+
 import pytest
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
@@ -101,7 +104,9 @@ def test_an_images_view_switch_resends_not_the_image_source(page, app_url):
 
 def test_a_playground_control_resends_not_the_key_value_editor(page, app_url):
     frames = _listen(page)
-    open_page(page, app_url, "playground", "A Query over Key/Value pairs", charts=1)
+    rows = [{"label": "near", "k1": 1.0, "k2": 0.0, "v1": 1.0, "v2": 1.0},
+            {"label": "far", "k1": -1.0, "k2": 0.0, "v1": 0.0, "v2": 0.0}]
+    open_page(page, app_url, f"playground?kv={quote(json.dumps(rows))}", "A Query over Key/Value pairs", charts=1)
     assert _sent(_elements(frames), "dataframe", "")  # the page's own run sends the editor
     slider = page.locator('[data-testid="stSlider"]').filter(has_text="Query, dimension 1")
     slider.locator('input[type="range"], [role="slider"]').first.focus()
@@ -109,3 +114,5 @@ def test_a_playground_control_resends_not_the_key_value_editor(page, app_url):
     assert _sent(stepped, "plotly_chart", "Weights")  # the three stages were drawn again …
     assert _sent(stepped, "slider", "Query, dimension 1")
     assert not _sent(stepped, "dataframe", "")  # … and the editor was not sent with them
+    # The stages still come from the link's table, not the default one.
+    assert page.evaluate("document.querySelector('.js-plotly-plot').data[0].x") == ["near", "far"]
