@@ -59,20 +59,24 @@ def feedforward_view() -> None:
     with st.spinner("Loading the trained models…"):
         records = [checked(m.build, {"length": length, "seed": seed, "marked": marked}) for m in mechanisms]
 
+    # Both models' numbers in one table, one column each: one element to send on every step where
+    # a subheader, captions and three metrics per model were 22 (docs/PERFORMANCE.md, eighteenth stop).
     target = records[0].meta["target"]
-    trained_on = {"paper": f" (the paper-form model trained nearest to T = {length:,})", "unbounded": " (trained on T = 50–1,000)"}
-    columns = st.columns(2, gap="large")
-    for column, mechanism, record in zip(columns, mechanisms, records):
-        meta = record.meta
-        with column:
-            st.subheader(mechanism.name)
-            st.caption(f"Model: `{meta['model']}`" + trained_on.get(mechanism.variant, ""))
-            a, b, c = st.columns(3)
-            a.metric("Prediction", f"{meta['prediction']:+.3f}", delta=f"{meta['prediction'] - target:+.3f} vs target",
-                     delta_color="off")
-            b.metric("Target (sum)", f"{target:+.3f}")
-            c.metric("α on the marked steps", f"{meta['mass_on_marked']:.2%}")
-            st.caption(f"Forward pass: {meta['seconds'] * 1000:.1f} ms for T = {length:,} (jitted, padded to a length bucket).")
+    trained_on = {"paper": f"trained nearest to T = {length:,}", "unbounded": "trained on T = 50–1,000"}
+    metas = [record.meta for record in records]
+    lines = [
+        "| | " + " | ".join(f"**{m.name.split('(')[-1].rstrip(')').capitalize()}**" for m in mechanisms) + " |",
+        "|---|" + "---|" * len(mechanisms),
+        "| Model | " + " | ".join(f"`{meta['model']}`, {trained_on.get(m.variant, '')}".rstrip(", ")
+                                   for m, meta in zip(mechanisms, metas)) + " |",
+        f"| Prediction (target: the sum, {target:+.3f}) | "
+        + " | ".join(f"**{meta['prediction']:+.3f}** ({meta['prediction'] - target:+.3f} off)" for meta in metas) + " |",
+        "| α on the two marked steps | " + " | ".join(f"**{meta['mass_on_marked']:.2%}**" for meta in metas) + " |",
+        f"| Forward pass, T = {length:,} | " + " | ".join(f"{meta['seconds'] * 1000:.1f} ms" for meta in metas) + " |",
+    ]
+    st.markdown("\n".join(lines))
+    st.caption("Forward passes are jitted and padded to a length bucket; the paper-form row uses the model "
+               "trained on the length nearest to T.")
 
     # Both models' α in one figure, one row each on a shared time axis: every control of the page
     # changes both, and one figure is redrawn faster than two. Its exports hold both rows.

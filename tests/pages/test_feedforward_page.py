@@ -1,5 +1,7 @@
 """AppTest for the feed-forward attention page: both variants, the T slider, chosen marks, bad marks."""
 
+import re
+
 import numpy as np
 
 from models.feedforward.task import make_sequence
@@ -21,13 +23,20 @@ def test_page_shows_both_variants_and_the_slider_changes_the_figures():
     _, marked, target = make_sequence(1_000, seed=0)
     assert chart_data(at, 0, "x", trace=3).tolist() == list(marked)  # the highlighted steps
     assert unbounded[list(marked)].sum() > 0.9 and paper.max() < 7.5 / 1_000 * 1.1
-    assert any(f"{target:+.3f}" in m.value for m in at.metric)
+    # Both models' numbers in one table: the target once, then each model's prediction and α on the marks.
+    table = next(m.value for m in at.markdown if m.value.startswith("| |"))
+    assert "| **Paper form** | **Unbounded score** |" in table.splitlines()[0]
+    assert f"(target: the sum, {target:+.3f})" in table
+    marked_row = next(line for line in table.splitlines() if line.startswith("| α on the two marked steps"))
+    shares = [float(x) for x in re.findall(r"\*\*([\d.]+)%\*\*", marked_row)]
+    np.testing.assert_allclose(shares, [100 * paper[list(marked)].sum(), 100 * unbounded[list(marked)].sum()], atol=0.006)
     assert any("e² ≈ 7.4" in m.value for m in at.markdown)
 
     at.slider(key="length").set_value(300).run()
     assert not at.exception
     assert chart_data(at, 0, "y", trace=0).shape == chart_data(at, 0, "y", trace=2).shape == (300,)
-    assert any("paper-T100" in c.value for c in at.caption)  # the model trained nearest to T
+    table = next(m.value for m in at.markdown if m.value.startswith("| |"))
+    assert "`paper-T100`, trained nearest to T = 300" in table  # the model trained nearest to T
 
 
 def test_chosen_marks_move_the_highlight_and_bad_marks_give_one_line():
