@@ -47,29 +47,9 @@ with st.expander(f"Parameters of the {', '.join(short[v] for v in PARAMETERS_OF_
         st.latex(r",\qquad ".join(matrix_latex(name, getattr(HAND_SET_PARAMS, name)) for name in names))
 
 
-# The keys and values are edited outside the fragment below: an edit reruns the page, a control
-# reruns the fragment alone, and the editor is not sent to the browser again on every slider step
-# (docs/PERFORMANCE.md, eighteenth stop).
-table_col, about_col = st.columns([2, 1], gap="large", vertical_alignment="center")
-with table_col:
-    st.markdown("**Keys and values** (edit cells, add or delete rows)")
-    start_rows = linked_rows("kv", default_table(), TABLE_COLUMNS, MAX_KEYS)
-    table = st.data_editor(
-        pd.DataFrame(start_rows, columns=TABLE_COLUMNS), num_rows="dynamic", key="kv_table", width="stretch",
-        hide_index=True,
-    )
-with about_col:
-    st.caption(f"Each row is one key k = (k1, k2) and its value v = (v1, v2), up to {MAX_KEYS} rows. "
-               "The query q is set by the sliders below; the score compares q with every key, and α "
-               "weights the values.")
-rows = table.to_dict("records")
-link_rows("kv", rows, default_table())
-# A table that cannot be read is said in one line, and the controls below stay as they were.
-key_values = checked(table_to_kv, rows, stop=False)
-
-
-# The controls and the three stages are one fragment (st.fragment): a control reruns it alone, not
-# the router, the sidebar, the text and the table above (docs/PERFORMANCE.md).
+# The controls and the three stages are a fragment (st.fragment) inside table_and_stages below: a
+# control reruns it alone, not the key/value editor above it, nor the router, the sidebar and the
+# text (docs/PERFORMANCE.md, eighteenth stop).
 @st.fragment
 def playground(key_values: tuple | None) -> None:
     score_col, query_col, norm_col = st.columns([4, 3, 3], gap="large")
@@ -133,4 +113,27 @@ def playground(key_values: tuple | None) -> None:
                f"The weighted sum c = ({points.weights[-1, 0]:.3f}, {points.weights[-1, 1]:.3f}).")
 
 
-playground(key_values)
+# The key/value editor and, under it, the controls and stages are one fragment: an edit reruns the
+# editor and the stages, not the router, the sidebar, the formulas and their LaTeX; the inner fragment
+# keeps the editor out of a control's rerun.
+@st.fragment
+def table_and_stages() -> None:
+    table_col, about_col = st.columns([2, 1], gap="large", vertical_alignment="center")
+    with table_col:
+        st.markdown("**Keys and values** (edit cells, add or delete rows)")
+        start_rows = linked_rows("kv", default_table(), TABLE_COLUMNS, MAX_KEYS)
+        table = st.data_editor(
+            pd.DataFrame(start_rows, columns=TABLE_COLUMNS), num_rows="dynamic", key="kv_table", width="stretch",
+            hide_index=True,
+        )
+    with about_col:
+        st.caption(f"Each row is one key k = (k1, k2) and its value v = (v1, v2), up to {MAX_KEYS} rows. "
+                   "The query q is set by the sliders below; the score compares q with every key, and α "
+                   "weights the values.")
+    rows = table.to_dict("records")
+    link_rows("kv", rows, default_table())
+    # A table that cannot be read is said in one line, and the controls below stay as they were.
+    playground(checked(table_to_kv, rows, stop=False))
+
+
+table_and_stages()

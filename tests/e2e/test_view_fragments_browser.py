@@ -4,7 +4,7 @@ are not sent again. The Playground's controls rerun a fragment that leaves out i
 element it (re)draws is one delta."""
 
 import json
-from urllib.parse import quote
+from urllib.parse import parse_qs, quote, urlparse
 
 import pytest
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -116,3 +116,23 @@ def test_a_playground_control_resends_not_the_key_value_editor(page, app_url):
     assert not _sent(stepped, "dataframe", "")  # … and the editor was not sent with them
     # The stages still come from the link's table, not the default one.
     assert page.evaluate("document.querySelector('.js-plotly-plot').data[0].x") == ["near", "far"]
+
+    # An edit of the table reruns the editor and the stages, not the formulas above them.
+    def edit_first_k1() -> None:
+        grid = page.locator('[data-testid="stDataFrame"]').first.bounding_box()
+        cell = page.locator("input.gdg-input")  # the grid's cell editor, shown on a double click
+        for _ in range(5):  # a double click just after a rerun is sometimes taken as two clicks
+            page.mouse.dblclick(grid["x"] + grid["width"] * 0.38, grid["y"] + 35 + 17)  # row 1, column k1
+            try:
+                cell.wait_for(timeout=2_000)
+                break
+            except Exception:
+                page.keyboard.press("Escape")
+        cell.fill("-2")
+        cell.press("Enter")
+
+    edited = _after(page, frames, edit_first_k1, charts=1)
+    assert _sent(edited, "dataframe", "") and _sent(edited, "plotly_chart", "Weights")
+    assert not _sent(edited, "markdown", "| Dot-product")  # the formulas' table …
+    assert not _sent(edited, "markdown", "mathtt")  # … and the hand-set matrices were not sent again
+    assert json.loads(parse_qs(urlparse(page.url).query)["kv"][0])[0]["k1"] == -2
