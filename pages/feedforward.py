@@ -62,13 +62,14 @@ def feedforward_view() -> None:
     # Both models' numbers in one table, one column each: one element to send on every step where
     # a subheader, captions and three metrics per model were 22 (docs/PERFORMANCE.md, eighteenth stop).
     target = records[0].meta["target"]
-    trained_on = {"paper": f"trained nearest to T = {length:,}", "unbounded": "trained on T = 50–1,000"}
+    # Each model's column: its heading and what it was trained on.
+    about = {"paper": ("Paper form", f"trained nearest to T = {length:,}"),
+             "unbounded": ("Unbounded score", "trained on T = 50–1,000")}
     metas = [record.meta for record in records]
     lines = [
-        "| | " + " | ".join(f"**{m.name.split('(')[-1].rstrip(')').capitalize()}**" for m in mechanisms) + " |",
+        "| | " + " | ".join(f"**{about[m.variant][0]}**" for m in mechanisms) + " |",
         "|---|" + "---|" * len(mechanisms),
-        "| Model | " + " | ".join(f"`{meta['model']}`, {trained_on.get(m.variant, '')}".rstrip(", ")
-                                   for m, meta in zip(mechanisms, metas)) + " |",
+        "| Model | " + " | ".join(f"`{meta['model']}`, {about[m.variant][1]}" for m, meta in zip(mechanisms, metas)) + " |",
         f"| Prediction (target: the sum, {target:+.3f}) | "
         + " | ".join(f"**{meta['prediction']:+.3f}** ({meta['prediction'] - target:+.3f} off)" for meta in metas) + " |",
         "| α on the two marked steps | " + " | ".join(f"**{meta['mass_on_marked']:.2%}**" for meta in metas) + " |",
