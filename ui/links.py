@@ -17,6 +17,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
@@ -95,9 +96,30 @@ def warn_refused(label: str, given: str, shown: Any) -> None:
 def bound(widget: Callable[..., Any], label: str, *args: Any, key: str, **kwargs: Any) -> Any:
     """Returns widget(label, *args, key=key, bind="query-params", **kwargs): the control's value
     lives in the URL, and a value the link gave it that it refused is reported in one line."""
+    if getattr(widget, "__name__", "") == "number_input":
+        _drop_infinite(key)
     value = widget(label, *args, key=key, bind=BIND, **kwargs)
     report_refused(key, label, value, kwargs.get("format_func"))
     return value
+
+
+def _drop_infinite(key: str) -> None:
+    # Streamlit's number box turns a URL's value into int(float(text)) before checking its range, so
+    # "inf" or "1e400" raised OverflowError from inside the widget: such a value leaves the URL first,
+    # and report_refused then says so in one line, like any value the box does not take.
+    for text in st.query_params.get_all(key):
+        try:
+            finite = math.isfinite(float(text))
+        except ValueError:
+            continue
+        if not finite and text.strip().lower() not in ("nan", "+nan", "-nan"):  # NaN is refused by the widget
+            st.query_params.pop(key, None)
+            # The box seeds itself from the URL as the page was opened, a copy Streamlit keeps apart.
+            state = getattr(get_script_run_ctx(), "session_state", None)
+            if state is not None:
+                with state.query_params() as params:
+                    getattr(params, "_initial_query_params", {}).pop(key, None)
+            return
 
 
 def linked_text(widget: Callable[..., Any], label: str, default: str, *, key: str, max_chars: int, **kwargs: Any) -> str:
@@ -115,6 +137,8 @@ def linked_text(widget: Callable[..., Any], label: str, default: str, *, key: st
             st.session_state[key] = raw[-1]
     if key not in st.session_state:
         st.session_state[key] = default
+    # The browser's box takes no paste longer than max_chars, and says nothing: its help says so.
+    kwargs.setdefault("help", f"At most {max_chars:,} characters: a longer paste is not taken.")
     text = widget(label, key=key, max_chars=max_chars, **kwargs)
     if text == default:
         st.query_params.pop(key, None)
@@ -125,6 +149,38 @@ def linked_text(widget: Callable[..., Any], label: str, default: str, *, key: st
         st.caption(f"Links carry texts of up to {LINK_TEXT_MAX:,} characters: a link made now opens "
                    "this view with the default text.")
     return text
+
+
+def linked_index(widget: Callable[..., Any], label: str, top: int, default: int, *, key: str, **kwargs: Any) -> int:
+    """Returns a whole-number box over 0…top whose value is always in the URL, for a control whose
+    default moves with another control (the query patch: the centre of a grid the patch size sets).
+    A bound control leaves the URL while it equals its default, and stays out after the default
+    moved away from it, so a link made then would reopen somewhere else.
+
+    A link's value that is not a whole number in 0…top gets the one line of any refused value.
+    """
+    raw = _opening_value(key)
+    if raw:
+        try:
+            number = float(raw[-1])
+            given = int(number) if number.is_integer() else None
+        except (ValueError, OverflowError):
+            given = None
+        if given is not None and 0 <= given <= top:
+            st.session_state[key] = given
+        else:
+            st.session_state.pop(key, None)
+            warn_refused(label, raw[-1], default)
+    start = {} if key in st.session_state else {"value": default}  # a set value is not given twice
+    value = int(widget(label, min_value=0, max_value=top, key=key, **start, **kwargs))
+    st.query_params[key] = str(value)
+    return value
+
+
+def unlink(*keys: str) -> None:
+    """Takes these controls' values out of the URL (linked_index ones, while their view is not shown)."""
+    for key in keys:
+        st.query_params.pop(key, None)
 
 
 def linked_rows(key: str, default: list[dict[str, Any]], columns: tuple[str, ...], max_rows: int) -> list[dict[str, Any]]:
@@ -159,12 +215,29 @@ def _cell(value: Any) -> Any:
 
 
 def link_rows(key: str, rows: list[dict[str, Any]], default: list[dict[str, Any]]) -> None:
-    """Puts a table's rows into the URL (compact JSON) unless they are the default or too long."""
-    text = json.dumps(rows, separators=(",", ":"), allow_nan=False, default=str) if rows != default else ""
+    """Puts a table's rows into the URL (compact JSON) unless they are the default or too long.
+
+    A cell the table cannot read (empty, not a number, infinite) is written as null, which reopens
+    as an empty cell; a number as the shortest text that gives the same float32 (the precision the
+    models compute in), so 0.1 goes as 0.1 and not 0.10000000149011612."""
+    linked = [{column: _link_cell(value) for column, value in row.items()} for row in rows]
+    text = json.dumps(linked, separators=(",", ":"), allow_nan=False, default=str) if rows != default else ""
     if text and len(text) <= LINK_TEXT_MAX:
         st.query_params[key] = text
     else:
         st.query_params.pop(key, None)
+
+
+def _link_cell(value: Any) -> Any:
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if not math.isfinite(number):
+        return None
+    return float(str(np.float32(number))) if abs(number) < 3e38 else number
 
 
 # The Link box shows the address bar, read in the browser: Streamlit writes every bound control

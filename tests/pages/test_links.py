@@ -216,3 +216,61 @@ def test_the_link_box_html_never_holds_user_text():
     bodies = [h.proto.body for h in at.get("html")]
     assert bodies and all(body == LINK_BOX_HTML for body in bodies)
     assert all("onerror" not in body and "The cat" not in body for body in bodies)
+
+
+def test_a_playground_table_with_empty_cells_keeps_working_and_its_link_holds_null():
+    # An added row starts empty, and a cleared cell arrives as NaN: neither may break the page or its link.
+    rows = [{"label": "near", "k1": 1.0, "k2": 0.0, "v1": 1.0, "v2": 1.0},
+            {"label": "far", "k1": -1.0, "k2": 0.0, "v1": 0.0, "v2": 0.0},
+            {"label": None, "k1": None, "k2": None, "v1": None, "v2": None}]
+    at = open_link("pages/playground.py", {"kv": json.dumps(rows)})
+    assert not at.error and figures(at)[0][0]["x"] == ["near", "far"], "the empty row is skipped"
+    assert json.loads(at.query_params["kv"])[2] == rows[2], "an empty cell travels as null"
+    half = [*rows[:2], {"label": "half", "k1": None, "k2": 1.0, "v1": 1.0, "v2": 1.0}]
+    at = open_link("pages/playground.py", {"kv": json.dumps(half), "query_x": "-1.2"})
+    assert [e.value for e in at.error if "row 3: column k1 needs a number" in e.value]
+    assert at.slider(key="query_x").value == -1.2
+
+
+def test_link_cells_are_json_safe_and_as_short_as_float32_allows():
+    import numpy as np
+
+    from ui.links import _link_cell
+
+    assert _link_cell(float(np.float32(0.1))) == 0.1 and _link_cell(float(np.float32(-2.35))) == -2.35
+    assert _link_cell(float("nan")) is None and _link_cell(float("inf")) is None and _link_cell(None) is None
+    assert _link_cell(3) == 3.0 and _link_cell("cat") == "cat" and _link_cell(1e300) == 1e300
+
+
+@pytest.mark.parametrize("page_file, params, label", [
+    ("pages/playground.py", {"seed": "inf"}, "Seed"),
+    ("pages/playground.py", {"mode": "Hard: sampled", "seed": "1e400"}, "Seed"),
+    ("pages/images.py", {"cap_seed": "-inf"}, "Seed"),
+    ("pages/images.py", {"image_source": "Random scene", "scene_seed": "1e400"}, "Scene seed"),
+    ("pages/feedforward.py", {"placement": "Chosen", "mark_a": "1e400"}, "First marked step"),
+    ("pages/induction.py", {"ind_seed": "-inf"}, "Seed"),
+])
+def test_an_infinite_number_in_a_link_is_refused_in_one_line(page_file, params, label):
+    # Streamlit's number box raised OverflowError on int(float("inf")) inside the widget.
+    at = open_link(page_file, params)
+    given = next(v for k, v in params.items() if v.lstrip("-").lower() in ("inf", "1e400"))
+    assert [w.value for w in at.warning if f"for {label}, “{given}”, is not one this control takes" in w.value]
+    assert chart_specs(at), "the page still draws its figure"
+
+
+def test_the_query_patch_travels_after_the_patch_size_moved_its_default():
+    # The query box's default is the grid's centre, which the patch size moves; a bound box left the
+    # URL while at the old default and stayed out, so the link reopened at the new centre.
+    at = open_link("pages/images.py", {"image_source": "Random scene", "img_view": "Self-attention on any photo"})
+    assert (at.query_params["patch_row"], at.query_params["patch_col"]) == ("4", "4")
+    at.slider(key="patch_size").set_value(24).run()
+    assert at.number_input(key="patch_row").value == 4 and at.query_params["patch_row"] == "4"
+    title = chart_specs(at)[0]["layout"]["title"]["text"]
+    again = open_link("pages/images.py", dict(at.query_params))
+    assert chart_specs(again)[0]["layout"]["title"]["text"] == title == "Patch r4c4 attends to…"
+    hostile = open_link("pages/images.py", {"img_view": "Self-attention on any photo", "patch_row": "400",
+                                            "patch_col": XSS})
+    assert len(hostile.warning) == 2 and all("is not one this control takes" in w.value for w in hostile.warning)
+    at.session_state["img_view"] = "Captioner: soft vs hard"
+    at.run()
+    assert "patch_row" not in at.query_params, "the patch view's query leaves the URL with the view"
