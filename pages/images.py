@@ -19,7 +19,7 @@ from models.captioner.task import (
 )
 from models.image_input import fit_square, read_any_image
 from models.registry import IMAGES, mechanisms_on_page
-from ui.links import bound
+from ui.links import bound, linked_index, unlink
 from ui.router import ensure_router
 from ui.widgets import (
     checked,
@@ -41,6 +41,7 @@ ensure_router()
 UPLOAD_TYPES = ["png", "jpg", "jpeg", "gif", "bmp", "webp"]
 MODEL_INPUT = 64
 VIEWS = ("Captioner: soft vs hard", "Self-attention on any photo")
+QUERY_PATCH = ("patch_row", "patch_col")
 
 st.title("Hard vs soft attention (images)")
 st.markdown(
@@ -199,9 +200,10 @@ def query_patch(grid_h: int, grid_w: int) -> tuple[int, int]:
         if st.session_state.get(name, 0) > top:  # a larger patch shrank the grid
             st.session_state[name] = top
     row_col, col_col = st.columns(2)
-    row = bound(row_col.number_input, "Query patch row", 0, grid_h - 1, grid_h // 2, key="patch_row")
-    col = bound(col_col.number_input, "Query patch column", 0, grid_w - 1, grid_w // 2, key="patch_col")
-    return int(row), int(col)
+    # Always in the URL (ui.links.linked_index): their default, the grid's centre, moves with the patch size.
+    row = linked_index(row_col.number_input, "Query patch row", grid_h - 1, grid_h // 2, key="patch_row")
+    col = linked_index(col_col.number_input, "Query patch column", grid_w - 1, grid_w // 2, key="patch_col")
+    return row, col
 
 
 def patch_view(photo: np.ndarray) -> None:
@@ -229,12 +231,15 @@ def patch_view(photo: np.ndarray) -> None:
         mode = option_radio(patches.option("mode"), key="patch_mode", horizontal=True,
                             labels={"soft": "soft", "argmax": "hard: argmax", "sample": "hard: sampled"})
     values = {"patch": patch, "query_patch": (row, col), "temperature": temperature, "mode": mode}
+    # Drawn whatever the mode, greyed out unless it samples, as the Playground's: a mode change
+    # changes their state rather than mounting them, and the picture below does not move.
+    samples_col, seed_col, _ = st.columns([2, 2, 3])
+    with samples_col:
+        samples = option_slider(patches.option("samples"), key="patch_samples", disabled=mode != "sample")
+    with seed_col:
+        seed = int(option_number(patches.option("seed"), key="patch_seed", disabled=mode != "sample"))
     if mode == "sample":
-        samples_col, seed_col, _ = st.columns([2, 2, 3])
-        with samples_col:
-            values["samples"] = option_slider(patches.option("samples"), key="patch_samples")
-        with seed_col:
-            values["seed"] = int(option_number(patches.option("seed"), key="patch_seed"))
+        values.update(samples=samples, seed=seed)
     st.caption("Click a patch in the picture to make it the query.")
     cropped = prepare_photo(photo, patch)
     record = checked(patches.build, {"image": cropped, **values})
@@ -265,6 +270,7 @@ def image_views() -> None:
 @st.fragment
 def views(image: np.ndarray, photo: np.ndarray) -> None:
     if view_switch(VIEWS, key="img_view") == VIEWS[0]:
+        unlink(*QUERY_PATCH)  # the patch view's query, kept in the URL while that view shows
         caption_view(image)
     else:
         patch_view(photo)

@@ -98,12 +98,13 @@ def _hover_map(maps: np.ndarray, words: list[str], name: str, origins: list[tupl
     cols = (max(x for x, _ in origins) - x0) // cw + gw
     rows = (max(y for _, y in origins) - y0) // ch + gh
     z = np.full((rows, cols), np.nan, np.float32)
-    word = np.full(z.shape, None, object)
+    labels = [safe_label(w) for w in words]
+    word = np.full(z.shape, "", f"<U{max(map(len, labels), default=1)}")
     cells = np.zeros((rows, cols, 2), np.int16)
     for k, (ox, oy) in enumerate(origins):
         r, c = (oy - y0) // ch, (ox - x0) // cw
         z[r:r + gh, c:c + gw] = maps[k]
-        word[r:r + gh, c:c + gw] = safe_label(words[k])
+        word[r:r + gh, c:c + gw] = labels[k]
         cells[r:r + gh, c:c + gw] = _cell_indices(gh, gw)
     return {
         "type": "heatmap", "z": z, "x0": x0 + cw / 2 - 0.5, "dx": cw, "y0": y0 + ch / 2 - 0.5, "dy": ch,

@@ -52,9 +52,10 @@ def prepare_photo(image: np.ndarray, patch: int) -> np.ndarray:
     photo = limit_side(np.asarray(image, np.uint8), MAX_SIDE)
     gh, gw = photo.shape[0] // patch, photo.shape[1] // patch
     if gh < 1 or gw < 1:
-        raise InputError(
-            f"the image ({photo.shape[1]}×{photo.shape[0]} px) is smaller than one {patch}-px patch; choose a smaller patch size"
-        )
+        side = min(photo.shape[:2])
+        advice = (f"choose a patch size of at most {side} px" if side >= PATCH_RANGE[0] else
+                  f"use an image of at least {PATCH_RANGE[0]}×{PATCH_RANGE[0]} px, the smallest patch")
+        raise InputError(f"the image ({photo.shape[1]}×{photo.shape[0]} px) is smaller than one {patch}-px patch; {advice}")
     return photo[: gh * patch, : gw * patch]
 
 

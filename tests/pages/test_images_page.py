@@ -64,8 +64,11 @@ def test_images_page_builder_random_scene_and_patch_controls():
     after = chart_data(at, 0, "z", trace=1)
     assert not at.exception and after.shape == before.shape
     np.testing.assert_allclose(after.sum(), 1.0, atol=1e-5)
+    assert at.slider(key="patch_samples").disabled and at.number_input(key="patch_seed").disabled  # soft: greyed out
     at.radio(key="patch_mode").set_value("argmax").run()
     assert sorted(set(chart_data(at, 0, "z", trace=1).ravel().tolist())) == [0.0, 1.0]
+    at.radio(key="patch_mode").set_value("sample").run()
+    assert not at.slider(key="patch_samples").disabled and not at.number_input(key="patch_seed").disabled
 
 
 def test_images_page_overlapping_build_is_a_one_line_error():

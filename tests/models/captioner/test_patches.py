@@ -60,8 +60,10 @@ def test_record_and_bad_input():
         patch_attention(two_colour_photo(), patch=32, query=(5, 0))
     with pytest.raises(InputError, match="patch size"):
         patch_attention(two_colour_photo(), patch=2)
-    with pytest.raises(InputError, match="smaller than one"):
-        patch_attention(np.zeros((3, 3, 3), np.uint8), patch=8)
+    with pytest.raises(InputError, match="smaller than one 8-px patch; use an image of at least 4×4 px"):
+        patch_attention(np.zeros((3, 3, 3), np.uint8), patch=8)  # no patch size fits: the advice is the image
+    with pytest.raises(InputError, match="smaller than one 8-px patch; choose a patch size of at most 6 px"):
+        patch_attention(np.zeros((6, 20, 3), np.uint8), patch=8)
     with pytest.raises(InputError, match="two whole numbers"):
         query.read("middle")
     with pytest.raises(InputError, match="temperature must be a number from 0.01 to 2"):
