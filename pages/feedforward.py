@@ -34,6 +34,16 @@ for column, mechanism in zip(st.columns(len(mechanisms), gap="large"), mechanism
 st.caption(paper.paper)
 
 
+def fit_marks(first: int, second: int, length: int) -> tuple[int, int]:
+    """Returns the two chosen marks moved inside 0…length − 1 where they are past its end, kept apart:
+    the boxes take any step up to the longest T, so a shorter sequence moves them rather than failing."""
+    top = length - 1
+    first, second = min(first, top), min(second, top)
+    if first == second:  # both were at or past the end: the later one takes the last step
+        first = top - 1 if second == top else first
+    return first, second
+
+
 # The controls and what they change are one fragment (st.fragment): a control reruns it alone, not
 # the router, the sidebar, the text and the formulas above.
 @st.fragment
@@ -53,7 +63,10 @@ def feedforward_view() -> None:
         first_col, second_col, _ = st.columns([2, 2, 5])
         first = bound(first_col.number_input, "First marked step", 0, MAX_LENGTH - 1, 3, key="mark_a")
         second = bound(second_col.number_input, "Second marked step", 0, MAX_LENGTH - 1, 42, key="mark_b")
-        marked = (int(first), int(second))
+        marked = fit_marks(int(first), int(second), length)
+        if marked != (int(first), int(second)):  # e.g. the default 42 on a sequence of 20 steps
+            st.caption(f"Steps {int(first)} and {int(second)} do not both fit in T = {length:,} steps "
+                       f"(0…{length - 1}); the marks are at {marked[0]} and {marked[1]}.")
     log_y = bound(st.checkbox, "Logarithmic α axis", value=False, key="log_y")
 
     with st.spinner("Loading the trained models…"):

@@ -47,6 +47,23 @@ def test_chosen_marks_move_the_highlight_and_bad_marks_give_one_line():
     at.number_input(key="mark_b").set_value(20).run()
     assert not at.exception
     assert chart_data(at, 0, "x", trace=1).tolist() == chart_data(at, 0, "x", trace=3).tolist() == [20, 150]
-    at.number_input(key="mark_b").set_value(500).run()
-    assert not at.exception
-    assert "outside the sequence" in at.error[0].value
+    at.number_input(key="mark_b").set_value(500).run()  # past T − 1: drawn at the last step, and said
+    assert not at.exception and not at.error
+    assert chart_data(at, 0, "x", trace=1).tolist() == [150, 199]
+    assert any(c.value.startswith("Steps 150 and 500 do not both fit in T = 200 steps (0…199); the marks are at "
+                                  "150 and 199.") for c in at.caption)
+    at.number_input(key="mark_b").set_value(150).run()
+    assert "the two marked steps must differ" in at.error[0].value
+
+
+def test_chosen_marks_on_a_short_sequence_move_inside_it():
+    # The default marks are 3 and 42: a sequence of 20 steps once gave only an error, and a link too.
+    at = open_page("pages/feedforward.py")
+    at.slider(key="length").set_value(20).run()
+    at.radio(key="placement").set_value("chosen").run()
+    assert not at.exception and not at.error
+    assert chart_data(at, 0, "x", trace=1).tolist() == [3, 19]
+    at.number_input(key="mark_a").set_value(30).run()  # both past the end: they stay apart
+    assert chart_data(at, 0, "x", trace=1).tolist() == [18, 19]
+    table = next(m.value for m in at.markdown if m.value.startswith("| |"))
+    assert "| α on the two marked steps |" in table
