@@ -69,10 +69,13 @@ def playground(key_values: tuple | None) -> None:
             mechanism.option("mode"), key="mode", horizontal=True,
             labels={"soft": "Soft (softmax)", "argmax": "Hard: argmax", "sample": "Hard: sampled"},
         )
-        samples, seed = mechanism.option("samples").default, mechanism.option("seed").default
-        if mode == "sample":
-            samples = option_slider(mechanism.option("samples"), key="samples")
-            seed = option_number(mechanism.option("seed"), key="seed")
+        # Drawn whatever the mode, greyed out unless it samples: a mode change then changes two
+        # widgets' state rather than mounting them, and the stages below do not move.
+        sampling = mode == "sample"
+        samples = option_slider(mechanism.option("samples"), key="samples", disabled=not sampling)
+        seed = option_number(mechanism.option("seed"), key="seed", disabled=not sampling)
+        if not sampling:  # the record keeps the defaults, as it did while they were not drawn
+            samples, seed = mechanism.option("samples").default, mechanism.option("seed").default
 
     if key_values is None:
         return

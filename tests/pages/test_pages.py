@@ -1,5 +1,6 @@
 """AppTest for every page, and the router: registered pages == files in pages/."""
 
+import json
 import re
 from pathlib import Path
 
@@ -71,6 +72,22 @@ def test_playground_sampling_converges_with_more_samples():
     assert [t["type"] for t in spec["data"]][:4] == ["bar", "bar", "bar", "heatmap"]
     assert spec["layout"]["showlegend"] is True  # which bar is which
     assert np.abs(soft - freq).max() < 0.05
+
+
+def test_playground_sampling_controls_stay_drawn_and_are_greyed_out_unless_sampling():
+    # Drawn in every mode (a mode change changes their state instead of mounting them), usable only
+    # when the mode samples; a value set while sampling is kept through a soft run and used again.
+    at = open_page("pages/playground.py")
+    assert at.slider(key="samples").disabled and at.number_input(key="seed").disabled
+    at.radio(key="mode").set_value("sample").run()
+    assert not at.slider(key="samples").disabled and not at.number_input(key="seed").disabled
+    at.slider(key="samples").set_value(40).run()
+    assert "frequency of 40 samples" in chart_specs(at)[0]["layout"]["annotations"][1]["text"]
+    at.radio(key="mode").set_value("soft").run()
+    assert at.slider(key="samples").disabled and at.slider(key="samples").value == 40
+    assert "frequency" not in json.dumps(chart_specs(at)[0]["layout"])
+    at.radio(key="mode").set_value("sample").run()
+    assert "frequency of 40 samples" in chart_specs(at)[0]["layout"]["annotations"][1]["text"]
 
 
 def test_playground_shows_every_formula_and_parameter_outside_the_fragment():
