@@ -20,6 +20,14 @@ AXIS_TITLES = {
     "decoder": ("key: what the decoder read (<s>, then the output so far)", "query: output character being written"),
     "cross": ("key: input character", "query: output character being written"),
 }
+# (query, key) names the hover gives a cell's row and column, by kind of record: what the axis
+# titles above say, short. (viz.seq2seq.alignment_heatmap's own defaults, "output" and "input",
+# would call the encoder's rows outputs and the decoder's keys inputs.)
+HOVER_NAMES = {
+    "encoder": ("query: input", "key: input"),
+    "decoder": ("query: output", "key: read so far"),
+    "cross": ("query: output", "key: input"),
+}
 MASKED_COLOR = "#f0f0f0"
 
 
@@ -34,10 +42,12 @@ def attention_map(
     """
     kind = record.meta.get("attention", "cross")
     x_title, y_title = AXIS_TITLES.get(kind, AXIS_TITLES["cross"])
+    query_name, key_name = HOVER_NAMES.get(kind, HOVER_NAMES["cross"])
     decoder = kind == "decoder"
     masked = np.triu(np.ones(record.matrix().shape, bool), k=1) if decoder else None
     return alignment_heatmap(record, truth=truth, title=title, height=height, x_title=x_title, y_title=y_title,
-                             masked=masked, background=MASKED_COLOR if decoder else None)
+                             masked=masked, background=MASKED_COLOR if decoder else None,
+                             query_name=query_name, key_name=key_name)
 
 
 def head_grid(record: AttentionRecord, *, title: str | None = None) -> go.Figure:
@@ -57,15 +67,19 @@ def head_grid(record: AttentionRecord, *, title: str | None = None) -> go.Figure
 def decoding_step_figure(record: AttentionRecord, *, title: str | None = None) -> go.Figure:
     """Returns every head's weights at one decoding step: rows = (layer, head), columns = keys.
 
-    record: models.encdec.records.decoding_step_record (axes ("head", "key")).
+    record: models.encdec.records.decoding_step_record (axes ("head", "key")). Hover names a
+    row by its own label ("layer 0 · head 3": the row is a head, not a query) and a column as a
+    key of the record's kind.
     """
-    key_title = ("what the decoder read so far (<s>, then the output)" if record.meta.get("attention") == "decoder"
-                 else "input character")
+    decoder = record.meta.get("attention") == "decoder"
+    key_title = "what the decoder read so far (<s>, then the output)" if decoder else "input character"
+    key_name = HOVER_NAMES["decoder" if decoder else "cross"][1]
     return alignment_heatmap(record, title=title, height=int(min(max(260, 30 * record.weights.shape[0] + 150), 520)),
-                             x_title=key_title, y_title="layer · head")
+                             x_title=key_title, y_title="layer · head", query_name="", key_name=key_name)
 
 
 def rollout_figure(record: AttentionRecord, *, title: str | None = None) -> go.Figure:
     """Returns the heatmap of an encoder rollout or flow record (row: a character after the last layer)."""
     return alignment_heatmap(record, title=title, zmax=None, x_title="input character (embedding)",
-                             y_title="input character after the last encoder layer")
+                             y_title="input character after the last encoder layer",
+                             query_name="after the last layer: input", key_name="embedding: input")

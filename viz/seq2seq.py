@@ -26,13 +26,26 @@ def _tick_text(labels: Sequence[object]) -> list[str]:
     return [safe_label("␣" if str(x) == " " else x) for x in labels]
 
 
-def _truth_trace(truth: Sequence[tuple[int, int]], num_keys: int) -> dict:
-    # The true source span of each output character, as outlined cells.
-    cells = [(j, i) for i, (start, end) in enumerate(truth) for j in range(start, end) if start >= 0 and j < num_keys]
+def _hover_name(name: str) -> str:
+    # A name written into a hovertemplate: HTML-escaped like a title, "%" written as an entity so
+    # that a name can never open a %{…} field; "" for none, else the name and a space.
+    return html.escape(name).replace("%", "&#37;") + " " if name else ""
+
+
+def _truth_trace(truth: Sequence[tuple[int, int]], query_ticks: Sequence[str], key_ticks: Sequence[str],
+                 query_name: str, key_name: str) -> dict:
+    # The true source span of each output character, as outlined cells. Hover reads the cell as
+    # the heatmap's does, from customdata (row label, column label, row, column): %{x} and %{y}
+    # would show the axes' tick text, i.e. the characters, not the positions.
+    num_queries, num_keys = len(query_ticks), len(key_ticks)
+    cells = [(j, i) for i, (start, end) in enumerate(truth[:num_queries]) for j in range(start, end)
+             if start >= 0 and j < num_keys]
     return {
         "type": "scatter", "x": [c[0] for c in cells], "y": [c[1] for c in cells], "mode": "markers",
         "marker": {"symbol": "square-open", "size": 16, "color": TRUTH_COLOR, "line": {"width": 2}},
-        "name": "true alignment", "hovertemplate": "true span: input pos %{x}<extra></extra>",
+        "name": "true alignment", "customdata": [[query_ticks[i], key_ticks[j], i, j] for j, i in cells],
+        "hovertemplate": f"{_hover_name(query_name)}%{{customdata[0]}} (row %{{customdata[2]}})<br>"
+        f"{_hover_name(key_name)}%{{customdata[1]}} (pos %{{customdata[3]}})<br>in the true span<extra></extra>",
     }
 
 
@@ -61,6 +74,8 @@ def alignment_heatmap(
     y_title: str = "output character",
     masked: np.ndarray | None = None,
     background: str | None = None,
+    query_name: str = "output",
+    key_name: str = "input",
 ) -> go.Figure:
     """Returns α (output characters × input characters) as a heatmap.
 
@@ -68,6 +83,11 @@ def alignment_heatmap(
     row and the band [p_t − D, p_t + D]. truth: the true source span (start, end) of each
     output character, (-1, -1) for none, drawn as outlined cells. masked: bool [Tq, Tk], cells
     drawn blank (not as 0) over `background`. Axis titles are plain text (escaped here).
+
+    Hover names a cell "{query_name} <row label> (row i)", "{key_name} <column label> (pos j)":
+    the names say what the rows and columns are (plain text, escaped here; "" shows the label
+    alone), and i, j are the true indices, read from customdata as the labels are (%{y} and %{x}
+    would show the axes' tick text, i.e. the labels again).
     """
     weights = record.matrix()  # [Tq, Tk]
     tq, tk = weights.shape
@@ -78,12 +98,13 @@ def alignment_heatmap(
         "type": "heatmap", "z": z, "x": xs, "y": ys, "zmin": 0.0,
         "zmax": float(zmax) if zmax is not None else max(float(weights.max(initial=0.0)), 1e-9),
         "colorscale": COLORSCALE, "colorbar": {"title": {"text": "α"}}, "name": "α",
-        "customdata": np.array([[[yt[i], xt[j]] for j in range(tk)] for i in range(tq)], dtype=object),
-        "hovertemplate": "output %{customdata[0]} (row %{y})<br>input %{customdata[1]} (pos %{x})"
-        "<br>α = %{z:.4f}<extra></extra>",
+        # [Tq, Tk, 4]: (row label, column label, row index, column index) of each cell.
+        "customdata": np.array([[[yt[i], xt[j], i, j] for j in range(tk)] for i in range(tq)], dtype=object),
+        "hovertemplate": f"{_hover_name(query_name)}%{{customdata[0]}} (row %{{customdata[2]}})<br>"
+        f"{_hover_name(key_name)}%{{customdata[1]}} (pos %{{customdata[3]}})<br>α = %{{z:.4f}}<extra></extra>",
     }]
     if truth is not None:
-        data.append(_truth_trace(truth, tk))
+        data.append(_truth_trace(truth, yt, xt, query_name, key_name))
     shapes = []
     centers = record.extras.get("window_center")
     if centers is not None:
