@@ -129,17 +129,25 @@ def linked_text(widget: Callable[..., Any], label: str, default: str, *, key: st
     over LINK_TEXT_MAX characters stays out of the URL, with a caption saying so.
     """
     raw = _opening_value(key)
-    if raw:
-        if len(raw[-1]) > max_chars:
-            st.warning(f"The link's text has {len(raw[-1]):,} characters, more than this box takes "
-                       f"({max_chars:,}); the default text is shown.", icon=":material/link_off:")
-        else:
-            st.session_state[key] = raw[-1]
+    kept = f"_links_kept_text_{key}"
+    if raw and len(raw[-1]) > max_chars:
+        st.warning(f"The link's text has {len(raw[-1]):,} characters, more than this box takes "
+                   f"({max_chars:,}); the default text is shown.", icon=":material/link_off:")
+    elif raw:
+        st.session_state[key] = raw[-1]
+    elif key in st.session_state:
+        # Sent again on every run: the browser forgets a box's value when a run ends without the box
+        # (a view not shown, a stop above it) and, when the box comes back, shows "" unless the run
+        # sends its value, while the server may still hold the old text and draw from it.
+        st.session_state[key] = st.session_state[key]
+    elif kept in st.session_state:  # the server forgot it too (a full run without the box)
+        st.session_state[key] = st.session_state[kept]
     if key not in st.session_state:
         st.session_state[key] = default
     # The browser's box takes no paste longer than max_chars, and says nothing: its help says so.
     kwargs.setdefault("help", f"At most {max_chars:,} characters: a longer paste is not taken.")
     text = widget(label, key=key, max_chars=max_chars, **kwargs)
+    st.session_state[kept] = text
     if text == default:
         st.query_params.pop(key, None)
     elif len(text) <= LINK_TEXT_MAX:

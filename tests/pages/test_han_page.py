@@ -174,3 +174,31 @@ def test_two_documents_and_their_differences():
     assert any("(B only)" in x for x in words["data"][0]["x"])
     at.text_area(key="han_text_b").set_value(text_a).run()
     assert np.all(chart_data(at, 6) == 0.0) and np.all(chart_data(at, 7) == 0.0)
+
+
+def _shown_after_absence(box) -> str:
+    # A browser forgets a widget's value when a run ends without it (Streamlit's frontend drops
+    # inactive widget state); when the box comes back it shows what the run sent: the value
+    # set through session state, else the widget's default. AppTest's .value is the server's.
+    return box.proto.value if box.proto.set_value else box.proto.default
+
+
+@pytest.mark.parametrize("text_b", [None, "My own document B. The staff were lovely and quick."])
+def test_document_b_keeps_its_text_after_document_a_was_invalid(text_b):
+    at = open_page("pages/han.py")
+    default_b = at.text_area(key="han_text_b").value
+    if text_b is not None:
+        at.text_area(key="han_text_b").set_value(text_b).run()
+    expected = text_b or default_b
+    at.text_area(key="han_text").set_value("   ").run()
+    assert not at.exception and len(at.error) == 1
+    assert "han_text_b" not in [t.key for t in at.text_area]  # the page stopped above document B
+    at.text_area(key="han_text").set_value("The food was cold. We will not go back.").run()
+    for _ in range(2):  # the run that draws the box again, then the browser's next run with what it shows
+        assert not at.exception
+        box = at.text_area(key="han_text_b")
+        assert _shown_after_absence(box) == expected and box.value == expected
+        assert at.query_params.get("han_text_b") == text_b  # None: the default text stays out of the URL
+        assert not any("Type a document B" in i.value for i in at.info)
+        assert len(chart_specs(at)) == 8, "document B's analysis and the two differences are shown"
+        box.set_value(_shown_after_absence(box)).run()

@@ -184,6 +184,35 @@ def test_compare_two_texts_shows_the_difference_on_shared_tokens(at):
     at.selectbox(key="sa_head").set_value(0).run()
 
 
+def _shown_after_absence(box) -> str:
+    # A browser forgets a widget's value when a run ends without it (Streamlit's frontend drops
+    # inactive widget state); when the box comes back it shows what the run sent: the value
+    # set through session state, else the widget's default. AppTest's .value is the server's.
+    return box.proto.value if box.proto.set_value else box.proto.default
+
+
+def test_text_b_keeps_its_text_when_the_text_was_empty_or_another_view_was_open(at):
+    text_b = "My custom text B about dogs."
+    view(at, "Compare two texts")
+    before, before_b = at.text_area(key="sa_text").value, at.text_area(key="sa_text_b").value
+    at.text_area(key="sa_text_b").input(text_b).run()
+    at.text_area(key="sa_text").input("").run()
+    assert any("Type some text" in i.value for i in at.info) and "sa_text_b" not in [t.key for t in at.text_area]
+    at.text_area(key="sa_text").input("A new sentence about cats.").run()
+    for step in ("the text typed again", "the browser's next run", "Head view and back"):
+        if step == "Head view and back":
+            view(at, "Head view")
+            view(at, "Compare two texts")
+        assert not at.exception, step
+        box = at.text_area(key="sa_text_b")
+        assert (_shown_after_absence(box), box.value) == (text_b, text_b), step
+        assert at.query_params.get("sa_text_b") == text_b, step
+        assert "dogs" in labels_of(at, 1) and "cats" in labels_of(at, 0), step  # figure B is text B's
+        box.set_value(_shown_after_absence(box)).run()
+    at.text_area(key="sa_text_b").input(before_b).run()
+    at.text_area(key="sa_text").input(before).run()
+
+
 def test_clicked_cell_opens_that_head():
     state = {"selection": {"points": [{"x": "head 7", "y": "layer 2", "customdata": [2, 7, 0.4]}]}}
     assert head_from_selection(state) == (2, 7)
