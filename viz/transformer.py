@@ -29,6 +29,12 @@ def model_view_cell(shape: tuple[int, int], layer: int, head: int) -> tuple[slic
     return slice(top, top + q), slice(left, left + k)
 
 
+def _between(start: int, size: int) -> float:
+    # The middle of a band of `size` categories from `start`, moved half a row off any category.
+    middle = start + (size - 1) / 2
+    return middle + 0.5 if middle.is_integer() else middle
+
+
 def model_view(view: AttentionRecord, *, title: str | None = None, height: int | None = None) -> go.Figure:
     """Returns every layer × head map of a ("layer", "head", "query", "key") record as one heatmap:
     layers are bands of rows, heads bands of columns, with an empty line between the maps
@@ -60,8 +66,10 @@ def model_view(view: AttentionRecord, *, title: str | None = None, height: int |
         ys += [f"layer {layer} · {label}" for label in queries] + [f"gap {layer}"] * (GAP if layer < layers - 1 else 0)
     for head in range(heads):
         xs += [f"head {head} · {label}" for label in keys] + [f"gap {head}"] * (GAP if head < heads - 1 else 0)
-    y_ticks = [ys[model_view_cell((q, k), layer, 0)[0].start + q // 2] for layer in range(layers)]
-    x_ticks = [xs[model_view_cell((q, k), 0, head)[1].start + k // 2] for head in range(heads)]
+    # Each band's tick between two rows (or columns), by position: a tick on a category would make
+    # plotly.js's hover %{y} / %{x} show the tick text ("layer 0") for that row instead of its token.
+    y_ticks = [_between(model_view_cell((q, k), layer, 0)[0].start, q) for layer in range(layers)]
+    x_ticks = [_between(model_view_cell((q, k), 0, head)[1].start, k) for head in range(heads)]
     trace = {
         "type": "heatmap", "z": z, "x": xs, "y": ys, "zmin": 0.0, "zmax": max(float(np.nanmax(z, initial=0.0)), 1e-9),
         "colorscale": COLORSCALE, "colorbar": {"title": {"text": "α"}}, "hoverongaps": False,

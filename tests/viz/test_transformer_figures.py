@@ -41,6 +41,18 @@ def test_model_view_has_one_map_per_layer_and_head():
     assert "2 layers × 3 heads, 8 tokens" in fig.layout.title.text
 
 
+@pytest.mark.parametrize("length", [7, 8])
+def test_model_view_ticks_sit_between_rows_so_hover_names_every_token(length):
+    # A tick on a category made plotly.js's %{y} show "layer 0" for the band's middle row.
+    fig = tv.model_view(model_view_record(record(length=length)))
+    for axis, size in ((fig.layout.yaxis, 2), (fig.layout.xaxis, 3)):
+        ticks = list(axis.tickvals)
+        assert len(ticks) == size and all(isinstance(t, float) and not t.is_integer() for t in ticks)
+    for layer, tick in enumerate(fig.layout.yaxis.tickvals):  # each within its band, at most half a row off centre
+        rows, _ = tv.model_view_cell((length, length), layer, 0)
+        assert rows.start <= tick <= rows.stop - 1 and abs(tick - (rows.start + rows.stop - 1) / 2) <= 0.5
+
+
 def test_model_view_of_512_tokens_is_downsampled_and_says_so():
     r = record(length=512, layers=1, heads=2)
     view = model_view_record(r)
