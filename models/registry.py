@@ -57,7 +57,7 @@ _FEEDFORWARD_OPTIONS = (
 )
 _TEXT_PAIR_OPTIONS = (o.TEXT, o.TEXT_PAIR, o.MODEL_DIR)
 _SEQ2SEQ_OPTIONS = (
-    o.TEXT.with_(help="the text to normalise, e.g. 'Wednesday 9 May 2018'"),
+    o.TEXT.with_(help="the text to normalise, e.g. 'Wednesday, May 9, 2018'"),
     o.WINDOW.with_(help="local variants: window half-width D at inference (trained with 3)"),
     o.Option("step", "int", low=0, high=1_000_000, help="a training-step snapshot instead of the final weights"),
 )
@@ -86,7 +86,7 @@ _BAHDANAU = "Bahdanau, Cho & Bengio (2015), Neural Machine Translation by Jointl
 _LUONG = "Luong, Pham & Manning (2015), Effective Approaches to Attention-based Neural Machine Translation"
 _LUONG_STATE = r",\quad \tilde h_t = \tanh(W_c [c_t; h_t])"
 _LOCAL = r",\quad a_t(s) = \operatorname{align}(h_t, \bar h_s)\, e^{-(s - p_t)^2 / 2\sigma^2},\ \sigma = D/2"
-_DATE = {"text": "Wednesday 9 May 2018"}
+_DATE = {"text": "Wednesday, May 9, 2018"}  # one of the training formats (models/seq2seq/task.py)
 
 
 def _qkv(variant: str, name: str, paper: str, formula: str, summary: str) -> Mechanism:

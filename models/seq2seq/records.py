@@ -1,6 +1,6 @@
 """Inference on the committed date models, and the AttentionRecord builders of the registry.
 
-    get_mechanism("bahdanau").build({"text": "Wednesday 9 May 2018", "window": 3})
+    get_mechanism("bahdanau").build({"text": "Wednesday, May 9, 2018", "window": 3})
 
 returns α as ("query", "key") = (output characters × input characters); the local variants
 also carry window_center [10] and window_half_width. Bad input raises InputError.

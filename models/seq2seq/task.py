@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import string
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -85,31 +87,62 @@ def _ordinal(day: int) -> str:
     return {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
 
 
+# How each format is written: literal text and {fields} in str.format syntax. The generator
+# writes from this table and the domain check (looks_like_a_date) reads with it, so the two
+# cannot drift apart. Each space is a separate piece that the sampler may double.
+LAYOUTS: dict[str, str] = {
+    "d-month-y": "{d} {month} {y}",
+    "dd-month-y": "{dd} {month} {y}",
+    "month-d-y": "{month} {d}, {y}",
+    "month-ord-y": "{month} {d}{ord} {y}",
+    "ord-of-month-y": "{d}{ord} of {month} {y}",
+    "weekday-month-d-y": "{weekday}, {month} {d}, {y}",
+    "wd-d-mon-y": "{wd} {d} {mon} {y}",
+    "d.m.y": "{d}.{m}.{y}",
+    "dd.mm.y": "{dd}.{mm}.{y}",
+    "y-m-d": "{y}-{m}-{d}",
+    "y/mm/dd": "{y}/{mm}/{dd}",
+    "chinese": "{y}年{m}月{d}日",
+    "french": "{d} {mois} {y}",
+}
+
+# field -> (role, writer): the role is the part of the date the field spells ("year", "month",
+# "day"; None for the weekday and the ordinal suffix, which no output character comes from).
+_FIELDS: dict[str, tuple[str | None, Callable[[dt.date], str]]] = {
+    "y": ("year", lambda date: str(date.year)),
+    "d": ("day", lambda date: str(date.day)),
+    "dd": ("day", lambda date: f"{date.day:02d}"),
+    "m": ("month", lambda date: str(date.month)),
+    "mm": ("month", lambda date: f"{date.month:02d}"),
+    "month": ("month", lambda date: MONTHS[date.month - 1]),
+    "mon": ("month", lambda date: MONTHS_SHORT[date.month - 1]),
+    "mois": ("month", lambda date: MONTHS_FR[date.month - 1]),
+    "ord": (None, lambda date: _ordinal(date.day)),
+    "weekday": (None, lambda date: WEEKDAYS[date.weekday()]),
+    "wd": (None, lambda date: WEEKDAYS_SHORT[date.weekday()]),
+}
+
+
+def _layout(fmt: str) -> list[tuple[str, str | None]]:
+    """Returns the layout of `fmt` as ("text", literal) and ("field", name) items, each space its own literal."""
+    items: list[tuple[str, str | None]] = []
+    for literal, field, _, _ in string.Formatter().parse(LAYOUTS[fmt]):
+        items += [("text", part) for part in re.split("( )", literal) if part]
+        if field is not None:
+            items.append(("field", field))
+    return items
+
+
 def _pieces(fmt: str, date: dt.date) -> list[tuple[str, str | None]]:
     """Returns the source as (text, role) pieces; role is "year", "month", "day" or None."""
-    y, m, d = str(date.year), date.month, date.day
-    month, mon, fr = MONTHS[m - 1], MONTHS_SHORT[m - 1], MONTHS_FR[m - 1]
-    weekday, wd = WEEKDAYS[date.weekday()], WEEKDAYS_SHORT[date.weekday()]
-    day, day2, m1, m2 = str(d), f"{d:02d}", str(m), f"{m:02d}"
-    sp = " "
-    table: dict[str, list[tuple[str, str | None]]] = {
-        "d-month-y": [(day, "day"), (sp, None), (month, "month"), (sp, None), (y, "year")],
-        "dd-month-y": [(day2, "day"), (sp, None), (month, "month"), (sp, None), (y, "year")],
-        "month-d-y": [(month, "month"), (sp, None), (day, "day"), (",", None), (sp, None), (y, "year")],
-        "month-ord-y": [(month, "month"), (sp, None), (day, "day"), (_ordinal(d), None), (sp, None), (y, "year")],
-        "ord-of-month-y": [(day, "day"), (_ordinal(d), None), (sp, None), ("of", None), (sp, None),
-                           (month, "month"), (sp, None), (y, "year")],
-        "weekday-month-d-y": [(weekday, None), (",", None), (sp, None), (month, "month"), (sp, None),
-                              (day, "day"), (",", None), (sp, None), (y, "year")],
-        "wd-d-mon-y": [(wd, None), (sp, None), (day, "day"), (sp, None), (mon, "month"), (sp, None), (y, "year")],
-        "d.m.y": [(day, "day"), (".", None), (m1, "month"), (".", None), (y, "year")],
-        "dd.mm.y": [(day2, "day"), (".", None), (m2, "month"), (".", None), (y, "year")],
-        "y-m-d": [(y, "year"), ("-", None), (m1, "month"), ("-", None), (day, "day")],
-        "y/mm/dd": [(y, "year"), ("/", None), (m2, "month"), ("/", None), (day2, "day")],
-        "chinese": [(y, "year"), ("年", None), (m1, "month"), ("月", None), (day, "day"), ("日", None)],
-        "french": [(day, "day"), (sp, None), (fr, "month"), (sp, None), (y, "year")],
-    }
-    return table[fmt]
+    pieces: list[tuple[str, str | None]] = []
+    for kind, value in _layout(fmt):
+        if kind == "text":
+            pieces.append((value, None))
+        else:
+            role, write = _FIELDS[value]
+            pieces.append((write(date), role))
+    return pieces
 
 
 def render(fmt: str, date: dt.date, *, case: str = "as-is", double_spaces: tuple[bool, ...] = ()) -> DateExample:
@@ -145,6 +178,7 @@ _FIRST_DAY = dt.date(YEARS[0], 1, 1).toordinal()
 _LAST_DAY = dt.date(YEARS[1], 12, 31).toordinal()
 _CASE_P = (0.6, 0.2, 0.2)
 _DOUBLE_SPACE_P = 0.1
+_DOUBLE_SPACE_FLAGS = 8  # the sampler may double each of a format's first 8 spaces
 
 
 def sample(rng: np.random.Generator, n: int, fmt: str | None = None) -> list[DateExample]:
@@ -156,7 +190,7 @@ def sample(rng: np.random.Generator, n: int, fmt: str | None = None) -> list[Dat
     days = rng.integers(_FIRST_DAY, _LAST_DAY + 1, size=n)
     formats = rng.integers(len(FORMAT_IDS), size=n)
     cases = rng.choice(len(CASES), size=n, p=_CASE_P)
-    doubles = rng.random((n, 8)) < _DOUBLE_SPACE_P
+    doubles = rng.random((n, _DOUBLE_SPACE_FLAGS)) < _DOUBLE_SPACE_P
     return [
         render(fmt or FORMAT_IDS[f], dt.date.fromordinal(int(d)), case=CASES[c], double_spaces=tuple(map(bool, dbl)))
         for d, f, c, dbl in zip(days, formats, cases, doubles)
@@ -191,7 +225,7 @@ def encode_source(text: str, *, max_chars: int = MAX_INPUT_CHARS) -> EncodedSour
     """Returns the ids of `text` (truncated to max_chars); InputError if it is empty."""
     text = str(text)
     if not text.strip():
-        raise InputError("the text is empty; type a date such as 'Wednesday 9 May 2018'")
+        raise InputError("the text is empty; type a date such as 'Wednesday, May 9, 2018'")
     truncated = len(text) > max_chars
     text = text[:max_chars]
     ids, labels, unknown = [], [], []
@@ -238,20 +272,95 @@ def date_note(output: str) -> str | None:
     return None
 
 
-_YEAR = re.compile(r"(?<!\d)(19[5-9]\d|20[0-4]\d)(?!\d)")
-_NUMBER = re.compile(r"(?<!\d)\d{1,2}(?!\d)")
-_MONTH_WORDS = frozenset(m.lower() for m in (*MONTHS, *MONTHS_SHORT, *MONTHS_FR))
+def _spellings() -> dict[str, dict[str, int | None]]:
+    """Returns, per field, every spelling the generator writes (lower case) -> the value of its role.
+
+    Read off the writers over Jan 1 of every year in YEARS and every day of one year, which covers
+    every year, month, day of the month and weekday.
+    """
+    days = [dt.date(y, 1, 1) for y in range(YEARS[0], YEARS[1] + 1)]
+    days += [dt.date.fromordinal(o) for o in range(_FIRST_DAY, dt.date(YEARS[0], 12, 31).toordinal() + 1)]
+    out: dict[str, dict[str, int | None]] = {}
+    for name, (role, write) in _FIELDS.items():
+        seen: dict[str, int | None] = {}
+        for day in days:
+            spelling, value = write(day).lower(), (getattr(day, role) if role else None)
+            if seen.setdefault(spelling, value) != value:
+                raise ValueError(f"field {name!r} writes {spelling!r} for two {role}s: it cannot be read back")
+            if spelling.strip() != spelling or not spelling:
+                raise ValueError(f"field {name!r} writes {spelling!r}: spaces belong to the layout")
+        out[name] = seen
+    return out
+
+
+_SPELLINGS = _spellings()
+
+
+def _reader(fmt: str) -> tuple[re.Pattern, tuple[str | None, ...]]:
+    """Returns the pattern that reads `fmt` (a group per field and per space) and each group's field.
+
+    Loose on purpose (any case, one or two spaces): looks_like_a_date keeps a match only when
+    render writes exactly the text back.
+    """
+    regex, groups = "", []
+    for kind, value in _layout(fmt):
+        if kind == "text" and value == " ":
+            regex += "( {1,2})"
+            groups.append(None)
+        elif kind == "text":
+            regex += re.escape(value)
+        else:
+            regex += "(" + "|".join(map(re.escape, sorted(_SPELLINGS[value], key=len, reverse=True))) + ")"
+            groups.append(value)
+    return re.compile(regex, re.IGNORECASE), tuple(groups)
+
+
+_READERS = {fmt: _reader(fmt) for fmt in FORMAT_IDS}
+
 OUTSIDE_NOTICE = (
-    "this does not look like a date the model knows (a year from 1950 to 2049 and a month): it was trained "
-    "only on dates written in 13 formats, so its output and attention mean nothing here"
+    f"this does not look like a date the model knows: it was trained only on real dates from {YEARS[0]} to "
+    f"{YEARS[1]}, written exactly in one of {len(FORMATS)} formats (such as "
+    + ", ".join(f"'{FORMATS[f]}'" for f in ("d-month-y", "month-ord-y", "dd.mm.y", "y-m-d", "y/mm/dd"))
+    + "), so its output and attention may mean nothing here, however confident they look"
 )
 
 
-def looks_like_a_date(text: str) -> bool:
-    """Returns whether text holds what every generated date holds: a four-digit year in 1950–2049
-    and a month (an English or French month name or abbreviation, or another 1–2 digit number)."""
-    text = str(text)
-    if not _YEAR.search(text):
+def _written_by_generator(text: str, fmt: str) -> bool:
+    """Returns whether render(fmt, ...) writes `text` for some date in YEARS, case and spacing."""
+    pattern, groups = _READERS[fmt]
+    match = pattern.fullmatch(text)
+    if match is None:
         return False
-    words = {w.strip(".,").lower() for w in re.split(r"[\s/.\-年月日]+", text)}
-    return bool(words & _MONTH_WORDS) or len(_NUMBER.findall(_YEAR.sub(" ", text))) >= 1
+    values: dict[str, int] = {}
+    doubles = []
+    for field, spelled in zip(groups, match.groups()):
+        if field is None:
+            doubles.append(len(spelled) == 2)
+            continue
+        role, value = _FIELDS[field][0], _SPELLINGS[field].get(spelled.lower())
+        if role is not None and values.setdefault(role, value) != value:
+            return False
+    if any(doubles[_DOUBLE_SPACE_FLAGS:]) or set(values) != {"year", "month", "day"}:
+        return False
+    try:
+        date = dt.date(values["year"], values["month"], values["day"])
+    except (TypeError, ValueError):  # no such day (31 February)
+        return False
+    if not _FIRST_DAY <= date.toordinal() <= _LAST_DAY:
+        return False
+    return any(render(fmt, date, case=case, double_spaces=tuple(doubles)).source == text for case in CASES)
+
+
+def looks_like_a_date(text: str) -> bool:
+    """Returns whether the date models were trained on text like this: whether the training generator
+    (sample) can write exactly `text`.
+
+    That is: a real date from YEARS written in one of the FORMATS as LAYOUTS lays it out (its
+    separators, month names or numbers, zero padding, four-digit year, weekday and ordinal suffix
+    those of that very date), the whole text as-is, lower or upper case, each space single or
+    doubled, nothing before or after. Anything else — day/month order or separators no format
+    uses, a two-digit year, mixed case, an invisible or control character, a stray space — is
+    outside what the models know, however close it looks.
+    """
+    text = str(text)
+    return any(_written_by_generator(text, fmt) for fmt in FORMAT_IDS)

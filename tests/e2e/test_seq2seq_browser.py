@@ -36,7 +36,7 @@ def test_type_date_switch_variant_move_window(page, app_url):
     wait_for_charts(page, 3, timeout=300_000)
     wait_idle(page, timeout=300_000)
     before = plotly_traces(page)
-    assert len(before[0][0]["x"]) == len("Wednesday 9 May 2018")
+    assert len(before[0][0]["x"]) == len("Wednesday, May 9, 2018")
     assert pushed_margins(page)[0] == {}  # the main map's label margins were reserved: drawn once
     # The compare view's local-m panel has a legend (its windows' centres p_t): it clears the axis
     # titles and the margins held for it too.

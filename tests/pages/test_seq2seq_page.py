@@ -33,7 +33,7 @@ def test_default_input_is_decoded_with_a_heatmap(at):
     # The main map and the open tab's (the variant comparison's two); the other tabs draw nothing until opened.
     assert len(specs) == 3
     z = chart_data(at, 0)
-    assert z.shape == (10, len("Wednesday 9 May 2018"))
+    assert z.shape == (10, len("Wednesday, May 9, 2018"))
     assert np.all(z >= 0) and np.allclose(z.sum(1), 1.0, atol=1e-4)
     assert specs[0]["layout"]["xaxis"]["ticktext"][:3] == ["W", "e", "d"]
     # the comparison's right side is local-m by default: window band drawn
@@ -88,7 +88,7 @@ def test_random_example_overlays_the_true_alignment(at):
     at.button(key="s2s_random").click().run()
     assert not at.exception
     text = at.text_input(key="s2s_text").value
-    assert text != "Wednesday 9 May 2018"
+    assert text != "Wednesday, May 9, 2018"
     names = [t.get("name") for t in chart_specs(at)[0]["data"]]
     assert "true alignment" in names
 
