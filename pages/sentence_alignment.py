@@ -6,7 +6,7 @@ from models.registry import SENTENCE_ALIGNMENT, mechanisms_on_page
 from models.transformer.alignment import DEFAULT_TEMPERATURES, SCORE_NAMES, best_pair_rows
 from ui.links import bound, linked_text
 from ui.router import ensure_router
-from ui.widgets import checked, option_radio, option_slider, show_figure
+from ui.widgets import checked, escape_markdown, option_radio, option_slider, show_figure
 from viz.transformer import alignment_figure
 
 ensure_router()
@@ -59,6 +59,8 @@ if not text.strip() or not text_pair.strip():
 with st.spinner("Encoding both sentences…"):
     record = checked(alignment, text, text_pair, score, window, float(temperature))
 
+for notice in record.meta.get("notices", []):
+    st.warning(escape_markdown(notice), icon=":material/help:")
 heat_col, pairs_col = st.columns([3, 2], gap="large")
 with heat_col:
     where = "global" if window is None else f"local, D = {window}"

@@ -204,8 +204,23 @@ def align_sentences(
     return align_vectors(
         query_vectors, key_vectors, query_tokens, key_tokens,
         score=score, window=window, temperature=temperature,
-        meta={"text": text, "text_pair": text_pair, "vectors": "last hidden layer, each sentence encoded on its own"},
+        meta={"text": text, "text_pair": text_pair, "vectors": "last hidden layer, each sentence encoded on its own",
+              "notices": _reading_notices(runner, text, text_pair)},
     )
+
+
+def _reading_notices(runner, text: str, text_pair: str) -> list[str]:
+    # What the tokenizer did to each sentence that the model's reading depends on: a cut at the
+    # model's limit, parts it cannot spell ([UNK]). Sentences are encoded on their own.
+    tokenizer = getattr(runner, "tokenizer", None)
+    if tokenizer is None:
+        return []
+    out = []
+    for name, sentence in (("Sentence 1", text), ("Sentence 2", text_pair)):
+        notice = tokenizer.encode(sentence).notice
+        if notice:
+            out.append(f"{name}: {notice[0].lower()}{notice[1:]}")
+    return out
 
 
 def alignment_record(mechanism, options: dict) -> AttentionRecord:

@@ -73,9 +73,11 @@ class BertTokenizer:
         full = self._full.encode(text, text_pair)
         if len(full.ids) <= self.max_length:
             notice = _empty_notice(full)
-            return _encoding(full, truncated=cut_notice is not None, notice=_joined(cut_notice, notice))
+            return _encoding(full, truncated=cut_notice is not None,
+                             notice=_joined(cut_notice, notice, _unknown_notice(full, (text, text_pair))))
         cut = self._cut.encode(text, text_pair)
-        return _encoding(cut, truncated=True, notice=_joined(cut_notice, self._cut_notice(full, cut, (text, text_pair))))
+        return _encoding(cut, truncated=True, notice=_joined(cut_notice, self._cut_notice(full, cut, (text, text_pair)),
+                                                             _unknown_notice(cut, (text, text_pair))))
 
     def encode_batch(self, texts: list[str]) -> list[Encoding]:
         """Returns one encoding per text (no pairs)."""
@@ -123,6 +125,22 @@ def _empty_notice(encoding) -> str | None:
     if all(s is None for s in encoding.sequence_ids):
         return "The tokenizer dropped every character of the text (control or zero-width characters); only special tokens remain."
     return None
+
+
+UNKNOWN = "[UNK]"
+UNKNOWN_SHOWN = 5  # spans quoted in the notice
+
+
+def _unknown_notice(encoding, texts: tuple[str, str | None]) -> str | None:
+    # The tokenizer turns what its vocabulary cannot spell (emoji, most symbols, some scripts) into
+    # one [UNK] per word: "🍕🍕🍕" is one token. Say which parts of the text the model cannot see.
+    spans = [texts[seq][start:end] for token, (start, end), seq in
+             zip(encoding.tokens, encoding.offsets, encoding.sequence_ids) if token == UNKNOWN and seq is not None]
+    if not spans:
+        return None
+    shown = ", ".join(f"“{span}”" for span in spans[:UNKNOWN_SHOWN]) + (" …" if len(spans) > UNKNOWN_SHOWN else "")
+    return (f"{len(spans)} {'part' if len(spans) == 1 else 'parts'} of the text MiniLM's vocabulary cannot spell "
+            f"became {UNKNOWN} (one token each, whatever its length): {shown}")
 
 
 def _encoding(encoding, truncated: bool = False, notice: str | None = None) -> Encoding:

@@ -76,3 +76,13 @@ def test_temperature_reshapes_alpha_as_the_softmax_says(at):
     np.testing.assert_allclose(soft, expected, rtol=2e-3, atol=1e-5)
     assert soft.max(axis=1).mean() < sharp.max(axis=1).mean()  # a higher τ spreads α
     at.slider(key="al_tau_cosine").set_value(0.05).run()
+
+
+def test_parts_the_vocabulary_cannot_spell_are_named_per_sentence(at):
+    at.text_input(key="al_text").input("We ate 🍕🍕🍕 on the rug.").run()
+    assert not at.exception
+    notices = [w.value for w in at.warning]
+    assert len(notices) == 1 and notices[0].startswith("Sentence 1: 1 part of the text MiniLM's vocabulary cannot "
+                                                       "spell became \\[UNK\\]") and "🍕🍕🍕" in notices[0], notices
+    at.text_input(key="al_text").input("The cat sat on the mat.").run()
+    assert not at.warning and chart_specs(at)

@@ -32,6 +32,15 @@ def test_tokens_are_shown_as_the_tokenizer_makes_them(minilm):
     assert "[UNK]" in minilm.encode("I ❤ 🍕").tokens
 
 
+def test_what_the_vocabulary_cannot_spell_is_named_in_the_notice(minilm):
+    # Three pizzas are one [UNK]: the notice quotes each span that became one, in each sentence.
+    enc = minilm.encode("We ate 🍕🍕🍕 and ❤ it.", "Then ☕.")
+    assert enc.tokens.count("[UNK]") == 3
+    assert enc.notice == ("3 parts of the text MiniLM's vocabulary cannot spell became [UNK] (one token each, "
+                          "whatever its length): “🍕🍕🍕”, “❤”, “☕”.")
+    assert minilm.encode("Hello world").notice is None
+
+
 def test_long_text_is_cut_at_512_with_a_notice_saying_where(minilm):
     words = [f"w{i}" for i in range(400)]  # each "wN" is two or more tokens
     enc = minilm.encode(" ".join(words))
