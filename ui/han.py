@@ -18,7 +18,7 @@ from models.compare import row_difference_record
 from models.han.checkpoint import checkpoint_bytes
 from models.han.data import MAX_CSV_BYTES, LabelledTexts, parse_csv
 from models.han.records import HANPredictor, document_word_weights, result_record
-from models.han.store import OwnModel, load_own_model, own_model_path
+from models.han.store import OWN_TTL, OwnModel, load_own_model, own_model_path
 from models.han.train import OWN_EPOCHS, example_csv_bytes, train_own
 from models.record import AttentionRecord
 from models.training import Job, TrainingService
@@ -31,7 +31,7 @@ JOB_KEY = "han_job"  # session state: the id of this session's training job
 MODEL_KEY = "han_model"  # session state: the latest model trained here (an OwnModel)
 CONFIRM_KEY = "han_confirm_replace"
 URL_KEY = "model"  # query parameter carrying the job id across reloads
-UPLOAD_LIMIT_MB = 5  # the widget's own cap; parse_csv enforces MAX_CSV_BYTES with a message
+UPLOAD_LIMIT_MB = MAX_CSV_BYTES // 1_000_000  # the widget says the same limit as the text above it
 
 
 @st.cache_resource
@@ -101,6 +101,10 @@ def train_your_own() -> None:
     if job is not None and not job.active and job.result is not None:
         st.session_state[MODEL_KEY] = job.result
     model: OwnModel | None = st.session_state.get(MODEL_KEY) or _model_from_url()
+    linked = st.query_params.get(URL_KEY, "")
+    if model is None and job is None and linked:  # a link to a model this server does not keep (any more)
+        st.info(f"The link's model “{escape_markdown(linked[:40])}” is not one this server keeps: models trained "
+                f"here are kept for {OWN_TTL / 3600:g} hours. Upload a CSV to train one.", icon=":material/link_off:")
     data = checked(parse_csv, uploaded.getvalue(), stop=False) if uploaded is not None else None
     if job is not None and job.active:
         if uploaded is not None and uploaded.name != job.label:

@@ -274,3 +274,12 @@ def test_the_query_patch_travels_after_the_patch_size_moved_its_default():
     at.session_state["img_view"] = "Captioner: soft vs hard"
     at.run()
     assert "patch_row" not in at.query_params, "the patch view's query leaves the URL with the view"
+
+
+def test_a_link_to_a_trained_model_this_server_does_not_keep_says_so():
+    for given in ("../../etc/passwd", XSS, "0123456789abcdef0123456789abcdef"):
+        at = open_link("pages/han.py", {"model": given})
+        said = [i.value for i in at.info if "is not one this server keeps" in i.value]
+        assert len(said) == 1 and "kept for 24 hours" in said[0], [i.value for i in at.info]
+        assert not re.search(r"(?<!\\)<img", said[0]), "HTML from a URL is shown as text"
+    assert not [i.value for i in open_link("pages/han.py", {}).info if "server keeps" in i.value]
