@@ -144,8 +144,6 @@ def linked_text(widget: Callable[..., Any], label: str, default: str, *, key: st
         st.session_state[key] = st.session_state[kept]
     if key not in st.session_state:
         st.session_state[key] = default
-    # The browser's box takes no paste longer than max_chars, and says nothing: its help says so.
-    kwargs.setdefault("help", f"At most {max_chars:,} characters: a longer paste is not taken.")
     text = widget(label, key=key, max_chars=max_chars, **kwargs)
     st.session_state[kept] = text
     if text == default:
