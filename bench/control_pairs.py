@@ -21,39 +21,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import statistics
-import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
 import ui_latency as ul  # noqa: E402
-
-
-@contextlib.contextmanager
-def server(root: Path, script: str = "app.py", options: tuple[str, ...] = ()) -> Iterator[str]:
-    """Yields the URL of a healthy `streamlit run script` started in `root` (this venv's Python)."""
-    port = ul.free_port()
-    ul.LOG_DIR.mkdir(exist_ok=True)
-    with open(ul.LOG_DIR / f"pairs-{Path(script).stem}-{port}.log", "w") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port), "--server.address",
-             "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false", *options],
-            cwd=root, env=ul.server_env(), stdout=log, stderr=subprocess.STDOUT,
-        )
-        url = f"http://127.0.0.1:{port}"
-        try:
-            ul.wait_healthy(url, proc, 120)
-            yield url
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
 
 
 def find_control(page, label: str) -> dict:
@@ -76,10 +50,10 @@ def main() -> int:
     from playwright.sync_api import sync_playwright
 
     with contextlib.ExitStack() as stack, sync_playwright() as playwright:
-        urls = [stack.enter_context(server(root)) for root in roots]
-        floor_url = stack.enter_context(server(ROOT, ul.FLOOR_APP, ul.STOCK_RUNNER))
+        urls = [stack.enter_context(ul.streamlit_server("app.py", cwd=root)).url for root in roots]
+        floor = stack.enter_context(ul.streamlit_server(ul.FLOOR_APP, options=ul.STOCK_RUNNER))
         browser = ul.launch_chromium(playwright)
-        floor = ul.BesideFloor(browser, ul.Server(None, floor_url, time.time(), ul.LOG_DIR))
+        floor = ul.BesideFloor(browser, floor)
         pages = []
         for url in urls:
             page = ul.new_page(browser, [])

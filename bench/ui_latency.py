@@ -303,9 +303,10 @@ def server_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 @contextlib.contextmanager
 def streamlit_server(script: str, *, timeout: float = 120.0, options: Sequence[str] = (),
-                     env: dict[str, str] | None = None) -> Iterator[Server]:
+                     env: dict[str, str] | None = None, cwd: Path = ROOT) -> Iterator[Server]:
     """Yields a healthy `streamlit run script` on a free loopback port (with extra command-line
-    `options`, e.g. ("--runner.postScriptGC", "true"), and extra environment `env`); stops it on exit."""
+    `options`, e.g. ("--runner.postScriptGC", "true"), and extra environment `env`), started in `cwd`
+    (another checkout for bench/control_pairs.py); stops it on exit."""
     port = free_port()
     LOG_DIR.mkdir(exist_ok=True)
     log_path = LOG_DIR / f"bench-{Path(script).stem}-{port}.log"
@@ -314,7 +315,7 @@ def streamlit_server(script: str, *, timeout: float = 120.0, options: Sequence[s
         proc = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port),
              "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false", *options],
-            cwd=ROOT, env=server_env(env), stdout=log, stderr=subprocess.STDOUT,
+            cwd=cwd, env=server_env(env), stdout=log, stderr=subprocess.STDOUT,
         )
         url = f"http://127.0.0.1:{port}"
         try:

@@ -7,7 +7,6 @@ as the axis's hover label, which on an axis with tickvals/ticktext is the tick t
 at that point (plotly.js Axes.tickText with hover = true), i.e. the character, not the index.
 """
 
-import base64
 import json
 import re
 
@@ -17,6 +16,7 @@ import pytest
 from models.encdec.records import decoding_step_record, encoder_rollout_record, head_record
 from models.registry import get_mechanism
 from models.seq2seq.records import random_example
+from tests.pages.conftest import decode
 from viz.encdec import attention_map, decoding_step_figure, rollout_figure
 from viz.labels import safe_label
 from viz.plotly_json import side_by_side
@@ -24,17 +24,6 @@ from viz.seq2seq import alignment_heatmap
 
 TEXT = "Wednesday 9 May 2018"  # output "2018-05-09": characters that are digits, but not their positions
 FIELD = re.compile(r"%{([^\s%{}:|]*)([:|][^}]*)?}")  # plotly.js's hovertemplate field
-
-
-def _decode(value):
-    # plotly's {"dtype", "bdata", "shape"} typed arrays as numpy; anything else as it is.
-    if isinstance(value, dict) and "bdata" in value:
-        data = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
-        shape = value.get("shape")
-        if isinstance(shape, str):
-            shape = [int(n) for n in shape.split(",")]
-        return data.reshape(shape) if shape else data
-    return value
 
 
 def spec(fig) -> dict:
@@ -67,11 +56,11 @@ def hover(figure: dict, trace_index: int, point) -> str:
     """Returns the hover text plotly.js shows for `point` ((row, column) of a heatmap, the index of
     a scatter point) of trace `trace_index` of a figure spec, without its <extra> part."""
     trace, layout = figure["data"][trace_index], figure["layout"]
-    xs, ys = list(_decode(trace["x"])), list(_decode(trace["y"]))
+    xs, ys = list(decode(trace["x"])), list(decode(trace["y"]))
     if trace["type"] == "heatmap":
         i, j = point
         at = {"x": j, "y": i}
-        values = {"z": np.asarray(_decode(trace["z"]))[i][j], "customdata": trace["customdata"][i][j]}
+        values = {"z": np.asarray(decode(trace["z"]))[i][j], "customdata": trace["customdata"][i][j]}
     else:
         at = {"x": point, "y": point}
         values = {"customdata": trace["customdata"][point] if "customdata" in trace else None}
@@ -127,7 +116,7 @@ def test_seq2seq_hover_shows_each_cells_row_and_position(seq2seq_record):
     assert hover(figure, 0, (0, 10)) == f"output 2 (row 0)<br>input 9 (pos 10)<br>α = {record.weights[0, 10]:.4f}"
     # Still light: four entries per cell, and the weights as float32.
     assert np.asarray(fig.data[0].customdata).shape == (10, len(TEXT), 4)
-    assert np.asarray(_decode(figure["data"][0]["z"])).dtype == np.float32
+    assert np.asarray(decode(figure["data"][0]["z"])).dtype == np.float32
 
 
 def test_seq2seq_truth_markers_hover_with_their_cells_indices():
