@@ -29,6 +29,11 @@ def model_view_cell(shape: tuple[int, int], layer: int, head: int) -> tuple[slic
     return slice(top, top + q), slice(left, left + k)
 
 
+def _grid_labels(labels, positions: bool) -> list[str]:
+    shown = unique_labels(["␣" if not str(label).strip() else label for label in labels])
+    return [f"{label} ({i})" for i, label in enumerate(shown)] if positions else shown
+
+
 def _between(start: int, size: int) -> float:
     # The middle of a band of `size` categories from `start`, moved half a row off any category.
     middle = start + (size - 1) / 2
@@ -60,7 +65,11 @@ def model_view(view: AttentionRecord, *, title: str | None = None, height: int |
         for head in range(heads):
             rows, cols = model_view_cell((q, k), layer, head)
             z[rows, cols] = maps[layer, head]
-    queries, keys = unique_labels(view.query_labels), unique_labels(view.key_labels)
+    # Each row and column names its token and, unless the maps were block-averaged (their labels
+    # give the range), its position: repeated tokens (the characters of a date) and a space, shown
+    # as ␣, are told apart in the hover.
+    positions = not view.meta.get("block_averaged")
+    queries, keys = (_grid_labels(labels, positions) for labels in (view.query_labels, view.key_labels))
     ys, xs = [], []
     for layer in range(layers):
         ys += [f"layer {layer} · {label}" for label in queries] + [f"gap {layer}"] * (GAP if layer < layers - 1 else 0)

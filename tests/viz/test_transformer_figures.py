@@ -35,7 +35,7 @@ def test_model_view_has_one_map_per_layer_and_head():
     assert np.count_nonzero(~np.isnan(z)) == r.weights.size
     assert list(fig.layout.yaxis.ticktext) == ["layer 0", "layer 1"]
     assert list(fig.layout.xaxis.ticktext) == ["head 0", "head 1", "head 2"]
-    assert fig.data[0].y[9] == "layer 1 · [CLS]" and fig.data[0].x[10] == "head 1 · t0"  # hover names both
+    assert fig.data[0].y[9] == "layer 1 · [CLS] (0)" and fig.data[0].x[10] == "head 1 · t0 (1)"  # hover: token, position
     assert len(set(fig.data[0].x)) == len(fig.data[0].x) and len(set(fig.data[0].y)) == len(fig.data[0].y)  # categories stay apart
     assert "block-averaged" not in fig.layout.title.text
     assert "2 layers × 3 heads, 8 tokens" in fig.layout.title.text
@@ -51,6 +51,13 @@ def test_model_view_ticks_sit_between_rows_so_hover_names_every_token(length):
     for layer, tick in enumerate(fig.layout.yaxis.tickvals):  # each within its band, at most half a row off centre
         rows, _ = tv.model_view_cell((length, length), layer, 0)
         assert rows.start <= tick <= rows.stop - 1 and abs(tick - (rows.start + rows.stop - 1) / 2) <= 0.5
+
+
+def test_model_view_names_a_space_and_tells_repeated_characters_apart():
+    r = record(length=4, layers=1, heads=1, tokens=["1", " ", "1", "x"])
+    fig = tv.model_view(model_view_record(r))
+    assert [y.replace("\u200b", "") for y in fig.data[0].y] == ["layer 0 · 1 (0)", "layer 0 · ␣ (1)", "layer 0 · 1 (2)",
+                                                                 "layer 0 · x (3)"]
 
 
 def test_model_view_of_512_tokens_is_downsampled_and_says_so():
