@@ -76,7 +76,7 @@ def _check_declared(mechanism, given: dict) -> None:
         raise UsageError(f"{mechanism.id} does not take {flags}; it takes {takes}")
 
 
-def _read_lines(path: str) -> list[str]:
+def _read_lines(path: str) -> list[tuple[int, str]]:
     file = Path(path)
     if not file.is_file():
         raise UsageError(f"input file not found: {path}")
@@ -88,7 +88,8 @@ def _read_lines(path: str) -> list[str]:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise UsageError(f"input file is not UTF-8 text: {path}") from None
-    lines = [line for line in (raw.rstrip("\r\n") for raw in text.splitlines()) if line.strip()]
+    lines = [(number, line) for number, line in enumerate((raw.rstrip("\r\n") for raw in text.splitlines()), start=1)
+             if line.strip()]
     if not lines:
         raise UsageError(f"input file has no non-empty lines: {path}")
     if len(lines) > MAX_INPUT_LINES:
@@ -142,34 +143,50 @@ def run_export(args: argparse.Namespace) -> None:
         raise UsageError(f"--out is a folder; give a file name such as {out / ('attention.' + args.format)}")
     if out.exists() and not args.force:
         raise UsageError(f"{out} exists; pass --force to replace it")
+    if not out.parent.is_dir():  # a typo in a path is said, not made into new folders
+        raise UsageError(f"--out's folder {out.parent} does not exist; create it first")
     image = given.get("image")
     if image and _same_file(out, Path(str(image))):
         raise UsageError("--out would overwrite the input image")
-    _write(out, _export(mechanism.build(given), args.format, args.compress))
+    record = mechanism.build(given)
+    _write(out, _export(record, args.format, args.compress))
     print(f"wrote {out}")
+    _say_notices(record)
 
 
 def run_batch(mechanism, given: dict, args: argparse.Namespace, out_dir: Path) -> None:
     """Builds and writes the records of --input-file in chunks of CHUNK lines."""
-    lines = _read_lines(args.input_file)
+    numbered = _read_lines(args.input_file)
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"--out must be a folder with --input-file: {out_dir} is a file")
     if _same_file(out_dir, Path(args.input_file).parent) and not args.force:
         raise UsageError("--out is the input file's folder; choose another folder (or pass --force)")
     if out_dir.exists() and any(out_dir.iterdir()) and not args.force:
         raise UsageError(f"{out_dir} exists and is not empty; pass --force to write into it")
-    width = max(4, len(str(len(lines))))
+    # Files are numbered by their line in the input file: a blank line is skipped, not renumbered past.
+    width = max(4, len(str(numbered[-1][0])))
     input_file = Path(args.input_file)
-    for start in range(0, len(lines), CHUNK):
-        chunk = lines[start : start + CHUNK]
-        records = mechanism.build_many([{**given, mechanism.input: line} for line in chunk])
-        for number, record in enumerate(records, start=start + 1):
+    for start in range(0, len(numbered), CHUNK):
+        chunk = numbered[start : start + CHUNK]
+        records = mechanism.build_many([{**given, mechanism.input: line} for _, line in chunk])
+        for (number, _), record in zip(chunk, records, strict=True):
             path = out_dir / f"{number:0{width}d}.{args.format}"
             if _same_file(path, input_file):
                 raise UsageError(f"{path} is the input file; choose another --out")
             _write(path, _export(record, args.format, args.compress))
+            _say_notices(record, f"line {number}: ")
         del records  # a chunk's records are gone before the next chunk is built
-    print(f"wrote {len(lines)} files to {out_dir}")
+    blank = numbered[-1][0] - len(numbered)
+    print(f"wrote {len(numbered)} files to {out_dir}, one per line of {input_file.name}"
+          + (f" (line numbers; {blank} blank {'line' if blank == 1 else 'lines'} skipped)" if blank else ""))
+
+
+def _say_notices(record, where: str = "") -> None:
+    # What the page shows beside a figure (an input cut, outside what the model knows, [UNK]) goes to
+    # stderr, one line each: a CSV or NPY export does not hold it, and a JSON one only in its meta.
+    notices = [*record.meta.get("notices", []), record.meta.get("notice")]
+    for notice in dict.fromkeys(n for n in notices if isinstance(n, str) and n):
+        print(f"notice: {where}{' '.join(notice.split())}", file=sys.stderr)
 
 
 def describe(mechanism_id: str) -> str:

@@ -156,7 +156,7 @@ def validate_qkv(query, keys, values) -> tuple[np.ndarray, np.ndarray, np.ndarra
         raise InputError(f"values need 1 to {MAX_VALUE_DIM} numbers each")
     for name, arr in (("query", q), ("keys", k), ("values", v)):
         if not np.all(np.isfinite(arr)):
-            raise InputError(f"{name} contain an empty or non-numeric entry; fill in every cell")
+            raise InputError(f"{name} {'contains' if name == 'query' else 'contain'} an empty or non-numeric entry; fill in every cell")
         if np.any(np.abs(arr) > MAX_ABS_ENTRY):
             raise InputError(f"{name} entries must lie within ±{MAX_ABS_ENTRY:g}")
     return q.astype(np.float32), k.astype(np.float32), v.astype(np.float32)

@@ -43,16 +43,18 @@ def test_export_every_format(tmp_path, fmt):
         assert json.loads(data)["query_labels"] == ["query"]
 
 
-def test_input_file_writes_one_file_per_line_in_order(tmp_path):
+def test_input_file_writes_one_file_per_line_named_by_its_line(tmp_path):
+    # A blank line is skipped and said, and the files keep the input's line numbers: 0003 is line 3.
     lines = tmp_path / "queries.txt"
     lines.write_text("3,0\n\n0,3\n-1,-1\n")
     out = tmp_path / "out"
     result = cli("export", "--mechanism", "qkv-dot", "--input-file", str(lines), "--format", "json", "--out", str(out))
     assert result.returncode == 0, result.stderr
     files = sorted(p.name for p in out.iterdir())
-    assert files == ["0001.json", "0002.json", "0003.json"]
+    assert files == ["0001.json", "0003.json", "0004.json"]
+    assert "wrote 3 files" in result.stdout and "1 blank line skipped" in result.stdout
     first = json.loads((out / "0001.json").read_text())
-    second = json.loads((out / "0002.json").read_text())
+    second = json.loads((out / "0003.json").read_text())
     assert np.argmax(first["weights"][0]) == 0 and np.argmax(second["weights"][0]) == 2  # cat, then car
 
 
@@ -60,6 +62,8 @@ def test_input_file_writes_one_file_per_line_in_order(tmp_path):
     "args, message",
     [
         (["export", "--mechanism", "nope", "--format", "json", "--out", "x.json"], "unknown mechanism"),
+        (["export", "--mechanism", "qkv-dot", "--format", "json", "--out", "no_such_folder/x.json"],
+         "--out's folder no_such_folder does not exist"),
         (["export", "--mechanism", "qkv-dot", "--query", "a,b", "--format", "json", "--out", "x.json"], "numbers"),
         (["export", "--mechanism", "qkv-dot", "--format", "gif", "--out", "x.gif"], "invalid choice"),
         (["export", "--mechanism", "qkv-dot", "--input-file", "missing.txt", "--format", "json", "--out", "d"], "not found"),

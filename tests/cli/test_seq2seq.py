@@ -44,7 +44,7 @@ def test_window_flag_input_file_and_unknown_characters(tmp_path):
     assert main(["export", "--mechanism", "bahdanau", "--input-file", str(lines), "--format", "json",
                  "--out", str(folder)]) == 0
     files = sorted(folder.iterdir())
-    assert [f.name for f in files] == ["0001.json", "0002.json", "0003.json"]
+    assert [f.name for f in files] == ["0001.json", "0002.json", "0004.json"]  # named by input line
     records = [json.loads(f.read_text(encoding="utf-8")) for f in files]
     assert records[1]["key_labels"] == list("2018年5月9日")
     assert "".join(records[1]["query_labels"]) == "2018-05-09"
@@ -73,3 +73,18 @@ def test_too_long_text_is_truncated_with_a_notice(tmp_path):
     record = json.loads(out.read_text())
     assert len(record["key_labels"]) == 40 and record["meta"]["truncated"]
     assert any("capped at 40" in n for n in record["meta"]["notices"])
+
+
+def test_notices_go_to_stderr_one_line_each(tmp_path, capsys):
+    # A CSV holds no notice: what the page would say beside the figure is said on stderr.
+    assert main(["export", "--mechanism", "bahdanau", "--text", "03/03/1998", "--format", "csv",
+                 "--out", str(tmp_path / "x.csv")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("notice: this does not look like a date the model knows")
+    lines = tmp_path / "in.txt"
+    lines.write_text("9 May 2018\n\n12/25/2019\n", encoding="utf-8")
+    assert main(["export", "--mechanism", "bahdanau", "--input-file", str(lines), "--format", "csv",
+                 "--out", str(tmp_path / "many")]) == 0
+    captured = capsys.readouterr()
+    assert [e[:30] for e in captured.err.splitlines()] == ["notice: line 3: this does not "]
+    assert "1 blank line skipped" in captured.out

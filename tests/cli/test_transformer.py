@@ -60,7 +60,7 @@ def test_model_dir_and_input_file_write_one_record_per_line(tiny_dir, tmp_path, 
     )
     assert code == 0, capsys.readouterr().err
     files = sorted(p.name for p in out.iterdir())
-    assert files == ["0001.json", "0002.json", "0003.json"]
+    assert files == ["0001.json", "0003.json", "0004.json"]  # named by input line
     records = [json.loads((out / name).read_text()) for name in files]
     assert records[0]["query_labels"] == ["[CLS]", "the", "cat", "sat", "[SEP]"]
     assert records[1]["shape"] == [2, 4, 42, 42] and records[2]["query_labels"][1:3] == ["hello", "world"]
