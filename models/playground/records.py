@@ -186,7 +186,10 @@ def default_table() -> list[dict[str, Any]]:
 
 def table_to_kv(rows: list[Mapping[str, Any]]) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Returns (labels, keys [n, 2], values [n, 2]) from table rows; InputError if unusable."""
-    rows = [r for r in rows if any(r.get(c) not in (None, "") and r.get(c) == r.get(c) for c in ("k1", "k2", "v1", "v2"))]
+    # Empty rows (a row just added) are skipped; a message names a row by its place in the table.
+    places = [i + 1 for i, r in enumerate(rows)
+              if any(r.get(c) not in (None, "") and r.get(c) == r.get(c) for c in ("k1", "k2", "v1", "v2"))]
+    rows = [rows[i - 1] for i in places]
     if not rows:
         raise InputError("the table is empty; add at least one key/value row")
     if len(rows) > MAX_KEYS:
@@ -199,7 +202,7 @@ def table_to_kv(rows: list[Mapping[str, Any]]) -> tuple[list[str], np.ndarray, n
         except (TypeError, ValueError):
             x = float("nan")
         if not math.isfinite(x):
-            raise InputError(f"row {rows.index(row) + 1}: column {column} needs a number")
+            raise InputError(f"row {places[next(i for i, r in enumerate(rows) if r is row)]}: column {column} needs a number")
         return x
 
     labels = []
