@@ -81,8 +81,7 @@ class HANPredictor:
         self.featurize = featurize or functools.partial(document_vectors, features=cfg.features)
         self.meta = dict(meta or {})
         self.no_opinion_spread = self.meta.get("no_opinion_spread")
-        names = [name for name, _ in cfg.heads]
-        self._sentiment = names.index("sentiment") if "sentiment" in names else 0
+        self._sentiment = sentiment_head(cfg.heads)
         self._forward = compiled_forward(graphdef)
         self._reference_words: tuple[list[str], np.ndarray] | None = None
 
@@ -224,13 +223,17 @@ SHORT_NOTICE = (
 )
 
 
+def sentiment_head(heads: Sequence[tuple[str, Sequence[str]]]) -> int:
+    """Returns the index of the "sentiment" head (the first head for a model without one)."""
+    return next((i for i, (name, _) in enumerate(heads) if name == "sentiment"), 0)
+
+
 def _attention_notice(result: HANResult) -> str:
     # Beside the figure when no sentence stands out: no opinion found, or opinions weighed alike.
     if result.no_opinion:
         return NO_OPINION_NOTICE.format(spread=result.spread)
     if result.even:
-        head = next(i for i, (name, _) in enumerate(result.heads) if name == "sentiment") \
-            if any(name == "sentiment" for name, _ in result.heads) else 0
+        head = sentiment_head(result.heads)
         p = np.asarray(result.probabilities[head])
         return EVEN_OPINIONS_NOTICE.format(spread=result.spread, confidence=float(p.max()),
                                            label=result.heads[head][1][int(p.argmax())])

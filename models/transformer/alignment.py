@@ -217,10 +217,16 @@ def _reading_notices(runner, text: str, text_pair: str) -> list[str]:
         return []
     out = []
     for name, sentence in (("Sentence 1", text), ("Sentence 2", text_pair)):
-        notice = tokenizer.encode(sentence).notice
+        notice = _notice(tokenizer, sentence)
         if notice:
             out.append(f"{name}: {notice[0].lower()}{notice[1:]}")
     return out
+
+
+@functools.lru_cache(maxsize=ENCODED_CACHE)
+def _notice(tokenizer, text: str) -> str | None:
+    # Kept per sentence like its vectors (_encoded): a τ, score or window step tokenizes nothing.
+    return tokenizer.encode(text).notice
 
 
 def alignment_record(mechanism, options: dict) -> AttentionRecord:
