@@ -122,10 +122,31 @@ def _csv_cell(text: str) -> str:
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
+def _cell_words(record: AttentionRecord) -> np.ndarray | None:
+    """Returns extras["words"] when it names every cell of a 2-D record (the HAN's word slots hold a
+    different word in each sentence), else None."""
+    words = record.extras.get("words")
+    if words is None or record.leading_axes:
+        return None
+    words = np.asarray(words)
+    return words if words.shape == record.weights.shape and words.dtype.kind in "UO" else None
+
+
 def _record_csv(record: AttentionRecord) -> str:
-    """2-D records: a query × key matrix with labels. Others: one row per weight, long form."""
+    """2-D records: a query × key matrix with labels. Records whose columns hold a different word in
+    each row (extras["words"], the HAN's): one row per word, long form, padding left out. Others: one
+    row per weight, long form."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
+    words = _cell_words(record)
+    if words is not None:
+        row_axis, col_axis = record.axes
+        writer.writerow([f"{row_axis} index", row_axis, f"{col_axis} index", col_axis, "weight"])
+        for qi, (qlabel, row) in enumerate(zip(record.query_labels, record.weights)):
+            for ki, word in enumerate(words[qi]):
+                if str(word):
+                    writer.writerow([qi, _csv_cell(qlabel), ki, _csv_cell(str(word)), f"{row[ki]:.8g}"])
+        return out.getvalue()
     if not record.leading_axes:
         matrix = record.matrix()
         writer.writerow(["query \\ key", *(_csv_cell(k) for k in record.key_labels)])

@@ -119,6 +119,22 @@ def test_record_layout_pads_shorter_sentences_with_zeros():
     np.testing.assert_allclose(record.extras["sentence_weights"].sum(), 1.0, rtol=1e-5)
 
 
+
+def test_csv_export_names_each_word_and_leaves_padding_out():
+    import csv
+    import io
+
+    from viz.export import record_bytes
+
+    record = result_record(PREDICTOR.run_batch([encode_document("The soup was cold and very salty. =We left."), DOCS[1]])[0])
+    rows = list(csv.reader(io.StringIO(record_bytes(record, "csv").decode())))
+    assert rows[0] == ["sentence index", "sentence", "word index", "word", "weight"]
+    assert len(rows) == 1 + 7 + 2  # seven words, then two: the five padding slots are left out
+    assert rows[1][:4] == ["0", "The soup was cold and very salty.", "0", "The"]
+    assert rows[-1][:4] == ["1", "'=We left.", "1", "left."]  # a formula-looking sentence is defused
+    for row in rows[1:]:
+        assert float(row[4]) == pytest.approx(float(record.weights[int(row[0]), int(row[2])]), rel=1e-6)
+
 def test_checkpoint_round_trip_and_strict_loading():
     data = checkpoint_bytes(STATE, TINY, {"trained_on": "test"})
     cfg, _, loaded, info = load_checkpoint_bytes(data)
