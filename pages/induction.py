@@ -8,9 +8,8 @@ from models.registry import INDUCTION, mechanisms_on_page
 from ui.links import bound, linked_text
 from ui.router import ensure_router
 from ui.widgets import checked, option_number, option_slider, show_figure
+from viz.chart_style import for_the_page
 from viz.induction import copy_view, head_pattern, snapshot_note, training_curves
-from viz.margins import reserve_tick_margins
-from viz.plotly_json import allow_tick_overflow
 
 ensure_router()
 mechanism = mechanisms_on_page(INDUCTION.file)[0]
@@ -31,11 +30,10 @@ def _curves():
 @st.cache_resource(show_spinner=False)
 def _curves_figure():
     # The same for every session and every snapshot (the committed training log): built once, and
-    # unchanged when the snapshot moves, so the browser keeps it drawn. The axis settings
-    # show_panels makes are made here, before it is shared (both only write what is still unset).
-    # The first show turns its vectors into lists (viz.chart_style.plain_vectors): every session
-    # writes the same lists under the same keys, so a concurrent rerun reads one or the other.
-    return reserve_tick_margins(allow_tick_overflow(training_curves(_curves())))
+    # unchanged when the snapshot moves, so the browser keeps it drawn. It is readied for the page
+    # here, before it is shared: show_panels readies it again on every show, and a readied figure is
+    # final (viz.chart_style.for_the_page), so no session's show changes what another is sent.
+    return for_the_page(training_curves(_curves()))
 
 
 st.title("Induction heads")

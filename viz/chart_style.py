@@ -76,8 +76,14 @@ _ORIENTED = {"bar", "box", "violin", "funnel"}
 def for_the_page(fig: go.Figure) -> go.Figure:
     """Readies a figure to be shown (changed in place; returns it): tick labels that may overflow,
     numeric ticks upright, margins reserved for labels, colour bars and legends (viz/margins.py), then
-    the house look and data revision. Drawn once on mount, and not again by Streamlit's second pass."""
-    return house_style(reserve_tick_margins(upright_numeric_ticks(allow_tick_overflow(fig))))
+    the house look and data revision. Drawn once on mount, and not again by Streamlit's second pass.
+
+    The look comes before the margins, whose room for a colour bar depends on the bar's thickness and
+    padding, which the look sets: the other way round, a first call reserved 14 px too little for
+    such a bar, and a second call on the same figure widened it (the page sent a figure kept in a
+    shared cache one way to its first viewer and another way to everyone after). One call is final:
+    a second changes nothing."""
+    return reserve_tick_margins(house_style(upright_numeric_ticks(allow_tick_overflow(fig))))
 
 
 def house_style(fig: go.Figure) -> go.Figure:

@@ -169,10 +169,9 @@ def export_bytes(record: AttentionRecord, fmt: str, fig: go.Figure | None = None
     fmt = fmt.lower()
     if fmt in FIGURE_FORMATS:
         if fig is None:  # the CLI: the record's default figure, its axes set as the app sets them
+            from viz.chart_style import for_the_page
             from viz.figures import record_figure
-            from viz.margins import reserve_tick_margins
-            from viz.plotly_json import allow_tick_overflow
 
-            fig = reserve_tick_margins(allow_tick_overflow(record_figure(record)))
+            fig = for_the_page(record_figure(record))
         return figure_bytes(fig, fmt)
     return record_bytes(record, fmt, compress=compress)

@@ -167,3 +167,23 @@ def test_data_revision_of_a_vector_sent_as_a_list_follows_its_values():
     assert base == cs.data_revision([{"y": [1.0, 2.0, None]}])
     for changed in ([1.0, 2.0, 3.0], [1.0, 2.0000001, None], [1.0, 2.0], ["1.0", 2.0, None]):
         assert cs.data_revision([{"y": changed}]) != base, changed
+
+
+def _coloraxis_map() -> go.Figure:
+    # a map whose colour bar is the layout's (coloraxis), as the images and Transformer builders draw theirs
+    return go.Figure(go.Heatmap(z=np.eye(3, dtype=np.float32), coloraxis="coloraxis", x=["a", "b", "c"], y=["p", "q", "r"]),
+                     layout={"margin": {"l": 10, "r": 10, "t": 60, "b": 10}, "coloraxis": {"colorbar": {"title": "α"}}})
+
+
+def test_a_readied_figure_is_final_and_its_colour_bar_has_its_room_from_the_first_call():
+    from models.induction.records import training_record
+    from viz.induction import training_curves
+    from viz.margins import _colorbar_room
+
+    for fig in (_coloraxis_map(), training_curves(training_record("induction"))):
+        once = spec(cs.for_the_page(fig))
+        assert spec(cs.for_the_page(fig)) == once  # a figure shared between sessions is sent alike to all
+    layout = spec(cs.for_the_page(_coloraxis_map()))["layout"]
+    bar = layout["coloraxis"]["colorbar"]
+    assert (bar["thickness"], bar["xpad"]) == (16, 24)  # the house look's bar ...
+    assert layout["margin"]["r"] >= _colorbar_room(bar, 12)  # ... and the room that bar needs
