@@ -25,6 +25,7 @@ from ui.widgets import (
     checked,
     clicked_points,
     declared,
+    index_or_none,
     option_number,
     option_radio,
     option_slider,
@@ -193,9 +194,14 @@ def query_patch(grid_h: int, grid_w: int) -> tuple[int, int]:
     """Returns the query patch (row, column): the boxes, set by a click on the picture."""
     clicked = clicked_points(st.session_state.get("patch_chart"), curve=2)
     if clicked and "customdata" in clicked[0] and st.session_state.get("patch_clicked") != clicked[0]["customdata"]:
-        index = int(clicked[0]["customdata"])
-        st.session_state["patch_clicked"] = index
-        st.session_state["patch_row"], st.session_state["patch_col"] = divmod(index, grid_w)
+        # A browser's click on a patch sends that patch's number; anything else (a scripted client's)
+        # is ignored, with one line, and the boxes keep their patch.
+        index = index_or_none(clicked[0]["customdata"], grid_h * grid_w)
+        if index is None:
+            st.caption("That click named no patch of this grid; the query patch stays where it was.")
+        else:
+            st.session_state["patch_clicked"] = index
+            st.session_state["patch_row"], st.session_state["patch_col"] = divmod(index, grid_w)
     for name, top in (("patch_row", grid_h - 1), ("patch_col", grid_w - 1)):
         if st.session_state.get(name, 0) > top:  # a larger patch shrank the grid
             st.session_state[name] = top

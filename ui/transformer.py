@@ -84,7 +84,7 @@ def _cell_from_custom(custom: Any) -> tuple[int, int] | None:
         custom = [custom.get(k, custom.get(str(k))) for k in range(2)]
     try:
         return int(custom[0]), int(custom[1])
-    except (TypeError, ValueError, IndexError, KeyError):
+    except (TypeError, ValueError, OverflowError, IndexError, KeyError):  # OverflowError: ±inf
         return None
 
 

@@ -141,13 +141,24 @@ def option_radio(option: Option, *, key: str, label: str | None = None, labels: 
     return checked(option.read, value)
 
 
-def index_in(value: Any, count: int) -> int:
-    """Returns a widget's index value as an int in 0..count-1, refusing anything else with one line."""
+def index_or_none(value: Any, count: int) -> int | None:
+    """Returns `value` as an int in 0..count-1 if it is a whole number there, else None (a value a
+    browser sent: other text, a list, NaN, ±inf, a bool, 2.5 and out of range all give None; "3" is 3)."""
+    if isinstance(value, bool):
+        return None
     try:
         index = int(value)
-    except (TypeError, ValueError):
-        index = -1
-    if not 0 <= index < count or isinstance(value, bool):
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if isinstance(value, float) and value != index:
+        return None
+    return index if 0 <= index < count else None
+
+
+def index_in(value: Any, count: int) -> int:
+    """Returns a widget's index value as an int in 0..count-1, refusing anything else with one line."""
+    index = index_or_none(value, count)
+    if index is None:
         show_input_error(InputError(f"pick a value from 0 to {count - 1}"))
         st.stop()
     return index

@@ -50,6 +50,20 @@ def chart_data(at: AppTest, index: int, field: str = "z", trace: int = 0) -> np.
     return np.asarray(decode(chart_specs(at)[index]["data"][trace][field]), dtype=float)
 
 
+def click_chart(at: AppTest, key: str, points: list[dict]) -> AppTest:
+    """Reruns the page as a browser does after a click on the chart keyed `key` (st.plotly_chart
+    with on_select): its selection state, here any JSON a scripted client may send, goes with the
+    rerun as the chart's widget value."""
+    from streamlit.proto.WidgetStates_pb2 import WidgetStates  # noqa: F401  (the states' type)
+
+    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}"))
+    states = at._tree.get_widget_states()
+    state = states.widgets.add()
+    state.id = chart.proto.id
+    state.string_value = json.dumps({"selection": {"points": points, "point_indices": [], "box": [], "lasso": []}})
+    return at._run(states)
+
+
 @pytest.fixture
 def page():
     return open_page

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from tests.pages.conftest import chart_data, chart_specs, open_page
+from tests.pages.conftest import chart_data, chart_specs, click_chart, open_page
 from tests.pages.exports import panels_of
 
 
@@ -97,3 +97,21 @@ def test_images_page_position_sliders_keep_their_range_and_the_object_inside():
     assert chart_specs(at)[0]["data"][0]["source"] != picture
     at.slider(key="build_size_0").set_value(12).run()  # smaller: positions stay where they were
     assert (at.slider(key="build_x_0").value, at.slider(key="build_y_0").value) == (40, 40)
+
+
+def test_a_click_on_a_patch_moves_the_query_and_a_scripted_one_gets_one_line():
+    at = open_page("pages/images.py")
+    at.session_state["img_view"] = "Self-attention on any photo"
+    at.run()
+    rows, cols = at.number_input(key="patch_row"), at.number_input(key="patch_col")
+    grid_w = cols.max + 1
+    start = (rows.value, cols.value)
+    for bad in ("abc", [1, 2], float("inf"), float("nan"), -5, 10**9, 2.5, True):
+        click_chart(at, "patch_chart", [{"curve_number": 2, "point_index": 0, "customdata": bad}])
+        assert not at.exception, (bad, at.exception)
+        assert (at.number_input(key="patch_row").value, at.number_input(key="patch_col").value) == start, bad
+        assert any("named no patch" in c.value for c in at.caption), bad
+    click_chart(at, "patch_chart", [{"curve_number": 2, "point_index": 0, "customdata": grid_w + 2}])
+    assert not at.exception
+    assert (at.number_input(key="patch_row").value, at.number_input(key="patch_col").value) == (1, 2)
+    assert not any("named no patch" in c.value for c in at.caption)

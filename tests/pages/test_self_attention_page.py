@@ -219,6 +219,7 @@ def test_clicked_cell_opens_that_head():
     assert head_from_selection({"selection": {"points": [{"customdata": {"0": 3, "1": 4}}]}}) == (3, 4)
     assert head_from_selection({"selection": {"points": [{"x": "head 1", "y": "layer 5"}]}}) == (5, 1)
     assert head_from_selection({"selection": {"points": [{"x": 3, "y": 4, "customdata": None}]}}) is None
+    assert head_from_selection({"selection": {"points": [{"customdata": [float("inf"), 1]}]}}) is None
     assert head_from_selection({"selection": {"points": []}}) is None
     assert head_from_selection(None) is None
 

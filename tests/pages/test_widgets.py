@@ -3,6 +3,7 @@
 import re
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
@@ -63,3 +64,14 @@ def test_a_made_image_is_offered_only_for_the_figure_it_was_made_from(monkeypatc
     at.button(key="menu-make-png").click().run()
     assert len(made) == 2 and np.array_equal(made[1], np.eye(2, 3))
     assert "Save PNG" in [b.label for b in at.get("download_button")]
+
+
+@pytest.mark.parametrize("value, expected", [
+    (0, 0), (3, 3), (3.0, 3), ("3", 3), (np.int64(2), 2),
+    (4, None), (-1, None), (2.5, None), ("2.5", None), ("abc", None), ([1], None), (None, None),
+    (True, None), (float("inf"), None), (float("-inf"), None), (float("nan"), None), (10**40, None),
+])
+def test_index_or_none_takes_whole_numbers_in_range_only(value, expected):
+    from ui.widgets import index_or_none
+
+    assert index_or_none(value, 4) == expected
