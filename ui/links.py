@@ -206,6 +206,7 @@ def linked_rows(key: str, default: list[dict[str, Any]], columns: tuple[str, ...
         if not isinstance(rows, list) or not 0 < len(rows) <= max_rows:
             raise ValueError
         rows = [{c: _cell(row[c]) for c in columns} for row in rows if isinstance(row, dict)] or default
+        rows = _uniform_columns(rows, columns, default)
     except (ValueError, TypeError, KeyError, RecursionError):
         st.warning(f"The link's table is not one this page can read (at most {max_rows} rows of "
                    f"{', '.join(columns)}); the default table is shown.", icon=":material/link_off:")
@@ -218,6 +219,37 @@ def _cell(value: Any) -> Any:
     if isinstance(value, bool) or not isinstance(value, (str, int, float)) and value is not None:
         raise ValueError
     return value[:100] if isinstance(value, str) else value
+
+
+def _uniform_columns(rows: list[dict[str, Any]], columns: tuple[str, ...], default: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Returns the rows with one type per column, as a table widget needs (Arrow takes no column of
+    text and numbers mixed, nor an int beyond 64 bits: the page broke on either, for the session).
+
+    A column whose default cells are numbers holds floats, or, if the link put text in it that is
+    no number, text throughout (the page's check then names the cell); other columns hold text.
+    Empty cells stay None."""
+    numeric = {c for c in columns if all(isinstance(r.get(c), (int, float)) for r in default)}
+    out = [dict(row) for row in rows]
+    for column in columns:
+        cells = [row[column] for row in out]
+        if column in numeric:
+            cells = [_number_or_text(v) for v in cells]
+            if any(isinstance(v, str) for v in cells):
+                cells = [v if v is None or isinstance(v, str) else repr(v) for v in cells]
+        else:
+            cells = [None if v is None else str(v)[:100] for v in cells]
+        for row, value in zip(out, cells):
+            row[column] = value
+    return out
+
+
+def _number_or_text(value: Any) -> Any:
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except (ValueError, OverflowError):  # text that is no number; an int beyond a float's range
+        return str(value)[:100]
 
 
 def link_rows(key: str, rows: list[dict[str, Any]], default: list[dict[str, Any]]) -> None:
