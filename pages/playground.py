@@ -16,7 +16,7 @@ from models.playground.records import (
 from models.registry import PLAYGROUND, get_mechanism, mechanisms_on_page
 from ui.links import bound, link_rows, linked_rows
 from ui.router import ensure_router
-from ui.widgets import checked, option_number, option_radio, option_slider, show_panels, warm_in_background
+from ui.widgets import checked, editor_key, option_number, option_radio, option_slider, show_panels, warm_in_background
 from viz.figures import attention_heatmap, bars_over_heatmap, vectors_2d, weight_bars
 from viz.formulas import formula_table, matrix_latex
 from viz.plotly_json import side_by_side
@@ -126,7 +126,8 @@ def table_and_stages() -> None:
         st.markdown("**Keys and values** (edit cells, add or delete rows)")
         start_rows = linked_rows("kv", default_table(), TABLE_COLUMNS, MAX_KEYS)
         table = st.data_editor(
-            pd.DataFrame(start_rows, columns=TABLE_COLUMNS), num_rows="dynamic", key="kv_table", width="stretch",
+            pd.DataFrame(start_rows, columns=TABLE_COLUMNS), num_rows="dynamic", width="stretch",
+            key=editor_key("kv_table", len(start_rows), TABLE_COLUMNS, 4 * MAX_KEYS),
             hide_index=True,
         )
     with about_col:

@@ -50,18 +50,23 @@ def chart_data(at: AppTest, index: int, field: str = "z", trace: int = 0) -> np.
     return np.asarray(decode(chart_specs(at)[index]["data"][trace][field]), dtype=float)
 
 
+def send_widget_value(at: AppTest, key: str, text: str, *, kind: str = "dataframe") -> AppTest:
+    """Reruns the page with the widget keyed `key` (of element kind `kind`) given `text` as its
+    value, as a (scripted) browser may send it: raw JSON, not checked by any widget."""
+    widget = next(e for e in at.get(kind) if e.proto.id.endswith(f"-{key}"))
+    states = at._tree.get_widget_states()
+    state = states.widgets.add()
+    state.id = widget.proto.id
+    state.string_value = text
+    return at._run(states)
+
+
 def click_chart(at: AppTest, key: str, points: list[dict]) -> AppTest:
     """Reruns the page as a browser does after a click on the chart keyed `key` (st.plotly_chart
     with on_select): its selection state, here any JSON a scripted client may send, goes with the
     rerun as the chart's widget value."""
-    from streamlit.proto.WidgetStates_pb2 import WidgetStates  # noqa: F401  (the states' type)
-
-    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}"))
-    states = at._tree.get_widget_states()
-    state = states.widgets.add()
-    state.id = chart.proto.id
-    state.string_value = json.dumps({"selection": {"points": points, "point_indices": [], "box": [], "lasso": []}})
-    return at._run(states)
+    selection = {"selection": {"points": points, "point_indices": [], "box": [], "lasso": []}}
+    return send_widget_value(at, key, json.dumps(selection), kind="plotly_chart")
 
 
 @pytest.fixture

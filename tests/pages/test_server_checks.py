@@ -4,7 +4,7 @@ the server, and an out-of-range value gets one line, never a traceback or a wron
 import pytest
 import streamlit
 
-from tests.pages.conftest import chart_specs, open_page
+from tests.pages.conftest import chart_specs, open_page, send_widget_value
 
 OUT_OF_RANGE = {
     "pages/home.py": {"home_temperature": 10**6},
@@ -68,3 +68,35 @@ def test_an_empty_choice_of_shape_gets_one_line():
     assert [e.value for e in at.error] == ["unknown shape or colour: None, red; move or shrink an object"]
     at.pills(key="build_shape_0").set_value("square").run()
     assert not at.error and any(c.value == "True caption: a red square" for c in at.caption)
+
+
+@pytest.mark.parametrize("edit", [
+    {"edited_rows": {"99": {"k1": 2.0}}},  # a row past the table's end
+    {"deleted_rows": [99]},
+    {"edited_rows": {"0": {"nope": 2.0}}},  # a column the table has not
+    {"added_rows": [{"nope": 1}]},
+    {"deleted_rows": ["x"]},
+    {"added_rows": [{"label": "x", "k1": 1.0, "k2": 1.0, "v1": 1.0, "v2": 1.0}] * 2000},  # each row cost more than the last
+], ids=["edit past the end", "delete past the end", "unknown column", "added unknown column", "delete by text", "2000 rows"])
+def test_a_table_edit_the_table_cannot_take_gets_one_line_and_a_fresh_table(edit):
+    import json
+
+    at = open_page("pages/playground.py")
+    before = chart_specs(at)
+    send_widget_value(at, "kv_table", json.dumps(edit))
+    assert not at.exception, at.exception
+    assert [w.value for w in at.warning if w.value.startswith("That edit of the table could not be applied")]
+    assert chart_specs(at) == before  # the table starts again from its rows
+    at.slider(key="query_x").set_value(0.5).run()  # and the page goes on
+    assert not at.exception and not at.warning
+    assert chart_specs(at) != before
+
+
+def test_a_table_edit_a_browser_makes_is_applied():
+    import json
+
+    at = open_page("pages/playground.py")
+    send_widget_value(at, "kv_table", json.dumps({"edited_rows": {"0": {"label": "mine"}},
+                                                  "added_rows": [{"label": "new", "k1": 0.5, "k2": 0.5, "v1": 1.0, "v2": 0.0}]}))
+    assert not at.exception and not at.warning
+    assert chart_specs(at)[0]["data"][0]["x"][0] == "mine" and chart_specs(at)[0]["data"][0]["x"][-1] == "new"
