@@ -25,6 +25,7 @@ LINK_TEXT_MAX = 1000
 BIND = "query-params"
 _OPENED = "_links_opened_pages"
 _RAW = "_links_opening_params"
+_SEEN = "_links_last_seen_params"  # page → {parameter: values} as its last run left them
 
 
 def _page_id() -> str:
@@ -34,14 +35,45 @@ def _page_id() -> str:
 
 def start_run() -> None:
     """Remembers the URL's parameters when a page runs for the first time in a session (the run
-    that opens a link); on later runs there is nothing to check."""
+    that opens a link); on later runs there is nothing to check.
+
+    The browser's Back (or Forward) to a page of this session whose address holds no parameters
+    reopens the page as it was last seen, as its link would: Streamlit writes a control's changes
+    into the page's address without a history entry, so the entry Back returns to is the page's
+    address before them, and Streamlit sets every control that address leaves out to its default.
+    """
     opened = st.session_state.setdefault(_OPENED, set())
     page = _page_id()
     if page in opened:
+        last = st.session_state.get(_SEEN, {}).get(page)
+        ctx = get_script_run_ctx()
+        if last and getattr(ctx, "is_history_navigation", False) and not len(st.query_params):
+            _reopen(ctx, last)
+            st.session_state[_RAW] = last
+            return
         st.session_state[_RAW] = {}
         return
     opened.add(page)
     st.session_state[_RAW] = {name: list(st.query_params.get_all(name)) for name in st.query_params}
+
+
+def _reopen(ctx: Any, params: dict[str, list[str]]) -> None:
+    # Into the URL, and into Streamlit's copy of the opening URL, from which its controls seed
+    # themselves (as in _drop_infinite).
+    for name, values in params.items():
+        st.query_params[name] = values if len(values) > 1 else values[0]
+    with ctx.session_state.query_params() as state:
+        state._initial_query_params = {name: list(values) for name, values in params.items()}
+
+
+def _remember(key: str) -> None:
+    # The page's parameter as this run leaves it, for a later Back to the page (start_run).
+    seen = st.session_state.setdefault(_SEEN, {}).setdefault(_page_id(), {})
+    values = st.query_params.get_all(key)
+    if values:
+        seen[key] = list(values)
+    else:
+        seen.pop(key, None)
 
 
 def _opening_value(key: str) -> list[str] | None:
@@ -100,6 +132,7 @@ def bound(widget: Callable[..., Any], label: str, *args: Any, key: str, **kwargs
         _drop_infinite(key)
     value = widget(label, *args, key=key, bind=BIND, **kwargs)
     report_refused(key, label, value, kwargs.get("format_func"))
+    _remember(key)
     return value
 
 
@@ -154,6 +187,7 @@ def linked_text(widget: Callable[..., Any], label: str, default: str, *, key: st
         st.query_params.pop(key, None)
         st.caption(f"Links carry texts of up to {LINK_TEXT_MAX:,} characters: a link made now opens "
                    "this view with the default text.")
+    _remember(key)
     return text
 
 
@@ -180,6 +214,7 @@ def linked_index(widget: Callable[..., Any], label: str, top: int, default: int,
     start = {} if key in st.session_state else {"value": default}  # a set value is not given twice
     value = int(widget(label, min_value=0, max_value=top, key=key, **start, **kwargs))
     st.query_params[key] = str(value)
+    _remember(key)
     return value
 
 
@@ -187,6 +222,7 @@ def unlink(*keys: str) -> None:
     """Takes these controls' values out of the URL (linked_index ones, while their view is not shown)."""
     for key in keys:
         st.query_params.pop(key, None)
+        _remember(key)
 
 
 def linked_rows(key: str, default: list[dict[str, Any]], columns: tuple[str, ...], max_rows: int) -> list[dict[str, Any]]:
@@ -264,6 +300,7 @@ def link_rows(key: str, rows: list[dict[str, Any]], default: list[dict[str, Any]
         st.query_params[key] = text
     else:
         st.query_params.pop(key, None)
+    _remember(key)
 
 
 def _link_cell(value: Any) -> Any:

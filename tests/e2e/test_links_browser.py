@@ -104,3 +104,28 @@ def test_a_link_made_on_the_page_reopens_the_same_figures(browser, app_url, path
     fresh.close()
     assert json.dumps(reopened) == json.dumps(changed)
     assert json.dumps(reopened) != json.dumps(default)
+
+
+def test_back_to_a_page_reopens_it_as_it_was_left(browser, app_url):
+    # Controls change the address without a history entry, so Back returns to the page's address as it
+    # was first opened; Streamlit sets every control that address leaves out to its default.
+    context = browser.new_context(viewport={"width": 1400, "height": 1300})
+    page = context.new_page()
+    page.goto(f"{app_url}/seq2seq", timeout=LONG_WAIT)
+    default = settle(page, 3, quiet=1.0)
+    type_text(page, "stTextInput", "Date to normalise", "3 July 1987")
+    wait_idle(page)
+    page.get_by_text("Luong global, dot", exact=True).click()
+    changed = settle(page, 3, before=default)
+    left = page.url
+    assert "s2s_text=" in left and "s2s_variant=" in left, left
+    page.locator('[data-testid="stSidebarNav"] a', has_text="Home").first.click()
+    wait_for_charts(page, 1, timeout=LONG_WAIT)
+    wait_idle(page, timeout=LONG_WAIT)
+    page.go_back()
+    back = settle(page, 3, quiet=1.0)
+    assert page.url == left
+    assert page.get_by_role("radio", name="Luong global, dot").is_checked()
+    assert json.dumps(back) == json.dumps(changed)
+    assert not page.locator('[data-testid="stException"]').count()
+    context.close()
