@@ -12,6 +12,7 @@ import streamlit as st
 from models.compile_cache import enable_compilation_cache
 from models.registry import PAGES
 from ui.heap import freeze_long_lived
+from ui.router import PAGE_STYLE
 
 enable_compilation_cache()  # a restarted server loads what an earlier one compiled
 freeze_long_lived("imports")  # Streamlit's gc after every run then skips them (ui/heap.py)
@@ -30,6 +31,7 @@ navigation = st.navigation(
 
 with st.sidebar:
     st.caption("Attention Lab runs on this machine: no model hubs, no CDNs, no telemetry.")
+    st.html(PAGE_STYLE)  # a style alone takes no room in the sidebar
 
 navigation.run()
 freeze_long_lived(navigation.url_path)  # once per page: the models its first run loaded

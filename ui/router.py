@@ -10,6 +10,10 @@ and reruns, so the request goes through app.py and its st.navigation like any ot
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
+# The app's one style rule: a table wider than the screen (the Playground's seven score formulas on
+# a phone) scrolls in its own box instead of widening the whole page.
+PAGE_STYLE = "<style>[data-testid='stMarkdownContainer'] table{display:block;max-width:100%;overflow-x:auto}</style>"
+
 
 def ensure_router() -> None:
     """Reruns the script through app.py if Streamlit is still in legacy pages/ mode; then notes a

@@ -3,6 +3,7 @@
 import pytest
 
 from tests.e2e.conftest import (
+    open_page,
     plotly_traces,
     screenshot_path,
     streamlit_server,
@@ -51,3 +52,13 @@ def test_playground_deep_link_slider_and_png_download(page):
 
         page.keyboard.press("Escape")
         page.screenshot(path=screenshot_path("playground.png"))  # the README's first picture
+
+
+def test_on_a_phone_the_formula_table_scrolls_in_its_box_not_the_page(browser, app_url):
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    phone = context.new_page()
+    open_page(phone, app_url, "playground", "A Query over Key/Value pairs")
+    table = phone.locator('[data-testid="stMarkdownContainer"] table').first
+    assert table.evaluate("t => t.scrollWidth > t.clientWidth")  # seven formulas are wider than a phone …
+    assert phone.evaluate("document.scrollingElement.scrollWidth") == 390  # … yet the page does not pan sideways
+    context.close()
