@@ -12,7 +12,9 @@ from streamlit.runtime.pages_manager import PagesManager
 
 # The app's one style rule: a table wider than the screen (the Playground's seven score formulas on
 # a phone) scrolls in its own box instead of widening the whole page.
-PAGE_STYLE = "<style>[data-testid='stMarkdownContainer'] table{display:block;max-width:100%;overflow-x:auto}</style>"
+PAGE_STYLE = ("<style>[data-testid='stMarkdownContainer'] table{display:block;max-width:100%;overflow-x:auto}"
+              "@media (max-width:640px){"
+              "[data-testid='stFullScreenFrame']:has(>[data-testid='stPlotlyChart']){min-width:600px}}</style>")
 
 
 def ensure_router() -> None:

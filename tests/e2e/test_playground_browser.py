@@ -54,11 +54,22 @@ def test_playground_deep_link_slider_and_png_download(page):
         page.screenshot(path=screenshot_path("playground.png"))  # the README's first picture
 
 
-def test_on_a_phone_the_formula_table_scrolls_in_its_box_not_the_page(browser, app_url):
+def test_on_a_phone_tables_and_charts_scroll_in_their_boxes_not_the_page(browser, app_url):
     context = browser.new_context(viewport={"width": 390, "height": 844})
     phone = context.new_page()
     open_page(phone, app_url, "playground", "A Query over Key/Value pairs")
     table = phone.locator('[data-testid="stMarkdownContainer"] table').first
-    assert table.evaluate("t => t.scrollWidth > t.clientWidth")  # seven formulas are wider than a phone …
+    assert table.evaluate("t => t.scrollWidth > t.clientWidth")  # seven formulas are wider than a phone
+    # The three panels keep room to be read (358 px left their plots a few pixels wide) …
+    widths = phone.evaluate("[...document.querySelectorAll('[data-testid=stPlotlyChart] .main-svg')]"
+                            ".map(e => e.getBoundingClientRect().width)")
+    assert widths and min(widths) >= 600, widths
     assert phone.evaluate("document.scrollingElement.scrollWidth") == 390  # … yet the page does not pan sideways
     context.close()
+    desk = browser.new_context(viewport={"width": 1400, "height": 900})
+    wide = desk.new_page()
+    open_page(wide, app_url, "playground", "A Query over Key/Value pairs")
+    table = wide.locator('[data-testid="stMarkdownContainer"] table').first
+    assert not table.evaluate("t => t.scrollWidth > t.clientWidth")  # on a desk the table fits as before
+    assert wide.evaluate("document.scrollingElement.scrollWidth") == 1400
+    desk.close()
