@@ -34,6 +34,11 @@ def recording_exports(monkeypatch) -> list[tuple[str, object, object]]:
 def csv_numbers(record) -> np.ndarray:
     """Returns the weights as the CSV export writes them (matrix form, or the long form's weight column)."""
     rows = list(csv.reader(io.StringIO(record_bytes(record, "csv").decode("utf-8"))))
+    if rows[0][0].endswith(" index"):  # one row per word (the HAN's): padding, left out, is 0
+        weights = np.zeros(record.weights.shape, np.float64)
+        for row in rows[1:]:
+            weights[int(row[0]), int(row[2])] = float(row[4])
+        return weights
     if rows[0][-1] == "weight":  # long form: leading indices, query, key, weight
         return np.asarray([float(r[-1]) for r in rows[1:]], np.float64).reshape(record.weights.shape)
     return np.asarray([[float(x) for x in r[1:]] for r in rows[1:]], np.float64)
