@@ -10,8 +10,10 @@ and reruns, so the request goes through app.py and its st.navigation like any ot
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
-# The app's one style rule: a table wider than the screen (the Playground's seven score formulas on
-# a phone) scrolls in its own box instead of widening the whole page.
+# The app's one style block. A table wider than the screen (the Playground's seven score formulas on
+# a phone) scrolls in its own box instead of widening the whole page. On a phone each chart keeps
+# 600 px (its width is its frame's) and scrolls sideways in its element's box, which already scrolls:
+# at 390 px, plots had been squeezed to a few pixels between their labels.
 PAGE_STYLE = ("<style>[data-testid='stMarkdownContainer'] table{display:block;max-width:100%;overflow-x:auto}"
               "@media (max-width:640px){"
               "[data-testid='stFullScreenFrame']:has(>[data-testid='stPlotlyChart']){min-width:600px}}</style>")

@@ -75,8 +75,8 @@ _ORIENTED = {"bar", "box", "violin", "funnel"}
 
 def for_the_page(fig: go.Figure) -> go.Figure:
     """Readies a figure to be shown (changed in place; returns it): tick labels that may overflow,
-    numeric ticks upright, margins reserved for labels, colour bars and legends (viz/margins.py), then
-    the house look and data revision. Drawn once on mount, and not again by Streamlit's second pass.
+    numeric ticks upright, the house look and data revision, then margins reserved for labels, colour
+    bars and legends (viz/margins.py). Drawn once on mount, and not again by Streamlit's second pass.
 
     The look comes before the margins, whose room for a colour bar depends on the bar's thickness and
     padding, which the look sets: the other way round, a first call reserved 14 px too little for
