@@ -195,14 +195,13 @@ def table_to_kv(rows: list[Mapping[str, Any]]) -> tuple[list[str], np.ndarray, n
     if len(rows) > MAX_KEYS:
         raise InputError(f"at most {MAX_KEYS} rows, got {len(rows)}")
 
-    def number(row, column):
-        value = row.get(column)
+    def number(i, column):
         try:
-            x = float(value)
-        except (TypeError, ValueError):
+            x = float(rows[i].get(column))
+        except (TypeError, ValueError, OverflowError):
             x = float("nan")
         if not math.isfinite(x):
-            raise InputError(f"row {places[next(i for i, r in enumerate(rows) if r is row)]}: column {column} needs a number")
+            raise InputError(f"row {places[i]}: column {column} needs a number")
         return x
 
     labels = []
@@ -210,8 +209,8 @@ def table_to_kv(rows: list[Mapping[str, Any]]) -> tuple[list[str], np.ndarray, n
         label = row.get("label")
         label = "" if label is None or label != label else str(label)
         labels.append(label.strip()[:40] or f"k{i + 1}")
-    keys = np.array([[number(r, "k1"), number(r, "k2")] for r in rows], np.float64)
-    values = np.array([[number(r, "v1"), number(r, "v2")] for r in rows], np.float64)
+    keys = np.array([[number(i, "k1"), number(i, "k2")] for i in range(len(rows))], np.float64)
+    values = np.array([[number(i, "v1"), number(i, "v2")] for i in range(len(rows))], np.float64)
     return labels, keys, values
 
 

@@ -68,6 +68,8 @@ def test_table_to_kv_reports_the_bad_cell():
     empty = {"label": None, "k1": None, "k2": None, "v1": None, "v2": None}
     with pytest.raises(InputError, match="row 3: column k2"):  # its place in the table, the empty row counted
         pg.table_to_kv([rows[0], empty, rows[1]])
+    with pytest.raises(InputError, match="row 1: column v1"):  # an int no float holds
+        pg.table_to_kv([{**rows[0], "v1": 10**400}])
     with pytest.raises(InputError, match="empty"):
         pg.table_to_kv([{"label": "a", "k1": None, "k2": None, "v1": None, "v2": None}])
     labels, keys, values = pg.table_to_kv([{"label": None, "k1": 1, "k2": 2, "v1": 3, "v2": 4}])
