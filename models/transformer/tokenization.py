@@ -138,7 +138,8 @@ def _unknown_notice(encoding, texts: tuple[str, str | None]) -> str | None:
              zip(encoding.tokens, encoding.offsets, encoding.sequence_ids) if token == UNKNOWN and seq is not None]
     if not spans:
         return None
-    shown = ", ".join(f"“{span}”" for span in spans[:UNKNOWN_SHOWN]) + (" …" if len(spans) > UNKNOWN_SHOWN else "")
+    shown = ", ".join(f"“{span if len(span) <= 40 else span[:39] + '…'}”" for span in spans[:UNKNOWN_SHOWN])
+    shown += " …" if len(spans) > UNKNOWN_SHOWN else ""
     return (f"{len(spans)} {'part' if len(spans) == 1 else 'parts'} of the text MiniLM's vocabulary cannot spell "
             f"became {UNKNOWN} (one token each, whatever its length): {shown}")
 

@@ -39,6 +39,8 @@ def test_what_the_vocabulary_cannot_spell_is_named_in_the_notice(minilm):
     assert enc.notice == ("3 parts of the text MiniLM's vocabulary cannot spell became [UNK] (one token each, "
                           "whatever its length): “🍕🍕🍕”, “❤”, “☕”.")
     assert minilm.encode("Hello world").notice is None
+    long = minilm.encode("A " + "🍕" * 5000 + " and more.").notice  # a long span is quoted cut short
+    assert "“" + "🍕" * 39 + "…”" in long and len(long) < 200
 
 
 def test_long_text_is_cut_at_512_with_a_notice_saying_where(minilm):
