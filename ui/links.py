@@ -12,9 +12,10 @@ saying so, and the control shows its default.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -46,9 +47,8 @@ def start_run() -> None:
     page = _page_id()
     if page in opened:
         last = st.session_state.get(_SEEN, {}).get(page)
-        ctx = get_script_run_ctx()
-        if last and getattr(ctx, "is_history_navigation", False) and not len(st.query_params):
-            _reopen(ctx, last)
+        if last and getattr(get_script_run_ctx(), "is_history_navigation", False) and not len(st.query_params):
+            _reopen(last)
             st.session_state[_RAW] = last
             return
         st.session_state[_RAW] = {}
@@ -57,13 +57,25 @@ def start_run() -> None:
     st.session_state[_RAW] = {name: list(st.query_params.get_all(name)) for name in st.query_params}
 
 
-def _reopen(ctx: Any, params: dict[str, list[str]]) -> None:
-    # Into the URL, and into Streamlit's copy of the opening URL, from which its controls seed
-    # themselves (as in _drop_infinite).
+@contextlib.contextmanager
+def _seeding_params() -> Iterator[dict[str, list[str]]]:
+    # Streamlit's copy of the parameters the page was opened with, apart from st.query_params: a
+    # control bound to the URL seeds itself from it when it has no value yet.
+    state = getattr(get_script_run_ctx(), "session_state", None)
+    if state is None:
+        yield {}
+        return
+    with state.query_params() as params:
+        yield params._initial_query_params
+
+
+def _reopen(params: dict[str, list[str]]) -> None:
+    # Into the URL, and into the copy the controls seed themselves from.
     for name, values in params.items():
         st.query_params[name] = values if len(values) > 1 else values[0]
-    with ctx.session_state.query_params() as state:
-        state._initial_query_params = {name: list(values) for name, values in params.items()}
+    with _seeding_params() as seeding:
+        seeding.clear()
+        seeding.update({name: list(values) for name, values in params.items()})
 
 
 def _remember(key: str) -> None:
@@ -147,11 +159,8 @@ def _drop_infinite(key: str) -> None:
             continue
         if not finite and text.strip().lower() not in ("nan", "+nan", "-nan"):  # NaN is refused by the widget
             st.query_params.pop(key, None)
-            # The box seeds itself from the URL as the page was opened, a copy Streamlit keeps apart.
-            state = getattr(get_script_run_ctx(), "session_state", None)
-            if state is not None:
-                with state.query_params() as params:
-                    getattr(params, "_initial_query_params", {}).pop(key, None)
+            with _seeding_params() as seeding:  # the box seeds itself from the URL as the page was opened
+                seeding.pop(key, None)
             return
 
 
@@ -308,7 +317,7 @@ def _link_cell(value: Any) -> Any:
         return value
     try:
         number = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return str(value)
     if not math.isfinite(number):
         return None
