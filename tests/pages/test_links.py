@@ -241,6 +241,7 @@ def test_link_cells_are_json_safe_and_as_short_as_float32_allows():
     assert _link_cell(float(np.float32(0.1))) == 0.1 and _link_cell(float(np.float32(-2.35))) == -2.35
     assert _link_cell(float("nan")) is None and _link_cell(float("inf")) is None and _link_cell(None) is None
     assert _link_cell(3) == 3.0 and _link_cell("cat") == "cat" and _link_cell(1e300) == 1e300
+    assert _link_cell(10**400) == str(10**400)  # no float holds it: it travels as text
 
 
 @pytest.mark.parametrize("page_file, params, label", [
