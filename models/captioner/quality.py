@@ -1,7 +1,7 @@
 """Quality of a captioner on scenes with known answers: caption correctness and where it looks.
 
-Used by the quality test (tests/models/test_captioner_quality.py), the benchmark
-(bench/captioner_quality.py) and the training loop's validation.
+Used by the quality test (tests/models/captioner/test_quality.py), `python -m models.quality captioner`
+(report() below) and the training loop's validation.
 """
 
 from __future__ import annotations
@@ -71,3 +71,43 @@ def held_out_scenes(rendering: str, n: int = 1000):
 def decode_mode(variant: str) -> str:
     """Returns how a variant is judged: soft reads Σ α a, hard samples one cell per word."""
     return "soft" if variant == "soft" else "sample"
+
+
+BARS = {"soft": (0.95, 0.50, None), "hard": (0.90, None, 0.70)}  # caption, mass, hit: tests/models/captioner
+
+
+def report(quick: bool = False) -> str:
+    """Returns the quality table of the committed captioners (Markdown): one row per (variant, decoding,
+    rendering) on 1,000 held-out scenes drawn cleanly and 1,000 drawn "by another program" (anti-aliased,
+    other shades, JPEG); 50 each with `quick`. Soft reads Σ α a; hard samples one cell per word (seed 0)
+    and, in a second row, reads the argmax cell. Then each checkpoint's training steps and size."""
+    import time
+
+    from models.captioner.checkpoint import checkpoint_path, read_info
+    from models.captioner.records import load_runner
+
+    n = 50 if quick else 1000
+    sets = {r: held_out_scenes(r, n) for r in ("clean", "other")}
+    lines = ["| model | decoder reads | scenes | caption correct | α mass on object at shape words | "
+             "shape words with ≥ 50 % mass | attended cell on object | bar |", "|---|---|---|---|---|---|---|---|"]
+    for variant, modes in (("soft", ("soft",)), ("hard", ("sample", "argmax"))):
+        runner = load_runner(variant)
+        for mode in modes:
+            for rendering, (images, scenes) in sets.items():
+                started = time.perf_counter()
+                q = evaluate(runner, images, scenes, mode=mode, seed=0)
+                caption_bar, mass_bar, hit_bar = BARS[variant]
+                bar = f"caption ≥ {caption_bar:.0%}" + (f", mass ≥ {mass_bar:.0%}" if mass_bar else "")
+                bar += f", hit ≥ {hit_bar:.0%}" if hit_bar else ""
+                lines.append(f"| {variant} | {mode} | {n} {rendering} | {q.caption_accuracy:.1%} | {q.shape_mass:.1%} | "
+                             f"{q.shape_mass_share:.1%} | {q.hit_rate:.1%} | "
+                             f"{bar if mode != 'argmax' else '(for comparison)'} |"
+                             f"  <!-- {time.perf_counter() - started:.1f} s -->")
+    lines.append("")
+    for variant in ("soft", "hard"):
+        meta = read_info(checkpoint_path(variant))
+        size = checkpoint_path(variant).stat().st_size
+        lines.append(f"{variant}: {meta.get('steps')} steps × batch {meta.get('batch')}, trained "
+                     f"{meta.get('train_seconds')} s{' (from ' + str(meta['init']) + ')' if meta.get('init') else ''}, "
+                     f"checkpoint {size / 1e6:.2f} MB")
+    return "\n".join(lines)

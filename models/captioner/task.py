@@ -324,7 +324,7 @@ def cell_overlap(masks: np.ndarray, grid: int) -> np.ndarray:
 
 # A model input farther than this (Mahalanobis distance of scene_features from the scene
 # world's) is outside what the captioner knows. Generated scenes reach about 6.8 at most
-# (2,000 of them), the photos in tests/fixtures/photos 22.8 at least (bench/captioner_quality.py).
+# (2,000 of them), the photos in tests/fixtures/photos 22.8 at least.
 SCENE_DISTANCE_LIMIT = 8.0
 _SCENE_PALETTE = np.array([PALETTE[c] for c in COLOURS], np.float32)
 

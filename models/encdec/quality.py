@@ -26,7 +26,7 @@ HELD_OUT_SEED = 20_180_509
 HELD_OUT_SIZE = 1000
 FIELDS = {"year": (0, 1, 2, 3), "month": (5, 6), "day": (8, 9)}
 DIGITS = np.array([i for positions in FIELDS.values() for i in positions])
-# One table for the RNN variants and the Transformer, written by bench/seq2seq_quality.py --write.
+# One file for the RNN variants and the Transformer: `python -m models.quality seq2seq|encdec --write`.
 QUALITY_FILE = CHECKPOINT_ROOT / "seq2seq" / "quality.json"
 
 
@@ -114,7 +114,7 @@ def evaluate(examples: list[dates.DateExample], step: int | None = None) -> EncD
 
 
 def quality_dict(quality: EncDecQuality) -> dict:
-    """Returns the JSON-safe form bench/seq2seq_quality.py writes into quality.json."""
+    """Returns the JSON-safe form `python -m models.quality encdec --write` stores in quality.json."""
     return {
         "exact_match": quality.exact_match,
         "per_format": quality.per_format,
@@ -146,3 +146,57 @@ def head_table_rows() -> list[dict[str, str]]:
          "all digits": f"{value:.1%}", **{f"{name} digits": f"{fields[name][layer][head]:.1%}" for name in FIELDS}}
         for layer, row in enumerate(measured["head_alignment"]) for head, value in enumerate(row)
     ]
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:.1f}%"
+
+
+def report(quick: bool = False, write: bool = False) -> str:
+    """Returns the committed Transformer's quality on the 1,000 held-out dates (50 with `quick`), in the
+    RNN variants' columns (its best cross-attention head and its last layer's head mean), exact match per
+    format, and the alignment of every cross-attention head over all digits and per field. With `write`,
+    also stores the figures under "transformer" in checkpoints/seq2seq/quality.json (the page reads them)."""
+    import time
+
+    from models.encdec.records import load_model
+
+    examples = held_out_examples(50 if quick else HELD_OUT_SIZE)
+    info = load_model()[3]
+    start = time.perf_counter()
+    q = evaluate(examples)
+    seconds = time.perf_counter() - start
+    layer, head = q.best_head
+    monotonic = [e for e in examples if e.format in dates.MONOTONIC_FORMATS]
+    mono = sum(q.per_format[f] * sum(e.format == f for e in examples) for f in dates.MONOTONIC_FORMATS) / max(
+        len(monotonic), 1)
+    last = len(q.mean_alignment) - 1
+    lines = [f"{len(examples)} held-out dates (seed disjoint from training), formats uniform over "
+             f"{len(dates.FORMAT_IDS)}", "",
+             "| model | exact match | alignment accuracy | exact match, monotonic formats | training steps "
+             "| training time | eval time |", "|---|---|---|---|---|---|---|"]
+    for name, alignment in ((f"transformer, best cross head (layer {layer}, head {head})", q.best_alignment),
+                            (f"transformer, layer {last} head mean", float(q.mean_alignment[last]))):
+        lines.append(f"| {name} | {_pct(q.exact_match)} | {_pct(alignment)} | {_pct(mono)} | {info['steps']} "
+                     f"| {info['train_seconds'] / 60:.1f} min | {seconds:.1f} s |")
+    lines += ["", "Exact match per format:", "", "| format | example | transformer |", "|---|---|---|"]
+    for f, example in dates.FORMATS.items():
+        mark = " (monotonic)" if f in dates.MONOTONIC_FORMATS else ""
+        lines.append(f"| {f}{mark} | `{example}` | {_pct(q.per_format.get(f))} |")
+    measured = {**quality_dict(q), "monotonic_exact_match": mono, "train_seconds": info["train_seconds"],
+                "steps": info["steps"], "stopped_by": info.get("stopped_by")}
+    lines += ["", "Transformer cross-attention, alignment accuracy per head (argmax inside the true span):", "",
+              "| layer | head | all digits | year digits | month digits | day digits |", "|---|---|---|---|---|---|"]
+    fields = measured["field_alignment"]
+    for row_layer, row in enumerate(measured["head_alignment"]):
+        for row_head, value in enumerate(row):
+            best = " **(best)**" if [row_layer, row_head] == measured["best_head"] else ""
+            cells = " | ".join(_pct(fields[f][row_layer][row_head]) for f in FIELDS)
+            lines.append(f"| {row_layer} | {row_head}{best} | {_pct(value)} | {cells} |")
+    for row_layer, value in enumerate(measured["head_mean_alignment"]):
+        lines.append(f"| {row_layer} | mean of heads | {_pct(value)} | — | — | — |")
+    if write:
+        old = json.loads(QUALITY_FILE.read_text()) if QUALITY_FILE.is_file() else {}
+        QUALITY_FILE.write_text(json.dumps({**old, "transformer": measured}, indent=1, ensure_ascii=False))
+        lines += ["", f"wrote {QUALITY_FILE}"]
+    return "\n".join(lines)

@@ -178,3 +178,46 @@ def hand_written_quality(predictor: HANPredictor, reviews: Sequence[dict], says_
         float(np.mean(flagged_without)) if flagged_without and says_no_opinion else None,
         float(np.mean(flagged_with)) if flagged_with else 0.0, tuple(misses), tuple(spread_with), tuple(spread_without),
     )
+
+
+REPORT_BARS = {"sentiment accuracy": 0.95, "topic accuracy": 0.90, "top-attended sentence is label-bearing": 0.90,
+               "top-3 words of that sentence include a label word": 0.85}  # tests/models/han/test_quality.py's
+
+
+def report(quick: bool = False) -> str:
+    """Returns the committed HAN's quality (Markdown): held-out generated reviews against their bars, both
+    hand-written sets, the shortcut probes and the inference time; 1,000 generated reviews (50 with `quick`)."""
+    import time
+
+    from models.han.checkpoint import CHECKPOINT
+    from models.han.probes import probe_markdown, probe_table
+    from models.han.records import HANPredictor
+
+    predictor = HANPredictor.from_checkpoint(CHECKPOINT)
+    reviews = generate_reviews(50 if quick else 1000, HELD_OUT_SEED)
+    predictor.run_batch([encode_document(r.text) for r in reviews[:8]])  # compiles outside the timing
+    start = time.perf_counter()
+    quality = review_quality(predictor, reviews)
+    seconds = time.perf_counter() - start
+    lines = [f"Checkpoint {CHECKPOINT.name}: {predictor.meta.get('trained_on', '?')}, trained in "
+             f"{predictor.meta.get('training_seconds', '?')} s; no-opinion threshold {predictor.no_opinion_spread}",
+             "", f"| measure | held-out generated with an opinion ({quality.documents}) | bar |", "|---|---|---|"]
+    lines += [f"| {name} | {value:.1%} | ≥ {REPORT_BARS[name]:.0%} |" for name, value in quality.rows()]
+    lines += ["", "| hand-written set | reviews | top sentence is an opinion | sentiment | topic | no-opinion reviews "
+              "flagged | reviews with an opinion flagged |", "|---|---|---|---|---|---|---|"]
+    for path in (PLAIN_REVIEWS, NEW_REVIEWS):
+        written = load_reviews(path)
+        q = hand_written_quality(predictor, written, says_no_opinion if predictor.no_opinion_spread else None)
+        with_opinion = sum(bool(r["opinion"]) for r in written)
+        flagged = "n/a" if q.no_opinion is None else f"{q.no_opinion:.0%} of {len(written) - with_opinion}"
+        topic = "n/a" if q.topic is None else f"{q.topic:.0%}"
+        lines.append(f"| {path.name} | {len(written)} | {q.top_sentence:.0%} ({round(q.top_sentence * with_opinion)}/"
+                     f"{with_opinion}) | {q.sentiment:.0%} | {topic} | {flagged} | {q.false_alarms:.0%} |")
+        lines += [f"|  | | miss {m} | | | | |" for m in q.misses]
+    lines += ["", probe_markdown(probe_table(predictor)), "",
+              f"Inference: {quality.documents} documents in {seconds:.2f} s ({1000 * seconds / quality.documents:.1f} ms "
+              "per document with MiniLM's vectors, batches of 8)"]
+    results = predictor.run_batch([encode_document(r["text"]) for r in load_reviews(NEW_REVIEWS)[:5]])
+    lines.append("Top-3 words of the top sentence, first five new hand-written reviews: "
+                 + "; ".join(", ".join(top_words(r)) for r in results))
+    return "\n".join(lines)

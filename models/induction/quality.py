@@ -237,3 +237,135 @@ def typed_copying(graphdef, params, examples: Sequence[TypedRepeat]) -> TypedCop
             missed.append(e.text)
     return TypedCopying(float(np.mean(hits)), len(hits), float(np.mean(continued)) if continued else float("nan"),
                         len(continued), tuple(missed))
+
+
+REPORT_HELD_OUT = 64  # sequences per snapshot in report()
+REPORT_SHORT_COUNT = 256  # sequences per short-repeat figure in report()
+REPORT_HALVES = (*SHORT_HALVES, 10, 15, 20, 31)
+TYPED_FIXTURE = "tests/fixtures/induction_typed.json"
+
+
+def _log_rows(info: Mapping[str, Any]) -> list[str]:
+    """Returns the training log's table: the phase change and the random baseline."""
+    change = phase_change(info["log"])
+    short = np.asarray(info["log"]["short_copied"][1:], np.float64)
+    steps = np.asarray(info["log"]["step"][1:])
+    reached = np.flatnonzero(short >= SHORT_GOAL)
+    drop = f"steps {change.drop[0]}–{change.drop[1]}" if change.drop else "none"
+    return [
+        "| figure (training log) | value |", "|---|---|",
+        f"| best prefix-matching score (final) | {change.best_score:.3f} "
+        f"(L{change.best_head[0]}H{change.best_head[1]}) |",
+        f"| first logged step with a head >= {GOAL} | {change.emerged_step} |",
+        f"| steepest fall of the repeated-half loss | {drop} |",
+        f"| repeated-half loss before → after the fall → final | {change.repeated_before:.3f} → "
+        f"{change.repeated_after:.3f} → {change.repeated_final:.3f} nats |",
+        f"| head reached the goal inside the fall | {'yes' if change.coincides else 'no'} |",
+        f"| first logged step copying >= {SHORT_GOAL:.0%} of a {info['log_short_half']}-token repeat "
+        f"| {steps[reached[0]] if reached.size else 'never'} (final {short[-1]:.1%}) |",
+        f"| random baseline 1/T (T = {1 + 2 * HALF}) | {change.baseline:.4f} |",
+        f"| unpredictable floor ln 50 (first copy) | {np.log(50):.3f} nats |", ""]
+
+
+def _snapshot_rows(graphdef, snapshots: Mapping[int, Any], held_out: int, short_count: int) -> list[str]:
+    """Returns every snapshot re-measured on held-out sequences: best head of each type, losses, copying."""
+    lines = [f"{held_out} held-out sequences [BOS] + r + r (seed {HELD_OUT_SEED}), every snapshot:", "",
+             "| step | best prefix-matching (head) | best previous-token (head) | best duplicate-token (head) "
+             "| loss, first copy | loss, repeated half | second copy predicted, r of 31 | r of 4 |",
+             "|---|---|---|---|---|---|---|---|"]
+    tokens = task.repeated_batch(HELD_OUT_SEED, held_out, HALF)
+    targets = repeat_targets(held_out, HALF)
+    for step, snapshot in snapshots.items():
+        m = measure(graphdef, snapshot, seed=HELD_OUT_SEED, count=held_out)
+        cells = []
+        for name in ("prefix_matching", "previous", "duplicate"):
+            s = m.scores[name]
+            layer, h = np.unravel_index(int(s.argmax()), s.shape)
+            cells.append(f"{s.max():.3f} (L{layer}H{h})")
+        long = copy_accuracy(np.asarray(apply(graphdef, snapshot, tokens)[0]), tokens, targets)
+        four = short_repeat_copying(graphdef, snapshot, 4, count=short_count)
+        lines.append(f"| {step} | {' | '.join(cells)} | {m.first_half_loss:.3f} | {m.repeated_loss:.3f} "
+                     f"| {long:.1%} | {four:.1%} |")
+    return lines
+
+
+def _repeat_length_rows(graphdef, params, short_count: int) -> list[str]:
+    """Returns the final model on repeats of every length, at the start and placed among uniform tokens."""
+    lines = ["", f"The final model on repeats of every length ({short_count} held-out sequences each, seed "
+             f"{HELD_OUT_SEED}): [BOS] + r + r (T = 1 + 2·|r|), and r written twice at random places "
+             "among 63 uniform tokens:", "",
+             "| length of r | best prefix-matching | loss, repeated half | mean p(next token), repeated half "
+             "| second copy predicted, [BOS] + r + r | placed among uniform tokens |", "|---|---|---|---|---|---|"]
+    for half in REPORT_HALVES:
+        tokens = task.repeated_batch(HELD_OUT_SEED, short_count, half)
+        m = measure(graphdef, params, seed=HELD_OUT_SEED, count=short_count, half=half)
+        logits, _ = apply(graphdef, params, tokens)
+        p_next = np.exp(-next_token_losses(np.asarray(logits), tokens)[:, half + 1 :]).mean()
+        at_start = short_repeat_copying(graphdef, params, half, count=short_count)
+        placed = short_repeat_copying(graphdef, params, half, count=short_count, placed=True)
+        lines.append(f"| {half} | {m.scores['prefix_matching'].max():.3f} | {m.repeated_loss:.3f} | {p_next:.2f} "
+                     f"| {at_start:.1%} | {placed:.1%} |")
+    return lines
+
+
+def _typed_rows(graphdef, params, root) -> list[str]:
+    """Returns the hand-typed repeats' figures (tests/fixtures/induction_typed.json)."""
+    import json
+
+    examples = [typed_repeat(e) for e in json.loads((root / TYPED_FIXTURE).read_text())["examples"]]
+    result = typed_copying(graphdef, params, examples)
+    return ["", f"Hand-typed repeats ({TYPED_FIXTURE}, {len(examples)} texts written before training):", "",
+            "| figure | value |", "|---|---|",
+            f"| second-copy tokens predicted | {result.copied:.1%} of {result.positions} |",
+            f"| next token after the text is the copied one | {result.continued:.1%} of {result.texts} |",
+            f"| texts with a miss | {', '.join(repr(t) for t in result.missed) or 'none'} |"]
+
+
+def _training_overlap(info: Mapping[str, Any], short_count: int) -> str:
+    """Returns how many held-out short [BOS] + r + r the regenerated training stream also began with."""
+    if [tuple(f.values()) for f in info["mixture"]] != [(f.name, f.share, list(f.segments), f.at_start)
+                                                       for f in task.MIXTURE]:
+        return "(the checkpoint was trained on another mixture: overlap not measured)"
+    rng = np.random.default_rng(info["train_seed"] + info["seed"])
+    starts: dict[int, set] = {h: set() for h in SHORT_HALVES}
+    for _ in range(info["steps"]):
+        tokens = task.sample_mixture(rng, info["batch"]).tokens
+        for h in starts:
+            starts[h].update(map(bytes, tokens[:, : 1 + 2 * h].astype(np.int8)))
+    seen = {h: sum(bytes(s.astype(np.int8)) in starts[h] for s in task.repeated_batch(HELD_OUT_SEED, short_count, h))
+            for h in starts}
+    return (f"Held-out [BOS] + r + r that the training stream also began with ({info['steps']:,} steps × "
+            f"{info['batch']} sequences): " + ", ".join(f"|r| = {h}: {n} of {short_count}" for h, n in seen.items()))
+
+
+def report(quick: bool = False) -> str:
+    """Returns the key figures of the committed model (Markdown): the phase change from the training log;
+    every snapshot re-measured on held-out sequences (a seed the log and the training stream never used);
+    the final model on repeats of 3 … 31 tokens; the hand-typed repeats; and how many held-out short
+    sequences the regenerated training stream contained. `quick`: 8 and 16 sequences instead of 64 and
+    256, the first and last snapshots only, and no training-stream overlap."""
+    import time
+    from pathlib import Path
+
+    from models.induction.records import load_model, load_model_snapshots
+
+    cfg, graphdef, params, info = load_model()
+    held_out, short_count = (8, 16) if quick else (REPORT_HELD_OUT, REPORT_SHORT_COUNT)
+    snapshots = load_model_snapshots()
+    if quick:
+        steps = list(snapshots)
+        snapshots = {step: snapshots[step] for step in (steps[0], steps[-1])}
+    lines = [f"model: {cfg.layers} layers × {cfg.heads} heads, width {cfg.width}, vocabulary {cfg.vocab} ([BOS] + 50); "
+             f"trained {info['steps']:,} steps, batch {info['batch']}, peak lr {info['lr']:g}, "
+             f"{info['train_seconds'] / 60:.1f} min; mixture "
+             + ", ".join(f"{f['name']} {f['share']:.0%} ({f['segments'][0]}–{f['segments'][1]} tokens"
+                         f"{', at the start' if f['at_start'] else ''})" for f in info["mixture"]), ""]
+    lines += _log_rows(info)
+    start = time.perf_counter()
+    lines += _snapshot_rows(graphdef, snapshots, held_out, short_count)
+    lines += _repeat_length_rows(graphdef, params, short_count)
+    lines += _typed_rows(graphdef, params, Path(__file__).resolve().parents[2])
+    lines += ["", f"measured in {time.perf_counter() - start:.1f} s"]
+    if not quick:
+        lines += ["", _training_overlap(info, short_count)]
+    return "\n".join(lines)

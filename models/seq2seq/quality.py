@@ -113,3 +113,57 @@ def per_format_rows(variant: str) -> list[dict[str, str]]:
          "monotonic": "yes" if f in monotonic else "no"}
         for f, v in measured["per_format"].items()
     ]
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:.1f}%"
+
+
+def report(quick: bool = False, write: bool = False) -> str:
+    """Returns every RNN variant's quality on the 1,000 held-out dates (50 with `quick`), Markdown: exact match,
+    alignment accuracy, window coverage, exact match on the monotonic formats, training steps and time; then
+    exact match and window coverage per format. With `write`, also stores the figures in QUALITY_FILE."""
+    import time
+
+    from models.seq2seq.model import VARIANTS
+
+    examples = held_out_examples(50 if quick else HELD_OUT_SIZE)
+    results = {}
+    lines = [f"{len(examples)} held-out dates (seed disjoint from training), formats uniform over "
+             f"{len(dates.FORMAT_IDS)}", "",
+             "| variant | exact match | alignment accuracy | window coverage | exact match, monotonic formats "
+             "| training steps | training time | eval time |", "|---|---|---|---|---|---|---|---|"]
+    for variant in VARIANTS:
+        info = load_variant(variant)[3]
+        start = time.perf_counter()
+        q = evaluate(variant, examples)
+        seconds = time.perf_counter() - start
+        mono = monotonic_exact_match(q, examples)
+        results[variant] = {
+            "exact_match": q.exact_match, "alignment_accuracy": q.alignment_accuracy,
+            "window_coverage": q.window_coverage, "monotonic_exact_match": mono, "per_format": q.per_format,
+            "per_format_coverage": q.per_format_coverage,
+            "train_seconds": info["train_seconds"], "steps": info["steps"],
+        }
+        lines.append(f"| {variant} | {_pct(q.exact_match)} | {_pct(q.alignment_accuracy)} | {_pct(q.window_coverage)} "
+                     f"| {_pct(mono)} | {info['steps']} | {info['train_seconds'] / 60:.1f} min | {seconds:.1f} s |")
+    lines += ["", "Exact match per format:", "", "| format | example | " + " | ".join(results) + " |",
+              "|---|---|" + "---|" * len(results)]
+    for f, example in dates.FORMATS.items():
+        mark = " (monotonic)" if f in dates.MONOTONIC_FORMATS else ""
+        lines.append(f"| {f}{mark} | `{example}` | " + " | ".join(_pct(r["per_format"].get(f)) for r in results.values())
+                     + " |")
+    local = {v: r for v, r in results.items() if r["per_format_coverage"]}
+    if local:
+        lines += ["", "Window coverage per format (share of output digits whose true span overlaps [p_t − D, p_t + D]):",
+                  "", "| format | " + " | ".join(local) + " |", "|---|" + "---|" * len(local)]
+        lines += [f"| {f} | " + " | ".join(_pct(r["per_format_coverage"].get(f)) for r in local.values()) + " |"
+                  for f in dates.FORMATS]
+    if write:
+        old = json.loads(QUALITY_FILE.read_text()) if QUALITY_FILE.is_file() else {}
+        QUALITY_FILE.write_text(json.dumps(
+            {**old, "held_out": len(examples), "variants": {**old.get("variants", {}), **results},
+             "format_examples": dates.FORMATS, "monotonic_formats": list(dates.MONOTONIC_FORMATS)},
+            indent=1, ensure_ascii=False))
+        lines += ["", f"wrote {QUALITY_FILE}"]
+    return "\n".join(lines)

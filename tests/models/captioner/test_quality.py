@@ -2,7 +2,7 @@
 
 Bars (issue 5 §3): caption correctness ≥ 95 % soft, ≥ 90 % hard (mean over five sampling seeds); soft: ≥ 50 % of α's mass on
 cells overlapping the object at its shape word; hard: the sampled cell on the object ≥ 70 %.
-bench/captioner_quality.py prints the full table.
+`python -m models.quality captioner` prints the full table.
 """
 
 import functools

@@ -1,7 +1,7 @@
 """Quality of the committed encoder–decoder on held-out dates, and the alignment measure on hand-made cases.
 
 Goals (issue 14, §1): exact match >= 99.5 % and at least one cross-attention head >= 95 % aligned,
-on the RNN variants' 1,000 held-out dates (bench/seq2seq_quality.py prints the full table), asserted
+on the RNN variants' 1,000 held-out dates (`python -m models.quality encdec` prints the full table), asserted
 here with a small margin. The whole set costs no more than a smaller sample would: any batch of
 17 to 1,024 inputs is padded to the 1,024-row bucket. (A 300-date sample of the same stream gave
 the best head 94.5 % instead of 95.2 %: the goal is met by a small margin, see docs/models/encdec.md.)

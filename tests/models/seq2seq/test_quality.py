@@ -2,7 +2,7 @@
 
 Bars (issue 4, §3): exact match >= 99% for every variant except luong-location (>= 95%) and local-m
 (>= 99% on the monotonic formats only); alignment accuracy >= 90% for bahdanau and the Luong global
-variants; window coverage >= 90% for local-p. bench/seq2seq_quality.py prints the full table.
+variants; window coverage >= 90% for local-p. `python -m models.quality seq2seq` prints the full table.
 """
 
 import pytest
