@@ -4,9 +4,11 @@ one-input export's cold start.
     .venv/bin/python bench/transformer.py --whole-process [--reps 5] [--count 64]
 
 Batch: the same input file (COUNT lines of about 128 MiniLM tokens) goes through
-`cli.py export --mechanism transformer --input-file … --format npz` and through
-bench/hf_export.py (transformers eager, one forward per line, one uncompressed .npz per line),
-each a fresh process, alternately, REPS times. The CLI runs with its compilation cache warm (a
+`cli.py export --mechanism transformer --input-file … --format npz` and through this file's
+hf_export (run as `.bench-venv/bin/python bench/batch_export.py INPUT_FILE OUT_DIR MODEL_DIR`: transformers'
+BertModel, attn_implementation="eager", output_attentions=True, 2 threads, one forward per line, one
+uncompressed .npz per line with the 6 × 12 maps and the tokens: what a researcher would write in a
+notebook), each a fresh process, alternately, REPS times. The CLI runs with its compilation cache warm (a
 user's second run) and, in a separate row, cold (an empty cache folder: the first run).
 
 One input: `cli.py export --mechanism bahdanau --text "9 May 2018" --format csv` (and PNG), warm
@@ -113,7 +115,7 @@ def run_whole_process(reps: int, count: int, bench_python: str, glibc_tunables: 
             return ours("cold")
 
         def hf() -> float:
-            return timed([bench_python, str(ROOT / "bench" / "hf_export.py"), str(inputs), str(work / "hf"),
+            return timed([bench_python, str(ROOT / "bench" / "batch_export.py"), str(inputs), str(work / "hf"),
                           model_dir()], hf_env)
 
         ours()  # fills the compilation cache: the warm rows are a user's second run
@@ -141,3 +143,32 @@ def run_whole_process(reps: int, count: int, bench_python: str, glibc_tunables: 
     print(f"\n{'one process':>48} | median s (n={reps})")
     for name, seconds in single_rows:
         print(f"{name:>48} | {seconds:.2f}")
+
+
+def hf_export(input_file: str, out_dir: Path, model_dir: str) -> int:
+    """The baseline: a plain Hugging Face eager script, one forward and one .npz per line (.bench-venv)."""
+    import torch
+    from tokenizers import Tokenizer
+    from transformers import BertModel
+
+    torch.set_num_threads(2)
+    tokenizer = Tokenizer.from_file(str(Path(model_dir) / "tokenizer.json"))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(512)
+    model = BertModel.from_pretrained(model_dir, attn_implementation="eager").eval()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    lines = [line for line in Path(input_file).read_text(encoding="utf-8").splitlines() if line.strip()]
+    for number, line in enumerate(lines, start=1):
+        encoding = tokenizer.encode(line)
+        ids = torch.tensor([encoding.ids])
+        with torch.inference_mode():
+            out = model(input_ids=ids, token_type_ids=torch.tensor([encoding.type_ids]),
+                        attention_mask=torch.ones_like(ids), output_attentions=True)
+        weights = torch.stack(out.attentions)[:, 0].numpy()  # [layer, head, T, T]
+        np.savez(out_dir / f"{number:04d}.npz", weights=weights, query_labels=np.asarray(encoding.tokens))
+    print(f"wrote {len(lines)} files to {out_dir}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(hf_export(sys.argv[1], Path(sys.argv[2]), sys.argv[3]))

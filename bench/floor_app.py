@@ -1,16 +1,13 @@
 """The floor of a Streamlit round trip: one slider and one 64 × 64 plotly heatmap, nothing else.
 
-bench/ui_latency.py and bench/load.py start it beside the app (`streamlit run bench/floor_app.py`)
+bench/ui_latency.py and bench/control_pairs.py start it beside the app (`streamlit run bench/floor_app.py`;
+bench/load_protocol.py with `--app bench/floor_app.py`)
 and measure it exactly like the app's pages, so their tables can say how many floors a page costs.
 The heatmap depends on the slider, so every step redraws all 4,096 cells, as a page's figure would.
 
 FLOOR_WIDGET=select (or radio, pills, toggle, number) puts that kind of widget in the slider's place, with
 the same heatmap: the floor of each kind of control. A select box, for one, opens and closes a
 menu around its change, which a slider's key press does not.
-
-FLOOR_SECTION=fragment puts the slider and the heatmap in a fragment (st.fragment), as the app's
-pages do; =tabs puts that fragment's content in the first of two st.tabs, =segmented under a
-two-choice st.segmented_control: bench/view_switch.py compares what each costs the browser.
 """
 
 import os
@@ -23,7 +20,6 @@ SIZE = 64
 WIDGET = os.environ.get("FLOOR_WIDGET", "slider")
 
 st.title("Floor")
-SECTION = os.environ.get("FLOOR_SECTION", "")
 
 
 def floor() -> None:
@@ -46,21 +42,4 @@ def floor() -> None:
     st.plotly_chart(figure, key="floor_chart")
 
 
-def section() -> None:
-    if SECTION == "tabs":
-        first, _ = st.tabs(["First view", "Second view"], key="floor_view", on_change="rerun")
-        if first.open:
-            with first:
-                floor()
-    elif SECTION == "segmented":
-        if st.segmented_control("View", ["First view", "Second view"], default="First view", required=True,
-                                key="floor_view", label_visibility="collapsed") == "First view":
-            floor()
-    else:
-        floor()
-
-
-if SECTION:
-    st.fragment(section)()
-else:
-    floor()
+floor()

@@ -4,19 +4,19 @@
     .venv/bin/python bench/load_protocol.py --app bench/floor_app.py ...          # the floor, same load
     .venv/bin/python bench/load_protocol.py --url http://127.0.0.1:8501 --server-pids 1234 ...
 
-On 2 cores bench/load.py's Chromium sessions take the cores themselves, so it cannot tell the
-server's capacity. Here each session is one websocket to /_stcore/stream (subprotocol "streamlit";
+Browsers on the server's own 2 cores take the cores themselves, so they cannot tell the server's
+capacity. Here each session is one websocket to /_stcore/stream (subprotocol "streamlit";
 no Origin header, so no XSRF cookie is needed) that sends the BackMsgs a browser sends and reads
 the ForwardMsgs, rendering nothing, all in one asyncio loop: a class where each student has their
-own machine. Without --url it starts `streamlit run --app` on a free loopback port as bench/load.py
-does and reads that process tree's memory and CPU; with --url (127.0.0.1 only) it reads the process
+own machine. Without --url it starts `streamlit run --app` on a free loopback port (with the glibc
+tunables `make run` sets) and reads that process tree's memory and CPU; with --url (127.0.0.1 only) it reads the process
 trees of --server-pids.
 
 Sessions arrive over --ramp seconds and loop until --seconds are up: visit a random page (the first
 by URL, ClientState.page_name; later by sidebar click, page_script_hash from the `navigation`
 ForwardMsg), think (--think MIN MAX), move one control one step (slider or select_slider right, left
 at the end; select box or radio the next choice, skipping choices that open an uploader), think, and
-one visit in --type-every set a text box to one of bench/load.py's ODD_TEXTS (cut to max_chars, as
+one visit in --type-every set a text box to one of ODD_TEXTS (cut to max_chars, as
 the browser does). Like the browser, a rerun carries every widget value of the page (defaults, and
 values the script set through session state), the page's query string, and the fragment id when the
 control sits in an st.fragment (--full-reruns: rerun the whole page, the more expensive choice).
@@ -25,20 +25,26 @@ Settle = BackMsg sent → the script_finished of the run it caused (FINISHED_EAR
 st.rerun or an interrupted run, means another run follows). Counted: exceptions (st.exception
 elements, compile errors; deprecation warnings apart), st.error boxes, hangs (no settle within
 --hang-seconds: the session reconnects as a new one), moves that changed a plotly figure, bytes
-received per interaction (decompressed) and the server's RSS / CPU as in bench/load.py. A warm-up
+received per interaction (decompressed) and the server's RSS / PSS / CPU summed over its process tree. A warm-up
 visits every page once before the clock (--no-warmup: skip). Every wait is bounded; it never
 asserts a time; only 127.0.0.1 is contacted.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import contextlib
 import hashlib
+import json
+import math
 import os
 import random
 import resource
+import statistics
 import sys
 import time
+import urllib.parse
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,23 +61,152 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from load import (  # noqa: E402
-    ODD_TEXTS,
-    first_line,
-    median,
-    p95,
-    run_sessions,
-    seconds,
-    session_arguments,
-    tree_usage,
-)
-from ui_latency import SKIPPED_CHOICE  # noqa: E402
+from ui_latency import SKIPPED_CHOICE, streamlit_server, wait_healthy  # noqa: E402
 
 DONE = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR,
         ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}  # FINISHED_EARLY_FOR_RERUN: another run follows
 MOVABLE = ("slider", "selectbox", "radio")  # a select_slider is a Slider proto of type SELECT_SLIDER
 TEXTS = ("text_input", "text_area")
 WIDGETS = (*MOVABLE, *TEXTS, "checkbox", "number_input")  # others (buttons, uploaders…) the server keeps
+
+
+# ----------------------------------------------------------------------------- shared with the sessions
+
+ODD_TEXTS = (
+    "word " * 12_000,  # far over any max_chars: the browser cuts it at the box's limit
+    "x" * 60_000,  # one enormous word
+    "😀🎉👩‍👩‍👧‍👦🏳️‍🌈 emoji " * 40,
+    "<img src=x onerror=alert(1)> <script>alert(2)</script>",
+    "",
+    "**bold** _it_ `code` [link](javascript:alert(3)) $\\frac{1}{0}$ $$x$$ # heading | a | b |",
+    "\u202eright to left\u200b\u200d zero\u2060width\ufeff",
+    "2018年5月9日 Ünïcödé café naïve",
+    "   ",
+    "9 May 2018",
+)
+
+
+
+def children_of() -> dict[int, list[int]]:
+    """Returns {ppid: [pid, ...]} for every process in /proc."""
+    tree: dict[int, list[int]] = defaultdict(list)
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+                tree[int(fields[1])].append(int(entry))
+    return tree
+
+
+def process_tree(roots: list[int]) -> list[int]:
+    """Returns the roots and all their descendants that are alive."""
+    tree, seen, todo = children_of(), [], list(roots)
+    while todo:
+        pid = todo.pop()
+        if pid not in seen and Path(f"/proc/{pid}").exists():
+            seen.append(pid)
+            todo.extend(tree.get(pid, []))
+    return seen
+
+
+def tree_usage(roots: list[int]) -> dict[str, float]:
+    """Returns {"rss_mb", "pss_mb", "cpu_s", "processes"} summed over the process trees of `roots`.
+
+    VmRSS counts pages shared between processes (kaleido's Chromium) once per process; PSS
+    shares them out, so its sum is the tree's real footprint.
+
+    cpu_s is utime + stime of every live process plus cutime + cstime (the children it has
+    reaped), so a kaleido browser that came and went still counts.
+    """
+    tick = os.sysconf("SC_CLK_TCK")
+    rss_kb, pss_kb, ticks, pids = 0, 0, 0, process_tree(roots)
+    for pid in pids:
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            rss_kb += kilobytes(Path(f"/proc/{pid}/status"), "VmRSS:")
+            pss_kb += kilobytes(Path(f"/proc/{pid}/smaps_rollup"), "Pss:")
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            ticks += sum(int(fields[i]) for i in (11, 12, 13, 14))  # utime stime cutime cstime
+    return {"rss_mb": rss_kb / 1024, "pss_mb": pss_kb / 1024, "cpu_s": ticks / tick, "processes": len(pids)}
+
+
+def kilobytes(path: Path, field_name: str) -> int:
+    """Returns the kB value of the line starting with `field_name` in a /proc file (0 if none)."""
+    for line in path.read_text().splitlines():
+        if line.startswith(field_name):
+            return int(line.split()[1])
+    return 0
+
+
+def first_line(error: BaseException) -> str:
+    return (str(error).splitlines() or [type(error).__name__])[0][:160]
+
+
+def p95(values: list[float]) -> float | None:
+    """Returns the nearest-rank 95th percentile."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
+
+
+def seconds(ms: float | None) -> str:
+    return "—" if ms is None else f"{ms / 1000:.2f} s"
+
+
+def median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def loopback_only(url: str) -> str:
+    """Returns `url` without a trailing slash; refuses a host other than 127.0.0.1 / localhost."""
+    host = urllib.parse.urlparse(url).hostname
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        raise SystemExit(f"--url must be a loopback address, not {host}")
+    return url.rstrip("/")
+
+
+def session_arguments(description: str, clients: str) -> argparse.ArgumentParser:
+    """Returns the parser of the sessions' options; `clients` names what a session is ("websocket")."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--sessions", type=int, default=16, help=f"{clients} sessions (default 16)")
+    parser.add_argument("--seconds", type=float, default=180, help="how long the sessions run (default 180)")
+    parser.add_argument("--url", help="an already running server on 127.0.0.1 (default: start `streamlit run --app`)")
+    parser.add_argument("--server-pids", default="", help="with --url: comma-separated PIDs whose process trees are the server")
+    parser.add_argument("--app", default="app.py", help="the script to serve without --url (bench/floor_app.py: "
+                        "Streamlit's floor, one slider and one heatmap, under the same sessions)")
+    parser.add_argument("--hang-seconds", type=float, default=60, help="an action not settled after this is a hang (default 60)")
+    parser.add_argument("--type-every", type=int, default=4, help="one visit in N types odd text (default 4)")
+    parser.add_argument("--ramp", type=float, default=30, help="sessions arrive spread over this many seconds (default 30)")
+    parser.add_argument("--think", type=float, nargs=2, default=(1.0, 3.0), metavar=("MIN", "MAX"),
+                        help="seconds a session waits after each action, uniform in [MIN, MAX] (default 1 3; 0 0: none)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed of the sessions' choices")
+    parser.add_argument("--no-warmup", action="store_true", help="do not visit every page once before the clock starts")
+    parser.add_argument("--json", type=Path, help="also write the raw figures to this file")
+    return parser
+
+
+def run_sessions(args, drive, print_report) -> int:
+    """Runs `drive(url, server_pids, args)` against --url or a fresh `streamlit run --app`, prints its
+    report and writes it to --json."""
+    if args.url:
+        url = loopback_only(args.url)
+        wait_healthy(url, None, 30)
+        report = asyncio.run(drive(url, [int(p) for p in args.server_pids.split(",") if p.strip()], args))
+    else:
+        with streamlit_server(args.app, timeout=300) as server:
+            report = asyncio.run(drive(server.url, [server.proc.pid], args))
+            report["server_log_tracebacks"] = server.log.read_text(errors="replace").count("Traceback")
+            report["server_log"] = str(server.log)
+    report["hang_seconds"] = args.hang_seconds
+    print_report(report)
+    if report.get("server_log_tracebacks"):
+        print(f"\nthe server logged {report['server_log_tracebacks']} tracebacks ({report['server_log']})")
+    if args.json:
+        for name in ("tally", "warmup"):
+            if report.get(name) is not None:
+                report[name] = json.loads(json.dumps(vars(report[name]), default=list))
+        args.json.write_text(json.dumps(report, indent=1))
+    return 0
 
 
 # ----------------------------------------------------------------------------- widget values

@@ -254,7 +254,7 @@ def main() -> int:
     parser.add_argument("--json", help="also write the rows of every run to this file")
     parser.add_argument("--batch-export", action="store_true", help="time attention_batch against one call per line")
     parser.add_argument("--whole-process", action="store_true",
-                        help="time whole CLI processes against bench/hf_export.py (bench/batch_export.py)")
+                        help="time whole CLI processes against a plain HF script (bench/batch_export.py)")
     parser.add_argument("--count", type=int, default=64, help="--whole-process: lines in the batch")
     parser.add_argument("--worker", choices=("jax", "torch"), help=argparse.SUPPRESS)
     args = parser.parse_args()

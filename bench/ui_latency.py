@@ -31,7 +31,7 @@ The round trip, as issue 12 defines it: a MutationObserver on `[data-testid=stAp
 keydown/pointerdown event in the page; a rerun counts when a record's oldValue is "running" (or
 "rerunRequested", should React fold a short run's "running" into one update) and the app is no longer running (both changes can arrive in one callback), or, for a
 run whose "running" React folded away entirely, once its script_finished message has come and the app says
-it is not running (FINISHED_INIT); the clock stops in the second requestAnimationFrame callback after that. All times are in the page's own clock.
+it is not running (tools/ui_timing.py's FINISHED_INIT); the clock stops in the second requestAnimationFrame callback after that. All times are in the page's own clock.
 
 Sliders step with ArrowRight (ArrowLeft only if there is no room to the right), always in one
 direction per control: Streamlit sometimes sends no rerun for a keyboard change back to a value
@@ -41,7 +41,7 @@ inputs step up (down at the top; a box too narrow for its − and + buttons step
 repetitions a select box, radio, row of pills or toggle is put back to the value it had, so the page keeps its default layout for the next control. A control
 whose first change leaves every figure's data and layout as they were is reported as skipped
 ("no figure changed"); otherwise the table says how many figures that change redrew (each one
-costs the browser about a third of a floor: bench/figure_cost.py). Buttons, text boxes, file
+costs the browser about a third of a floor, docs/PERFORMANCE.md). Buttons, text boxes, file
 uploaders, downloads and tabs are not measured (the app's view switches are rows of buttons, measured
 as pills).
 
@@ -60,20 +60,28 @@ import json
 import os
 import re
 import socket
-import statistics
 import subprocess
 import sys
 import time
 import urllib.request
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from models.registry import PAGES  # noqa: E402  (numpy only: no jax, no streamlit)
+from tools.ui_timing import (  # noqa: E402
+    FINISHED_INIT,
+    RERUN_TIMEOUT_MS,
+    ControlResult,
+    PageResult,
+    fmt,
+    median,
+    within_line,
+)
 
 # The same flags as tests/e2e/conftest.py CHROMIUM_ARGS (not imported: that module needs pytest).
 CHROMIUM_ARGS = [
@@ -94,7 +102,6 @@ FLOOR_APP = "bench/floor_app.py"
 # floor with the app's config is measured beside it ("tuned floor").
 STOCK_RUNNER = ("--runner.postScriptGC", "true")
 LOG_DIR = ROOT / "test-artifacts"
-RERUN_TIMEOUT_MS = 60_000  # a first change may load a model or compile a new length bucket
 LOAD_TIMEOUT_MS = 300_000  # a first visit on a busy machine may load MiniLM and compile
 PAUSE_S = 0.3  # between repetitions, after the app is idle: lets a slider's keyboard state settle
 CONTROL_KINDS = (  # measured in this order of kinds, each in page order
@@ -123,52 +130,6 @@ FIRST_FIGURE_INIT = """
     }
   };
   requestAnimationFrame(look);
-})();
-"""
-
-# Installed in every document too: a wrapper of the browser's WebSocket that reads the top-level
-# fields of each ForwardMsg (protobuf) the server sends and calls window.__onScriptFinished on a
-# script_finished (field 6) other than FINISHED_EARLY_FOR_RERUN (2: another run follows). A rerun
-# fast enough for React to fold "running" into one update never changes data-test-script-state at
-# all; this message still says it ended. window.__scriptFinished(bytes) is the reader on its own:
-# the status of a script_finished message, null for any other (tests/e2e/test_bench_protocol.py).
-FINISHED_INIT = """
-(() => {
-  const Native = window.WebSocket;
-  const EARLY_FOR_RERUN = 2;
-  const scriptFinished = buffer => {
-    const b = new Uint8Array(buffer);
-    let i = 0;
-    const varint = () => { let v = 0, f = 1, x; do { x = b[i++]; v += (x & 127) * f; f *= 128; } while (x & 128 && i < b.length); return v; };
-    while (i < b.length) {
-      const tag = varint(), field = Math.floor(tag / 8), wire = tag % 8;
-      if (field === 6 && wire === 0) return varint();
-      // The length is read before it is added: `i += varint()` would add it to i as it was before.
-      if (wire === 0) varint();
-      else if (wire === 2) { const length = varint(); i += length; }
-      else if (wire === 1) i += 8;
-      else if (wire === 5) i += 4;
-      else return null;
-    }
-    return null;
-  };
-  window.__scriptFinished = scriptFinished;
-  function Watched(...args) {
-    const ws = new Native(...args);
-    // Where a round trip goes: when the change left for the server, when each message came back.
-    const send = ws.send.bind(ws);
-    ws.send = data => { (window.__sent = window.__sent || []).push(performance.now()); return send(data); };
-    ws.addEventListener('message', event => {
-      (window.__received = window.__received || []).push(performance.now());
-      if (!(event.data instanceof ArrayBuffer) || !window.__onScriptFinished) return;
-      const status = scriptFinished(event.data);
-      if (status !== null && status !== EARLY_FOR_RERUN) window.__onScriptFinished();
-    });
-    return ws;
-  }
-  Watched.prototype = Native.prototype;
-  for (const name of ['CONNECTING', 'OPEN', 'CLOSING', 'CLOSED']) Watched[name] = Native[name];
-  window.WebSocket = Watched;
 })();
 """
 
@@ -351,26 +312,6 @@ def launch_chromium(playwright):
 
 
 # ----------------------------------------------------------------------------- measuring
-
-
-@dataclass
-class ControlResult:
-    """The round trips (ms) of one control, or why it was skipped."""
-
-    kind: str
-    label: str
-    key: str | None
-    times_ms: list[float] = field(default_factory=list)
-    lost: int = 0  # changes that produced no rerun within RERUN_TIMEOUT_MS
-    skipped: str | None = None
-    fingerprint_before: str | None = None  # of the figures before the first change
-    figures_changed: int | None = None  # how many figures the first change redrew (FINGERPRINT_JS)
-    splits: list[dict] = field(default_factory=list)  # SPLIT_JS of each recorded round trip
-    beside_ms: list[float] = field(default_factory=list)  # the floor's slider, measured just before (BesideFloor)
-
-    @property
-    def median(self) -> float | None:
-        return statistics.median(self.times_ms) if self.times_ms else None
 
 
 def css_class(key: str) -> str:
@@ -665,18 +606,6 @@ def measure_page_controls(page, repeat: int, cap: int, beside: BesideFloor | Non
 # ----------------------------------------------------------------------------- the run
 
 
-@dataclass
-class PageResult:
-    title: str
-    path: str
-    first_visit_ms: float | None = None
-    warm_ms: list[float] = field(default_factory=list)
-    controls: list[ControlResult] = field(default_factory=list)
-    left_out: list[str] = field(default_factory=list)
-    page_errors: list[str] = field(default_factory=list)
-    exceptions: int = 0  # st.exception boxes shown after the first visit
-
-
 def shown_pages(wanted: list[str] | None) -> list[tuple[str, str]]:
     """Returns (title, url path) of the registry pages whose file exists (what the navigation shows)."""
     pages = [(p.title, "" if p.default else p.url_path, p.url_path) for p in PAGES if (ROOT / p.file).exists()]
@@ -793,14 +722,6 @@ def run(args) -> dict:
 # ----------------------------------------------------------------------------- printing
 
 
-def median(values: list[float]) -> float | None:
-    return statistics.median(values) if values else None
-
-
-def fmt(value: float | None, digits: int = 0) -> str:
-    return "—" if value is None else f"{value:,.{digits}f}"
-
-
 def ratio(value: float | None, floor: float | None) -> str:
     return "—" if value is None or not floor else f"{value / floor:.1f}"
 
@@ -869,20 +790,6 @@ def print_report(report: dict) -> None:
     if notes:
         print("\nNot measured or worth a look:")
         print("\n".join(notes))
-
-
-def within_line(report: dict, floor_ms: float | None, limit: float = 1.3) -> str:
-    """Returns how many measured controls are within `limit` × the run's floor, and × the floor beside each."""
-    measured = [c for page in report["pages"] for c in page.controls if not c.skipped and c.median is not None]
-    by_run = sum(bool(floor_ms) and c.median <= limit * floor_ms for c in measured)
-    line = f"\nWithin {limit} × the run's floor: **{by_run} of {len(measured)}** controls"
-    paired = [c for c in measured if c.beside_ms]
-    if paired:
-        by_beside = sum(c.median <= limit * median(c.beside_ms) for c in paired)
-        beside_floors = [median(c.beside_ms) for c in paired]
-        line += (f"; within {limit} × the floor measured beside each: **{by_beside} of {len(paired)}** "
-                 f"(those floors {fmt(min(beside_floors))}–{fmt(max(beside_floors))} ms)")
-    return line + "."
 
 
 def split_medians(splits: list[dict]) -> tuple[float | None, ...]:

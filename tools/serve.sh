@@ -12,7 +12,7 @@
 #      a new /tmp/attention-lab-serve.XXXXXX) and runs nginx in the foreground on 127.0.0.1:PORT:
 #      websocket upgrade, sticky sessions by a cookie nginx sets (the template explains why not
 #      ip_hash), replica and nginx logs in the run folder;
-#   4. prints the PIDs, and the bench/load.py command that measures exactly these processes.
+#   4. prints the PIDs, and the bench/load_protocol.py command that measures exactly these processes.
 # Ctrl-C (or TERM, or any replica or nginx exiting) stops everything it started.
 #
 # Several machines: run the replicas on each machine (bound to an address nginx can reach, e.g.
@@ -125,13 +125,12 @@ for ((tries = 0; ; tries++)); do
 done
 
 pids_csv="$(IFS=,; echo "${replica_pids[*]}"),$nginx_pid"
-replica_urls="$(for ((i = 1; i <= REPLICAS; i++)); do printf 'http://127.0.0.1:%s,' $((PORT + i)); done)"
 cat <<EOF
 Attention Lab: http://127.0.0.1:$PORT  (nginx → $REPLICAS replicas on ports $((PORT + 1))–$((PORT + REPLICAS)))
 replica PIDs: ${replica_pids[*]}
 nginx PID: $nginx_pid
 run folder: $RUN_DIR (nginx.conf, access.log with the upstream of every request, replica logs)
-measure it: $PY bench/load.py --url http://127.0.0.1:$PORT --server-pids $pids_csv --warmup-urls ${replica_urls%,}
+measure it: $PY bench/load_protocol.py --url http://127.0.0.1:$PORT --server-pids $pids_csv
 Ctrl-C stops everything.
 EOF
 echo "$pids_csv" > "$RUN_DIR/server-pids"

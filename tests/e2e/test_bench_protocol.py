@@ -1,4 +1,5 @@
-"""bench/ui_latency.py reads Streamlit's messages in the browser to see a run end: its reader, in
+"""bench/ui_latency.py reads Streamlit's messages in the browser to see a run end: its reader
+(tools/ui_timing.py's FINISHED_INIT), in
 Chromium, on real ForwardMsg bytes. A reader that takes another message for script_finished ends a
 timing before the run has sent its figure (it did: lengths were added to the wrong offset)."""
 
@@ -7,7 +8,7 @@ import random
 import pytest
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from tests.bench.ui_latency_module import load_ui_latency as _bench
+from tools.ui_timing import FINISHED_INIT
 
 pytestmark = pytest.mark.e2e
 
@@ -32,7 +33,7 @@ def _message(**fields) -> bytes:
 
 def test_the_reader_finds_script_finished_and_nothing_else(page):
     page.goto("about:blank")
-    page.evaluate(_bench().FINISHED_INIT)
+    page.evaluate(FINISHED_INIT)
     finished = [_message(script_finished=status) for status in range(4)]
     rng = random.Random(12)
     others = [_message(new_session="app"), _message(plotly='{"data": [' + "1.25, " * 400 + "0]}")]
