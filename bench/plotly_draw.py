@@ -20,7 +20,7 @@ A third table is what a chart costs when Streamlit's component mounts it: a firs
 the react its theme pass makes (the same figure through JSON and back: new objects, same values).
 Each figure is measured twice: with a template, as st.plotly_chart's default theme sends it, and with
 the look written into its layout and a data revision (viz/chart_style.py of this checkout, as the app
-sends it since the thirteenth stop). A template is compared by identity, so a new one is a full redraw.
+sends it). A template is compared by identity, so a new one is a full redraw.
 """
 
 from __future__ import annotations

@@ -168,8 +168,8 @@ def fit_square(image: np.ndarray, size: int = 64) -> np.ndarray:
     """Returns uint8 [size, size, 3]: the image shrunk so its longer side is `size`, then padded
     to a square with white.
 
-    Shrinking first keeps memory at the image's own size (a square canvas of a long side is
-    what blew up before); padding keeps shapes undistorted (a circle stays a circle); the
+    Shrinking first keeps memory at the image's own size (a square canvas of a 30,000 × 300 px
+    image's long side would take gigabytes); padding keeps shapes undistorted (a circle stays a circle); the
     area-averaging resize anti-aliases large uploads the way scenes drawn by other programs look.
     """
     height, width = image.shape[:2]

@@ -26,7 +26,7 @@ st.markdown(
 mechanisms = mechanisms_on_page(FEEDFORWARD.file)
 paper = mechanisms[0]
 # The formulas stay outside the fragment below: a control reruns the fragment, and a formula inside
-# it would be typeset again by the browser on every step (docs/PERFORMANCE.md).
+# it would be typeset again by the browser on every step (docs/PERFORMANCE.md, "The page").
 for column, mechanism in zip(st.columns(len(mechanisms), gap="large"), mechanisms):
     with column:
         st.markdown(f"**{mechanism.name}**")
@@ -72,8 +72,8 @@ def feedforward_view() -> None:
     with st.spinner("Loading the trained models…"):
         records = [checked(m.build, {"length": length, "seed": seed, "marked": marked}) for m in mechanisms]
 
-    # Both models' numbers in one table, one column each: one element to send on every step where
-    # a subheader, captions and three metrics per model were 22 (docs/PERFORMANCE.md, eighteenth stop).
+    # Both models' numbers in one table, one column each: one element to send on every step instead of
+    # a subheader, captions and three metrics per model (docs/PERFORMANCE.md, "The page").
     target = records[0].meta["target"]
     # Each model's column: its heading and what it was trained on.
     about = {"paper": ("Paper form", f"trained nearest to T = {length:,}"),

@@ -55,7 +55,8 @@ st.markdown(
 mechanisms = {m.id: m for m in mechanisms_on_page(IMAGES.file)}
 soft, hard, patches = mechanisms["soft"], mechanisms["hard"], mechanisms["patch-self-attention"]
 # The two captioners' formulas sit here, outside the fragments below: a control reruns a fragment,
-# and a formula inside one would be typeset again by the browser on every step (docs/PERFORMANCE.md).
+# and a formula inside one would be typeset again by the browser on every step (docs/PERFORMANCE.md,
+# "The page").
 for column, mechanism in zip(st.columns(2, gap="large"), (soft, hard)):
     with column:
         st.markdown(f"**{mechanism.name}**")
@@ -84,7 +85,7 @@ def position_slider(label: str, key: str, size_key: str, start: int, size: int) 
     """Returns an object's left or top edge (px) from a slider of fixed range 0…SIZE − MIN_OBJECT.
 
     A slider whose range changed is a new widget to the browser, which would mount x and y anew
-    on every Size step (~25 ms of a 200 ms round trip: docs/PERFORMANCE.md). So the range stays,
+    on every Size step (~25 ms of a 200 ms round trip: docs/PERFORMANCE.md, "The page"). So the range stays,
     and a position a larger object no longer fits is moved inside: before the slider is drawn
     (a Size step) or in its own callback (a drag past the edge)."""
     top = SIZE - size
@@ -106,7 +107,7 @@ def scene_builder() -> np.ndarray:
         with st.expander(f"Object {i + 1}", expanded=i == 0):
             # One below the other: side by side, the narrow source column cut both names to a letter.
             # Pills, not select boxes: one click, and the browser sends the change
-            # some 20 ms sooner than a select box's menu does (docs/PERFORMANCE.md).
+            # some 20 ms sooner than a select box's menu does (docs/PERFORMANCE.md, "The page").
             shape = bound(st.pills, "Shape", SHAPES, default=shape0, required=True, key=f"build_shape_{i}")
             colour = bound(st.pills, "Colour", COLOURS, default=colour0, required=True,
                            key=f"build_colour_{i}")
@@ -125,9 +126,8 @@ def image_source() -> tuple[np.ndarray, np.ndarray]:
         st.radio, "Image", ["Build a scene", "Random scene", "Upload an image"], horizontal=True, key="image_source"
     )
     # Each choice's controls sit in a container of their own key: a switch of the choice replaces
-    # one container by the other rather than matching old controls to new ones place by place.
-    # Scratch runs had it 10–30 ms sooner; bench/ui_latency.py, paired, only within its scatter
-    # (182 → 178 ms: docs/PERFORMANCE.md, eleventh stop).
+    # one container by the other rather than matching the controls of one to the other place by place.
+    # It keeps each choice's layout apart; it buys no measurable time (bench/ui_latency.py, paired).
     if source == "Build a scene":
         with st.container(key="image_builder"):
             image = scene_builder()
@@ -257,21 +257,21 @@ def patch_view(photo: np.ndarray) -> None:
 
 # The source and the views are one fragment (st.fragment): a scene control reruns them, not the
 # router, the sidebar and the text above; the captioner's own controls rerun only its fragment
-# inside (docs/PERFORMANCE.md).
+# inside (docs/PERFORMANCE.md, "The page").
 @st.fragment
 def image_views() -> None:
     source_col, views_col = st.columns([1, 4], gap="large")
     with source_col:
         image, photo = image_source()
         # Inline (a data URI), not a media file: the browser draws it from the message, with no
-        # request of its own, and the server keeps no file per session (docs/PERFORMANCE.md).
+        # request of its own, and the server keeps no file per session.
         st.image(png_data_uri(image, compress_level=1), caption="Model input (64×64)", width=160)
     with views_col:
         views(image, photo)
 
 
 # The views and their switch are a fragment inside image_views: picking a view reruns only them, not
-# the source column (docs/PERFORMANCE.md, seventeenth stop). A new image reruns image_views, which
+# the source column (docs/PERFORMANCE.md, "The page"). A new image reruns image_views, which
 # calls this again with it.
 @st.fragment
 def views(image: np.ndarray, photo: np.ndarray) -> None:

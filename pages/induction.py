@@ -105,7 +105,7 @@ def head_section() -> None:
 
 
 # A fragment inside head_section: a step of the snapshot slider reruns only the slider, its two
-# captions and the map, not the controls beside them (docs/PERFORMANCE.md).
+# captions and the map, not the controls beside them (docs/PERFORMANCE.md, "The page").
 @st.fragment
 def head_view(layer: int, head: int, seed: int, length: int, targets: bool) -> None:
     step = bound(st.select_slider, "Training step (a snapshot)", steps, key="ind_step",

@@ -36,7 +36,7 @@ mechanisms = mechanisms_on_page(PLAYGROUND.file)
 warm_in_background(PLAYGROUND.file)  # the score functions not shown yet, so that switching to one does not wait
 
 # Every score's formula, and the hand-set parameters of those that have any, drawn once here, outside
-# the fragment below: picking a score or moving a slider then typesets no LaTeX (docs/PERFORMANCE.md).
+# the fragment below: picking a score or moving a slider then typesets no LaTeX (docs/PERFORMANCE.md, "The page").
 SCORE_PREFIX = r"\operatorname{score}(s, h) = "
 short = {m.variant: m.name.removesuffix(" score").split(" (")[0] for m in mechanisms}  # "General (bilinear) score" → "General"
 st.markdown(formula_table([(short[m.variant], m.formula) for m in mechanisms], row_label="score(s, h) =", prefix=SCORE_PREFIX))
@@ -49,7 +49,7 @@ with st.expander(f"Parameters of the {', '.join(short[v] for v in PARAMETERS_OF_
 
 # The controls and the three stages are a fragment (st.fragment) inside table_and_stages below: a
 # control reruns it alone, not the key/value editor above it, nor the router, the sidebar and the
-# text (docs/PERFORMANCE.md, eighteenth stop).
+# text (docs/PERFORMANCE.md, "The page").
 @st.fragment
 def playground(key_values: tuple | None) -> None:
     score_col, query_col, norm_col = st.columns([4, 3, 3], gap="large")

@@ -135,7 +135,7 @@ def seq2seq_view() -> None:
 
 
 # The views and their switch are a fragment inside seq2seq_view: picking a view reruns only them, not the
-# controls and the main map above (docs/PERFORMANCE.md, seventeenth stop). A change above reruns
+# controls and the main map above (docs/PERFORMANCE.md, "The page"). A change above reruns
 # seq2seq_view, which calls this again with the new arguments.
 @st.fragment
 def views(variant: str, record, text: str, window: int, truth) -> None:

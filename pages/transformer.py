@@ -94,7 +94,7 @@ for part, count in zip(("layer", "head"), cross.weights.shape[:2]):
 
 
 # The three formulas, typeset once here, outside the fragment below: one inside would be typeset
-# again by the browser on every switch of the view (docs/PERFORMANCE.md, eleventh stop).
+# again by the browser on every switch of the view (docs/PERFORMANCE.md, "The page").
 st.latex(r"\begin{aligned}" + r" \\ ".join(
     mechanisms[kind].formula.replace("=", "&=", 1) + rf"&&\text{{{title.lower()}}}" for kind, title in KINDS.items()
 ) + r"\end{aligned}")

@@ -220,7 +220,7 @@ def bars_over_heatmap(bars: go.Figure, heat: go.Figure) -> go.Figure:
     tick labels.
 
     One figure instead of two because a browser redraws each figure a control changes at about a
-    third of Streamlit's whole round trip (bench/figure_cost.py), and a second subplot costs far less.
+    third of Streamlit's whole round trip, and a second subplot costs far less.
     """
     top_low, gap = 0.38, 0.06  # the bars take the top 62 % of the height, the heatmap row the rest
     data = [{**trace.to_plotly_json(), "xaxis": "x", "yaxis": "y"} for trace in bars.data]
@@ -277,8 +277,8 @@ def image_overlay(
     height, width = image.shape[:2]
     gh, gw = amap.shape
     dy, dx = height / gh, width / gw
-    # The photo as a PNG (`source`), not `z`: a 256 × 256 photo's pixels as JSON numbers were 1.5 MB
-    # of every patch-view message, parsed and drawn by the browser (docs/PERFORMANCE.md, tenth stop).
+    # The photo as a PNG (`source`), not `z`: a 256 × 256 photo's pixels as JSON numbers would be 1.5 MB
+    # of every patch-view message, parsed and drawn by the browser (docs/PERFORMANCE.md, "Figures").
     fig = go.Figure(go.Image(source=png_data_uri(image, compress_level=1), hoverinfo="skip"))
     fig.add_trace(
         go.Heatmap(

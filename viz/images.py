@@ -197,9 +197,9 @@ def caption_blocks(
     server into one RGBA image (overlay_pixels, viz/pixel_scale.py); over it, one heatmap per block
     and map kind with opacity 0 gives each cell's value on hover, one text trace holds the word
     titles and one the bars' numbers and titles. Traces: the image, then per block its map kinds'
-    heatmaps in order, then the word titles, then the bars' text. plotly.js drew the earlier figure
-    (an image and a heatmap per panel, the titles as annotations, the outlines as shapes) in about
-    twice the time, and its own colour bars took 4–13 ms of each update (docs/PERFORMANCE.md).
+    heatmaps in order, then the word titles, then the bars' text. As an image and a heatmap per panel,
+    the titles as annotations and the outlines as shapes, the figure takes plotly.js about twice the
+    time, and plotly.js's own colour bars 4–13 ms of each update (docs/PERFORMANCE.md, "Figures").
     """
     image = np.asarray(image)
     if image.ndim != 3 or image.shape[2] != 3:

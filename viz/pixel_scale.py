@@ -3,7 +3,7 @@
 The images page paints its caption panels into one picture on the server (viz/images.py). Its colour
 bars are painted there too, with their numbers as text: plotly.js redraws a colour bar of its own on
 every update, measuring its labels and title (the caption figure's two bars took 4–13 ms of each
-Plotly.react, docs/PERFORMANCE.md). No streamlit, no jax.
+Plotly.react; docs/PERFORMANCE.md, "Figures"). No streamlit, no jax.
 """
 
 from __future__ import annotations

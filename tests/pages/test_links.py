@@ -261,8 +261,8 @@ def test_an_infinite_number_in_a_link_is_refused_in_one_line(page_file, params, 
 
 
 def test_the_query_patch_travels_after_the_patch_size_moved_its_default():
-    # The query box's default is the grid's centre, which the patch size moves; a bound box left the
-    # URL while at the old default and stayed out, so the link reopened at the new centre.
+    # The query box's default is the grid's centre, which the patch size moves: the row and column
+    # travel even at a default, or a link would reopen at the centre of the new grid.
     at = open_link("pages/images.py", {"image_source": "Random scene", "img_view": "Self-attention on any photo"})
     assert (at.query_params["patch_row"], at.query_params["patch_col"]) == ("4", "4")
     at.slider(key="patch_size").set_value(24).run()

@@ -141,7 +141,7 @@ def test_short_repeats_joined_the_training_after_the_head_formed(committed):
 
 # Measured on the committed model (`python -m models.quality induction`, 256 held-out sequences each); the
 # bars are those figures less a small margin, and never below the goal of 80 % for 4 tokens.
-SHORT_COPIED = {3: 1.000, 4: 0.991, 6: 0.984, 8: 0.987}  # [BOS] + r + r; the old model: 21 % at 4, 49 % at 8
+SHORT_COPIED = {3: 1.000, 4: 0.991, 6: 0.984, 8: 0.987}  # [BOS] + r + r
 SHORT_PLACED = {3: 0.717, 4: 0.799, 6: 0.876, 8: 0.905}  # r twice among 63 uniform tokens
 TYPED_COPIED, TYPED_CONTINUED = 0.989, 1.000  # 88 of 89 second-copy tokens, 38 of 38 continuations
 
