@@ -258,7 +258,9 @@ def decoder_forward(model: DecoderLM, ids, key_mask, *, logits: bool = True, att
     x = model.embed[...][ids]
     rope = None
     if cfg.arch.positions == "learned":
-        x = x + model.positions[...][: ids.shape[1]][None]
+        # A length bucket may pass the table's end; only padding sits there (texts are cut to fit).
+        positions = jnp.minimum(jnp.arange(ids.shape[1]), cfg.max_positions - 1)
+        x = x + model.positions[...][positions][None]
     else:
         inv_freq, factor = rope_frequencies(cfg)
         angles = jnp.arange(ids.shape[1], dtype=jnp.float32)[:, None] * jnp.asarray(inv_freq)[None]  # [T, d/2]

@@ -1,0 +1,201 @@
+"""Where local model folders may lie, how large they may be, and their safetensors, read lazily.
+
+The one reader of local folders: models/lm/loader.py (decoder LMs) and
+models/transformer/checkpoint.py (BERT encoders) read every folder through these functions.
+
+- ``model_root`` and ``resolve_model_dir`` decide which folders a browser user may open: inside
+  ATTENTION_LAB_MODEL_ROOT, at most ATTENTION_LAB_MAX_MODEL_BYTES of float32 weights (default 2 GB).
+  The CLI takes any folder.
+- ``weight_files`` finds model.safetensors or the shards model.safetensors.index.json lists, and
+  refuses a folder of pickles (loading one can run code).
+- ``TensorFiles`` reads names, shapes and dtypes from the headers first and data only on request,
+  as float32 (float16 and bfloat16 upcast).
+
+Every problem a folder can have is one InputError line naming it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from models.record import InputError
+
+MODEL_ROOT_ENV = "ATTENTION_LAB_MODEL_ROOT"
+MAX_BYTES_ENV = "ATTENTION_LAB_MAX_MODEL_BYTES"
+DEFAULT_MAX_BYTES = 2_000_000_000
+NOT_AVAILABLE = "that model folder is not available here; the folders you may use are the ones the operator put under the model root"
+PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
+_FLOAT_DTYPES = {"F16": 2, "BF16": 2, "F32": 4, "F64": 8}
+
+# ----------------------------------------------------------------------------- where folders may lie
+
+
+def model_root() -> Path | None:
+    """Returns the operator-set folder that user-chosen model folders must lie in, or None (no
+    user-chosen folders: pages hide the box)."""
+    value = os.environ.get(MODEL_ROOT_ENV, "").strip()
+    return Path(value).expanduser().resolve() if value else None
+
+
+def max_model_bytes() -> int:
+    """Returns the operator's bound on a browser-chosen model's float32 weights (default 2 GB)."""
+    value = os.environ.get(MAX_BYTES_ENV, "").strip().replace("_", "")
+    if not value:
+        return DEFAULT_MAX_BYTES
+    if not value.isdigit():
+        raise InputError(f"{MAX_BYTES_ENV}={value!r} is not a whole number of bytes; ask the operator to fix it")
+    return int(value)
+
+
+def resolve_model_dir(text: str, root: Path | None, *, max_bytes: int | None = None) -> Path:
+    """Returns the resolved folder a browser user asked for, inside `root`; InputError otherwise.
+
+    Relative names are taken inside the root; symlinks are followed before the check, so one
+    that leaves the root is refused. Every refusal of a folder that is not usable is the same
+    sentence, whether the path exists or not, so the box cannot probe the server's files. A usable
+    folder whose weights exceed max_bytes (default: max_model_bytes()) as float32 is refused by size.
+    """
+    if root is None or not text or "\x00" in text or len(text) > 1024:
+        raise InputError(NOT_AVAILABLE)
+    try:
+        candidate = Path(text).expanduser()
+        candidate = (candidate if candidate.is_absolute() else root / candidate).resolve()
+        inside = candidate.is_relative_to(root) and candidate != root
+        usable = inside and (candidate / "config.json").is_file()
+    except (OSError, RuntimeError, ValueError):
+        usable = False
+    if not usable:
+        raise InputError(NOT_AVAILABLE)
+    TensorFiles(candidate).check_size(max_model_bytes() if max_bytes is None else max_bytes)
+    return candidate
+
+
+# ----------------------------------------------------------------------------- reading a folder
+
+
+def read_config_json(folder: str | Path) -> dict[str, Any]:
+    """Returns the parsed config.json of a folder; InputError if the folder or the file is not usable."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise InputError(f"model folder not found: {folder}")
+    config_file = folder / "config.json"
+    if not config_file.is_file():
+        raise InputError(f"{folder} has no config.json: not a Hugging Face model folder")
+    try:
+        data = json.loads(config_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InputError(f"{config_file} is not valid JSON ({str(error).splitlines()[0]})") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{config_file} is not a JSON object")
+    return data
+
+
+def weight_files(folder: str | Path) -> list[Path]:
+    """Returns the safetensors files of a folder: model.safetensors, or the shards its index lists.
+
+    A folder with only pickled PyTorch weights is refused (unpickling can run code).
+    """
+    folder = Path(folder)
+    single, index = folder / "model.safetensors", folder / "model.safetensors.index.json"
+    if single.is_file():
+        return [single]
+    if index.is_file():
+        try:
+            weight_map = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
+            names = sorted(set(weight_map.values()))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, AttributeError):
+            raise InputError(f"{index} is not a safetensors index (a JSON object with a weight_map)") from None
+        shards = []
+        for name in names:
+            shard = (folder / str(name)).resolve()
+            if not shard.is_relative_to(folder.resolve()) or not shard.is_file():
+                raise InputError(f"{index.name} lists {name!r}, which is not a file in {folder}")
+            shards.append(shard)
+        if not shards:
+            raise InputError(f"{index} lists no files")
+        return shards
+    pickles = sorted(p.name for p in folder.iterdir() if p.suffix in PICKLE_SUFFIXES)
+    if pickles:
+        raise InputError(
+            f"{folder} holds only pickled PyTorch weights ({', '.join(pickles[:3])}); pickles are refused because "
+            "loading one can run code: save the model with safetensors (save_pretrained(safe_serialization=True))"
+        )
+    raise InputError(f"{folder} has no model.safetensors (nor model.safetensors.index.json)")
+
+
+class TensorFiles:
+    """The tensors of a folder's safetensors files, read lazily: headers now, data on request."""
+
+    def __init__(self, folder: str | Path):
+        from safetensors import SafetensorError, safe_open
+
+        self.folder = Path(folder)
+        self.files = weight_files(self.folder)
+        self.where: dict[str, Path] = {}
+        self.shapes: dict[str, tuple[int, ...]] = {}
+        self.dtypes: dict[str, str] = {}
+        for file in self.files:
+            try:
+                with safe_open(str(file), framework="numpy") as handle:
+                    for name in handle.keys():
+                        view = handle.get_slice(name)
+                        if name in self.where:
+                            raise InputError(f"tensor {name} is stored twice ({self.where[name].name} and {file.name})")
+                        self.where[name], self.shapes[name] = file, tuple(view.get_shape())
+                        self.dtypes[name] = view.get_dtype()
+            except (SafetensorError, OSError, ValueError) as error:
+                if isinstance(error, InputError):
+                    raise
+                raise InputError(f"{file} is not a readable safetensors file ({str(error).splitlines()[0]})") from None
+
+    def float32_bytes(self) -> int:
+        """Returns how many bytes the tensors take once upcast to float32."""
+        return sum(4 * int(np.prod(shape, dtype=np.int64)) for shape in self.shapes.values())
+
+    def check_size(self, max_bytes: int | None) -> None:
+        """Raises InputError if the weights as float32 exceed max_bytes (None: no bound)."""
+        needed = self.float32_bytes()
+        if max_bytes is not None and needed > max_bytes:
+            raise InputError(
+                f"{self.folder.name}: the weights take {readable_bytes(needed)} as float32, more than the "
+                f"{readable_bytes(max_bytes)} this server allows ({MAX_BYTES_ENV}); choose a smaller model"
+            )
+
+    def read(self, names: list[str]) -> dict[str, np.ndarray]:
+        """Returns {name: float32 array} of these tensors; InputError for a tensor that is not floating point."""
+        from safetensors import SafetensorError, safe_open
+
+        wrong = [f"{n} ({self.dtypes[n]})" for n in names if self.dtypes[n] not in _FLOAT_DTYPES]
+        if wrong:
+            raise InputError(f"tensors that are not floating point: {', '.join(wrong[:5])}")
+        out = {}
+        for file in self.files:
+            wanted = [n for n in names if self.where[n] == file]
+            if not wanted:
+                continue
+            try:
+                with safe_open(str(file), framework="numpy") as handle:
+                    for name in wanted:
+                        out[name] = np.asarray(handle.get_tensor(name), dtype=np.float32)
+            except (SafetensorError, OSError, ValueError) as error:
+                raise InputError(f"{file} is not a readable safetensors file ({str(error).splitlines()[0]})") from None
+        return out
+
+
+def readable_bytes(n: int) -> str:
+    """Returns a byte count as people read it: 840 kB, 12.5 MB, 2.00 GB."""
+    if n < 1e6:
+        return f"{n / 1e3:.0f} kB"
+    return f"{n / 1e6:.1f} MB" if n < 1e9 else f"{n / 1e9:.2f} GB"
+
+
+def read_tensors(folder: str | Path, max_bytes: int | None = None) -> dict[str, np.ndarray]:
+    """Returns every tensor of a folder's safetensors files as float32 (for the BERT loader)."""
+    files = TensorFiles(folder)
+    files.check_size(max_bytes)
+    return files.read(list(files.shapes))
