@@ -71,7 +71,12 @@ def resolve_model_dir(text: str, root: Path | None, *, max_bytes: int | None = N
         usable = False
     if not usable:
         raise InputError(NOT_AVAILABLE)
-    TensorFiles(candidate).check_size(max_model_bytes() if max_bytes is None else max_bytes)
+    bound = max_model_bytes() if max_bytes is None else max_bytes
+    try:
+        files = TensorFiles(candidate)
+    except InputError:
+        return candidate  # malformed: loading it says what is wrong, in one line
+    files.check_size(bound)
     return candidate
 
 
@@ -166,12 +171,16 @@ class TensorFiles:
                 f"{readable_bytes(max_bytes)} this server allows ({MAX_BYTES_ENV}); choose a smaller model"
             )
 
-    def read(self, names: list[str]) -> dict[str, np.ndarray]:
-        """Returns {name: float32 array} of these tensors; InputError for a tensor that is not floating point."""
+    def read(self, names: list[str], *, floats_only: bool = True) -> dict[str, np.ndarray]:
+        """Returns {name: array} of these tensors, floating point ones as float32.
+
+        floats_only: a tensor that is not floating point raises InputError naming it (otherwise it
+        comes back as stored, e.g. BERT's int64 position_ids buffer, for the caller to judge).
+        """
         from safetensors import SafetensorError, safe_open
 
         wrong = [f"{n} ({self.dtypes[n]})" for n in names if self.dtypes[n] not in _FLOAT_DTYPES]
-        if wrong:
+        if wrong and floats_only:
             raise InputError(f"tensors that are not floating point: {', '.join(wrong[:5])}")
         out = {}
         for file in self.files:
@@ -181,7 +190,8 @@ class TensorFiles:
             try:
                 with safe_open(str(file), framework="numpy") as handle:
                     for name in wanted:
-                        out[name] = np.asarray(handle.get_tensor(name), dtype=np.float32)
+                        value = handle.get_tensor(name)
+                        out[name] = value.astype(np.float32) if self.dtypes[name] in _FLOAT_DTYPES else value
             except (SafetensorError, OSError, ValueError) as error:
                 raise InputError(f"{file} is not a readable safetensors file ({str(error).splitlines()[0]})") from None
         return out
@@ -195,7 +205,7 @@ def readable_bytes(n: int) -> str:
 
 
 def read_tensors(folder: str | Path, max_bytes: int | None = None) -> dict[str, np.ndarray]:
-    """Returns every tensor of a folder's safetensors files as float32 (for the BERT loader)."""
+    """Returns every tensor of a folder's safetensors files, floating point ones as float32 (for the BERT loader)."""
     files = TensorFiles(folder)
     files.check_size(max_bytes)
-    return files.read(list(files.shapes))
+    return files.read(list(files.shapes), floats_only=False)

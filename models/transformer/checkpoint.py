@@ -1,6 +1,7 @@
 """Strict loading of a BERT-family encoder from a Hugging Face-format folder.
 
-The folder holds config.json (model_type "bert"), model.safetensors and tokenizer.json.
+The folder holds config.json (model_type "bert"), model.safetensors and tokenizer.json; it is found,
+bounded and read by models/lm/folders.py, the one reader of local folders.
 Every tensor of the file is mapped onto one parameter of models.transformer.model.BertModel and every
 parameter must come from the file: unknown or missing tensors raise CheckpointError naming
 them, and every shape is checked. Linear weights are stored (out, in) by PyTorch and are
@@ -16,13 +17,19 @@ own tensors (e.g. ``cls.*``) are then unknown and raise.
 from __future__ import annotations
 
 import functools
-import json
-import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from models.lm.folders import (  # noqa: F401 - model_root and resolve_model_dir are read from here too
+    MODEL_ROOT_ENV,
+    NOT_AVAILABLE,
+    model_root,
+    read_config_json,
+    read_tensors,
+    resolve_model_dir,
+)
 from models.record import InputError
 from models.transformer.config import ACTIVATIONS, BertConfig
 
@@ -41,17 +48,8 @@ class CheckpointError(InputError):
 def read_config(model_dir: str | Path) -> BertConfig:
     """Returns the BertConfig of a folder; raises InputError if it is not a BERT-family checkpoint."""
     folder = Path(model_dir)
-    if not folder.is_dir():
-        raise InputError(f"model folder not found: {folder}")
+    data = read_config_json(folder)
     config_file = folder / "config.json"
-    if not config_file.is_file():
-        raise InputError(f"{folder} has no config.json: not a Hugging Face model folder")
-    try:
-        data = json.loads(config_file.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise InputError(f"{config_file} is not valid JSON ({error})") from None
-    if not isinstance(data, dict):
-        raise InputError(f"{config_file} is not a JSON object")
     model_type = data.get("model_type")
     if model_type not in BERT_MODEL_TYPES:
         raise InputError(
@@ -68,38 +66,6 @@ def read_config(model_dir: str | Path) -> BertConfig:
         return BertConfig.from_dict(data)
     except (TypeError, ValueError, ZeroDivisionError, OverflowError) as error:
         raise InputError(f"{config_file.name}: {str(error).splitlines()[0]}") from None
-
-
-MODEL_ROOT_ENV = "ATTENTION_LAB_MODEL_ROOT"
-NOT_AVAILABLE = "that model folder is not available here; the folders you may use are the ones the operator put under the model root"
-
-
-def model_root() -> Path | None:
-    """Returns the operator-set folder that user-chosen model folders must lie in, or None (no
-    user-chosen folders: the page hides the box)."""
-    value = os.environ.get(MODEL_ROOT_ENV, "").strip()
-    return Path(value).expanduser().resolve() if value else None
-
-
-def resolve_model_dir(text: str, root: Path | None) -> Path:
-    """Returns the resolved folder a browser user asked for, inside `root`; InputError otherwise.
-
-    Relative names are taken inside the root; symlinks are followed before the check, so one
-    that leaves the root is refused. Every refusal is the same sentence, whether the path
-    exists or not, so the box cannot be used to probe the server's files.
-    """
-    if root is None or not text or "\x00" in text or len(text) > 1024:
-        raise InputError(NOT_AVAILABLE)
-    try:
-        candidate = Path(text).expanduser()
-        candidate = (candidate if candidate.is_absolute() else root / candidate).resolve()
-        inside = candidate.is_relative_to(root) and candidate != root
-        usable = inside and (candidate / "config.json").is_file()
-    except (OSError, RuntimeError, ValueError):
-        usable = False
-    if not usable:
-        raise InputError(NOT_AVAILABLE)
-    return candidate
 
 
 def torch_name(path: tuple) -> str:
@@ -202,22 +168,9 @@ def _stored_shape(path: tuple, shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def read_safetensors(model_dir: str | Path) -> dict[str, np.ndarray]:
-    """Returns the tensors of model.safetensors; raises InputError if it is missing or unreadable."""
-    from safetensors import SafetensorError
-    from safetensors.numpy import load_file
-
-    file = Path(model_dir) / "model.safetensors"
-    if not file.is_file():
-        hint = (
-            " (only PyTorch .bin weights found: convert them to safetensors)"
-            if any(Path(model_dir).glob("*.bin"))
-            else ""
-        )
-        raise InputError(f"{model_dir} has no model.safetensors{hint}")
-    try:
-        return load_file(str(file))
-    except (SafetensorError, OSError, ValueError) as error:
-        raise InputError(f"{file} is not a readable safetensors file ({str(error).splitlines()[0]})") from None
+    """Returns the folder's tensors as float32 (model.safetensors or its shards; pickles refused);
+    InputError if they are missing or unreadable."""
+    return read_tensors(model_dir)
 
 
 def load_tensors(model_dir: str | Path) -> tuple[BertConfig, dict[str, np.ndarray]]:
