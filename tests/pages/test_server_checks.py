@@ -12,6 +12,9 @@ OUT_OF_RANGE = {
     "pages/seq2seq.py": {"s2s_window": 999},
     "pages/feedforward.py": {"length": 10**9, "seed": -1},
     "pages/sentence_alignment.py": {"al_tau_cosine": 0.0},
+    "pages/han.py": {"han_text": "The food was good. " * 2_000},  # 38,000 characters; the box takes 20,000
+    "pages/transformer.py": {"tf_position": 999},
+    "pages/induction.py": {"ind_length": 10**6, "ind_seed": -1},
 }
 
 
