@@ -129,9 +129,27 @@ def test_one_changed_separator_or_invisible_character_is_flagged(fmt, date, data
         assert not dates.looks_like_a_date(changed), (text, changed)
 
 
-@given(st.text(max_size=60))
-def test_any_text_gets_a_yes_or_no(text):
-    assert dates.looks_like_a_date(text) in (True, False)
+# Every character the generator writes: each format and case on every day of a year (each month,
+# weekday, day number and ordinal suffix).
+WRITTEN = frozenset("".join(dates.render(fmt, dt.date(2001, 1, 1) + dt.timedelta(days=d), case=case).source
+                            for fmt in dates.FORMAT_IDS for case in dates.CASES for d in range(365)))
+
+
+@st.composite
+def a_rendering_with_one_more_character(draw):
+    text = dates.render(draw(st.sampled_from(dates.FORMAT_IDS)), draw(st.dates(FIRST, LAST)),
+                        case=draw(st.sampled_from(dates.CASES))).source
+    i = draw(st.integers(0, len(text)))
+    return text[:i] + draw(st.characters()) + text[i:]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(max_size=60), a_rendering_with_one_more_character()))
+def test_any_text_gets_a_yes_or_no_and_a_character_the_generator_never_writes_is_a_no(text):
+    verdict = dates.looks_like_a_date(text)
+    assert type(verdict) is bool, verdict
+    if set(text) - WRITTEN or text != text.strip():  # e.g. full-width digits, a zero-width space, a space at an end
+        assert verdict is False, text
 
 
 def test_the_notice_names_the_domain():

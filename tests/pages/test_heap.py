@@ -8,8 +8,6 @@ import sys
 import tomllib
 import weakref
 
-from streamlit import config
-
 from tests.pages.conftest import ROOT, open_page
 from ui.heap import freeze_long_lived
 
@@ -62,9 +60,13 @@ def test_app_imports_pandas_before_any_page_builds_a_figure():
     assert out == ["False", "True", "False"], out
 
 
-def test_the_shipped_config_turns_off_streamlits_full_collection_after_every_run():
+def test_the_shipped_config_turns_off_streamlits_full_collection_after_every_run(tmp_path):
     shipped = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     assert shipped["runner"]["postScriptGC"] is False
-    # the option still exists under that name in the Streamlit we pin (a renamed one would be ignored)
-    assert config.get_option("runner.postScriptGC") in (True, False)
-    assert "runner.postScriptGC" in config.get_config_options()
+    # Streamlit reads it under that name (a renamed option would be ignored): started in the project
+    # it is off, started in a folder without the project's config it is Streamlit's default, on.
+    read = "from streamlit import config; print(config.get_option('runner.postScriptGC'))"
+    as_read = {folder: subprocess.run([sys.executable, "-c", read], capture_output=True, text=True, timeout=120,
+                                      cwd=folder, check=True).stdout.split()[-1]
+               for folder in (ROOT, tmp_path)}
+    assert as_read == {ROOT: "False", tmp_path: "True"}, as_read
