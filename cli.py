@@ -7,9 +7,16 @@
 
 The option flags come from the registry (models/registry.py): a mechanism accepts exactly the
 options it declares, each checked the way the pages check them. Batch exports read the input
-file with a size bound, build records in chunks and write each chunk before the next, every
-file atomically. An existing --out is refused unless --force is given.
-Bad input exits with status 2 and one line on stderr.
+file with a size bound and build records in chunks sized by the bytes they will hold
+(models/entry.py: CHUNK_BYTES, from each mechanism's estimate), writing each chunk before the
+next is built; every file is written atomically, CSV and JSON a block at a time, so the peak
+memory depends neither on the number of lines nor on the format. An existing --out is
+refused unless --force is given.
+
+Every error the project raises on purpose (models/errors.py: LabError) ends the command with
+one line on stderr, no traceback, and its exit status: 2 for bad input (a flag, a value, a
+file, a model folder), 1 for a failure that is not the input's fault (a damaged or missing
+checkpoint, an image export whose browser cannot start or does not answer).
 """
 
 from __future__ import annotations
@@ -17,7 +24,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
+
+from models.errors import LabError
 
 # XLA allocates fresh temporaries on every call; with glibc's default malloc settings that
 # means page faults on every call (docs/PERFORMANCE.md). The tunables must be in place
@@ -28,11 +40,12 @@ FORMATS = ("npz", "json", "csv", "npy", "png", "svg", "pdf", "html")
 EXIT_BAD_INPUT = 2
 MAX_INPUT_FILE_BYTES = 5 * 1024 * 1024
 MAX_INPUT_LINES = 10_000
-CHUNK = 32  # inputs per batch: records of one chunk are written before the next is built
 
 
-class UsageError(Exception):
+class UsageError(LabError):
     """Bad command-line input; printed as one line, exit status 2."""
+
+    exit_status = EXIT_BAD_INPUT
 
 
 class _Parser(argparse.ArgumentParser):
@@ -97,13 +110,22 @@ def _read_lines(path: str) -> list[tuple[int, str]]:
     return lines
 
 
-def _write(path: Path, data: bytes) -> None:
-    from models.checkpoint import write_atomic
-
+def _write(path: Path, write: Callable[[BinaryIO], None]) -> None:
+    """Runs write(file) on a temporary file in path's folder, then renames it to path: a file is
+    whole or absent, never half written."""
+    tmp = None
     try:
-        write_atomic(path, data)
-    except OSError as error:
-        raise UsageError(f"cannot write {path}: {error.strerror or error}") from None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        with os.fdopen(fd, "wb") as file:
+            write(file)
+        os.replace(tmp, path)
+    except BaseException as error:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise UsageError(f"cannot write {path}: {error.strerror or error}") from None
+        raise
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -113,10 +135,10 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _export(record, fmt: str, compress: bool) -> bytes:
-    from viz.export import export_bytes  # plotly and kaleido load only for figure formats
+def _write_export(path: Path, record, fmt: str, compress: bool) -> None:
+    from viz.export import write_export  # plotly and kaleido load only for figure formats
 
-    return export_bytes(record, fmt, compress=compress)
+    _write(path, lambda file: write_export(record, fmt, file, compress=compress))
 
 
 def run_export(args: argparse.Namespace) -> None:
@@ -149,13 +171,15 @@ def run_export(args: argparse.Namespace) -> None:
     if image and _same_file(out, Path(str(image))):
         raise UsageError("--out would overwrite the input image")
     record = mechanism.build(given)
-    _write(out, _export(record, args.format, args.compress))
+    _write_export(out, record, args.format, args.compress)
     print(f"wrote {out}")
     _say_notices(record)
 
 
 def run_batch(mechanism, given: dict, args: argparse.Namespace, out_dir: Path) -> None:
-    """Builds and writes the records of --input-file in chunks of CHUNK lines."""
+    """Builds and writes the records of --input-file in chunks of at most CHUNK_BYTES of records."""
+    from models.entry import plan_chunks
+
     numbered = _read_lines(args.input_file)
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"--out must be a folder with --input-file: {out_dir} is a file")
@@ -166,16 +190,17 @@ def run_batch(mechanism, given: dict, args: argparse.Namespace, out_dir: Path) -
     # Files are numbered by their line in the input file: a blank line is skipped, not renumbered past.
     width = max(4, len(str(numbered[-1][0])))
     input_file = Path(args.input_file)
-    for start in range(0, len(numbered), CHUNK):
-        chunk = numbered[start : start + CHUNK]
-        records = mechanism.build_many([{**given, mechanism.input: line} for _, line in chunk])
-        for (number, _), record in zip(chunk, records, strict=True):
+    inputs = [{**given, mechanism.input: line} for _, line in numbered]
+    for chunk in plan_chunks(mechanism.estimated_bytes(raw) for raw in inputs):
+        records = mechanism.build_many([inputs[i] for i in chunk])
+        for index, record in zip(chunk, records, strict=True):
+            number = numbered[index][0]
             path = out_dir / f"{number:0{width}d}.{args.format}"
             if _same_file(path, input_file):
                 raise UsageError(f"{path} is the input file; choose another --out")
-            _write(path, _export(record, args.format, args.compress))
+            _write_export(path, record, args.format, args.compress)
             _say_notices(record, f"line {number}: ")
-        del records  # a chunk's records are gone before the next chunk is built
+        del records, record  # a chunk's records are gone before the next chunk is built
     blank = numbered[-1][0] - len(numbered)
     print(f"wrote {len(numbered)} files to {out_dir}, one per line of {input_file.name}"
           + (f" (line numbers; {blank} blank {'line' if blank == 1 else 'lines'} skipped)" if blank else ""))
@@ -206,8 +231,6 @@ def describe(mechanism_id: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from models.record import InputError
-
     argv = sys.argv[1:] if argv is None else argv
     try:
         args = build_parser().parse_args(argv)
@@ -221,16 +244,9 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         run_export(args)
         return 0
-    except (UsageError, InputError) as error:
-        print(f"error: {str(error).splitlines()[0] if str(error) else 'bad input'}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except Exception as error:  # noqa: BLE001 - export failures are reported on one line
-        from viz.export import ExportUnavailable
-
-        if isinstance(error, ExportUnavailable):
-            print(f"error: {error}", file=sys.stderr)
-            return 1
-        raise
+    except LabError as error:  # raised on purpose: one line, its exit status (see the docstring)
+        print(f"error: {error.one_line()}", file=sys.stderr)
+        return error.exit_status
 
 
 if __name__ == "__main__":

@@ -29,14 +29,20 @@ from typing import Any
 
 import numpy as np
 
+from models.errors import LabError
+
 CHECKPOINT_ROOT = Path(__file__).resolve().parents[1] / "checkpoints"
 FORMAT = "attention-lab"
 VERSION = 1
 SNAPSHOT_PREFIX = "snapshot/"
 
 
-class CheckpointError(ValueError):
+class CheckpointError(LabError, ValueError):
     """A file that is not a checkpoint of the expected model; the message names what is wrong."""
+
+
+class MissingCheckpoint(CheckpointError, FileNotFoundError):
+    """No checkpoint where the model's file should be; the message says how to train it."""
 
 
 @dataclass(frozen=True)
@@ -160,7 +166,7 @@ def load(path: str | Path, family: str, *, snapshots: bool = False) -> Checkpoin
 
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"no checkpoint at {path}: train it with python -m models.train {family}")
+        raise MissingCheckpoint(f"no checkpoint at {path}: train it with python -m models.train {family}")
     try:
         with safe_open(str(path), framework="numpy") as f:
             config, info, _ = _header(f.metadata(), family=family, where=path.name)
@@ -197,9 +203,13 @@ def read_info(path: str | Path, family: str) -> tuple[dict, dict, list[int]]:
 
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"no checkpoint at {path}: train it with python -m models.train {family}")
-    with safe_open(str(path), framework="numpy") as f:
-        return _header(f.metadata(), family=family, where=path.name)
+        raise MissingCheckpoint(f"no checkpoint at {path}: train it with python -m models.train {family}")
+    try:
+        with safe_open(str(path), framework="numpy") as f:
+            metadata = f.metadata()
+    except Exception as error:  # noqa: BLE001 - safetensors raises its own error types
+        raise CheckpointError(f"{path.name} is not a readable safetensors file ({error})") from None
+    return _header(metadata, family=family, where=path.name)
 
 
 # ------------------------------------------------------------------ configs and nnx states

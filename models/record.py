@@ -13,9 +13,13 @@ from typing import Any
 
 import numpy as np
 
+from models.errors import LabError
 
-class InputError(ValueError):
+
+class InputError(LabError, ValueError):
     """An error the user caused; its message is one line saying what was wrong and what to do."""
+
+    exit_status = 2
 
 
 @dataclass(frozen=True)
@@ -90,11 +94,11 @@ class AttentionRecord:
             "mechanism": self.mechanism,
             "axes": list(self.axes),
             "shape": list(self.weights.shape),
-            "weights": _json_safe(self.weights),
+            "weights": json_safe(self.weights),
             "query_labels": list(self.query_labels),
             "key_labels": list(self.key_labels),
             "meta": dict(self.meta),
-            **{name: _json_safe(value) for name, value in self.extras.items()},
+            **{name: json_safe(value) for name, value in self.extras.items()},
         }
 
     def to_npz_dict(self) -> dict[str, np.ndarray]:
@@ -122,10 +126,11 @@ def _matrix_shape(shape: tuple[int, ...], axes: tuple[str, ...]) -> tuple[int, i
     return shape[q], int(np.prod(shape[q + 1 :]))
 
 
-def _json_safe(value: Any) -> Any:
+def json_safe(value: Any) -> Any:
+    """Returns value as JSON-ready Python data: arrays as (nested) lists, NaN and ±inf as None."""
     if isinstance(value, np.ndarray):
         if value.dtype.kind == "f":
-            return [_json_safe(x) for x in value.tolist()] if value.ndim else _json_safe(value.item())
+            return [json_safe(x) for x in value.tolist()] if value.ndim else json_safe(value.item())
         return value.tolist()
     if isinstance(value, (np.floating, float)):
         value = float(value)
@@ -133,7 +138,7 @@ def _json_safe(value: Any) -> Any:
     if isinstance(value, np.integer):
         return int(value)
     if isinstance(value, (list, tuple)):
-        return [_json_safe(x) for x in value]
+        return [json_safe(x) for x in value]
     if isinstance(value, np.str_):
         return str(value)
     return value

@@ -1,4 +1,9 @@
-"""Export: a record or a figure in, bytes out. Nothing here writes files or shows anything.
+"""Export: a record or a figure in, bytes out. Nothing here opens files or shows anything.
+
+The bytes come as one bytes object (export_bytes, record_bytes: the pages' download buttons)
+or streamed into a binary file the caller opened (write_export: the CLI), the same bytes
+either way. Streamed, a record's CSV and JSON are written a block of weights at a time: a
+6 × 12 × 512 × 512 record is about 600 MB of CSV, and as one string several times that.
 
 Data formats (CSV, JSON, NPY, NPZ) come straight from the record and never import plotly.
 HTML embeds plotly.js, so the file opens offline. Image formats (PNG, SVG, PDF) go through
@@ -9,18 +14,21 @@ or broken exporter answered with ExportBusy ("try again") instead of a hang.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import os
 import shutil
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 
-from models.record import AttentionRecord
+from models.record import AttentionRecord, json_safe
 from viz.image_export import ExportBusy, ExportUnavailable, exporter_for
 
-__all__ = ["ExportBusy", "ExportUnavailable", "export_bytes", "figure_bytes", "record_bytes", "text_export_allowed"]
+__all__ = ["ExportBusy", "ExportUnavailable", "export_bytes", "figure_bytes", "record_bytes", "text_export_allowed",
+           "write_export"]
 
 if TYPE_CHECKING:  # plotly loads only when a figure is exported (data formats never need it)
     import plotly.graph_objects as go
@@ -49,6 +57,8 @@ INSTALL_HINT = (
 # Above this many weights, CSV and JSON are not offered: a 6 × 12 × 512 × 512 record is 19 M
 # CSV rows (hundreds of MB); NPY holds the same numbers in 4 bytes each.
 TEXT_EXPORT_MAX_CELLS = 2_000_000
+# Streamed CSV and JSON hold about this many weights as text at a time (a few MB).
+TEXT_BLOCK_CELLS = 2**18
 
 
 def chromium_path() -> str | None:
@@ -101,21 +111,68 @@ def text_export_allowed(record: AttentionRecord) -> bool:
 def record_bytes(record: AttentionRecord, fmt: str, *, compress: bool = False) -> bytes:
     """Returns the record's weights as CSV, JSON, NPY or NPZ bytes (npz compressed only if asked:
     zlib saves about 30 % on float32 attention and costs several times the write time)."""
-    fmt = fmt.lower()
-    if fmt == "json":
-        return json.dumps(record.to_json_dict(), ensure_ascii=False, allow_nan=False).encode("utf-8")
-    if fmt == "npy":
-        buffer = io.BytesIO()
-        np.save(buffer, record.weights, allow_pickle=False)
-        return buffer.getvalue()
-    if fmt == "npz":
-        buffer = io.BytesIO()
-        (np.savez_compressed if compress else np.savez)(buffer, **record.to_npz_dict())
-        return buffer.getvalue()
-    if fmt == "csv":
-        return _record_csv(record).encode("utf-8")
-    raise ValueError(f"unknown record format {fmt!r}; use one of {', '.join(RECORD_FORMATS)}")
+    buffer = io.BytesIO()
+    write_record(record, fmt, buffer, compress=compress)
+    return buffer.getvalue()
 
+
+def write_record(record: AttentionRecord, fmt: str, file: BinaryIO, *, compress: bool = False) -> None:
+    """Writes what record_bytes returns into a binary file, a block at a time (see the module docstring)."""
+    fmt = fmt.lower()
+    if fmt not in RECORD_FORMATS:
+        raise ValueError(f"unknown record format {fmt!r}; use one of {', '.join(RECORD_FORMATS)}")
+    if fmt == "npy":
+        np.save(file, record.weights, allow_pickle=False)
+    elif fmt == "npz":
+        (np.savez_compressed if compress else np.savez)(file, **record.to_npz_dict())
+    else:
+        for text in _json_text(record) if fmt == "json" else _csv_text(record):
+            file.write(text.encode("utf-8"))
+
+
+# ------------------------------------------------------------------ JSON, streamed
+
+_dumps = functools.partial(json.dumps, ensure_ascii=False, allow_nan=False)
+_STREAMED = object()
+
+
+def _json_text(record: AttentionRecord) -> Iterator[str]:
+    """Yields json.dumps(record.to_json_dict(), ensure_ascii=False, allow_nan=False) in pieces, the
+    weights a block at a time (tests/viz/test_export.py holds the two equal)."""
+    fields = {
+        "mechanism": record.mechanism,
+        "axes": list(record.axes),
+        "shape": list(record.weights.shape),
+        "weights": _STREAMED,
+        "query_labels": list(record.query_labels),
+        "key_labels": list(record.key_labels),
+        "meta": dict(record.meta),
+        **{name: json_safe(value) for name, value in record.extras.items()},
+    }
+    if fields["weights"] is not _STREAMED or not all(isinstance(name, str) for name in fields):
+        yield _dumps(record.to_json_dict())  # an extra named like a field: the one-piece form decides
+        return
+    for n, (name, value) in enumerate(fields.items()):
+        yield f"{', ' if n else '{'}{_dumps(name)}: "
+        if value is _STREAMED:
+            yield from _json_array(record.weights)
+        else:
+            yield _dumps(value)
+    yield "}"
+
+
+def _json_array(weights: np.ndarray) -> Iterator[str]:
+    # json.dumps writes a list as "[" + ", ".join(items) + "]": so does this, one block at a time.
+    if weights.ndim == 0 or weights.size <= TEXT_BLOCK_CELLS:
+        yield _dumps(weights.tolist() if np.isfinite(weights).all() else json_safe(weights))
+        return
+    for i in range(len(weights)):
+        yield ", " if i else "["
+        yield from _json_array(weights[i])
+    yield "]"
+
+
+# ------------------------------------------------------------------ CSV, streamed
 
 def _csv_cell(text: str) -> str:
     # Spreadsheets run cells that start with = + - @ as formulas; a leading quote stops that.
@@ -132,36 +189,63 @@ def _cell_words(record: AttentionRecord) -> np.ndarray | None:
     return words if words.shape == record.weights.shape and words.dtype.kind in "UO" else None
 
 
-def _record_csv(record: AttentionRecord) -> str:
-    """2-D records: a query × key matrix with labels. Records whose columns hold a different word in
-    each row (extras["words"], the HAN's): one row per word, long form, padding left out. Others: one
-    row per weight, long form."""
+def _csv_rows(rows: Iterable[list]) -> Iterator[str]:
+    """Yields the rows as csv.writer writes them, a few thousand rows a piece."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
+    for n, row in enumerate(rows, start=1):
+        writer.writerow(row)
+        if n % 4096 == 0:
+            yield out.getvalue()
+            out.seek(0)
+            out.truncate()
+    yield out.getvalue()
+
+
+def _csv_fields(cells: Iterable[str]) -> list[str]:
+    """Returns each cell as csv.writer writes it inside a row of several fields (quoted where needed)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    fields = []
+    for cell in cells:
+        out.seek(0)
+        out.truncate()
+        writer.writerow([cell, ""])  # a second field: a lone empty field would be written as ""
+        fields.append(out.getvalue().removesuffix(",\n"))
+    return fields
+
+
+def _csv_text(record: AttentionRecord) -> Iterator[str]:
+    """Yields the record's CSV. 2-D records: a query × key matrix with labels. Records whose columns
+    hold a different word in each row (extras["words"], the HAN's): one row per word, long form,
+    padding left out. Others: one row per weight, long form."""
     words = _cell_words(record)
     if words is not None:
         row_axis, col_axis = record.axes
-        writer.writerow([f"{row_axis} index", row_axis, f"{col_axis} index", col_axis, "weight"])
-        for qi, (qlabel, row) in enumerate(zip(record.query_labels, record.weights)):
-            for ki, word in enumerate(words[qi]):
-                if str(word):
-                    writer.writerow([qi, _csv_cell(qlabel), ki, _csv_cell(str(word)), f"{row[ki]:.8g}"])
-        return out.getvalue()
+        yield from _csv_rows([[f"{row_axis} index", row_axis, f"{col_axis} index", col_axis, "weight"]])
+        yield from _csv_rows([qi, _csv_cell(qlabel), ki, _csv_cell(str(word)), f"{row[ki]:.8g}"]
+                             for qi, (qlabel, row) in enumerate(zip(record.query_labels, record.weights))
+                             for ki, word in enumerate(words[qi]) if str(word))
+        return
     if not record.leading_axes:
-        matrix = record.matrix()
-        writer.writerow(["query \\ key", *(_csv_cell(k) for k in record.key_labels)])
-        for label, row in zip(record.query_labels, matrix):
-            writer.writerow([_csv_cell(label), *(f"{x:.8g}" for x in row)])
-        return out.getvalue()
+        yield from _csv_rows([["query \\ key", *(_csv_cell(k) for k in record.key_labels)]])
+        yield from _csv_rows([_csv_cell(label), *(f"{x:.8g}" for x in row)]
+                             for label, row in zip(record.query_labels, record.matrix()))
+        return
+    # One row per weight, millions for a transformer: each row is formatted directly, its label
+    # fields quoted once the way csv.writer quotes them (the tests hold the two equal).
     lead = record.leading_axes
-    writer.writerow([*lead, "query", "key", "weight"])
-    lead_shape = record.weights.shape[: len(lead)]
-    for index in np.ndindex(*lead_shape):
+    yield from _csv_rows([[*lead, "query", "key", "weight"]])
+    queries = _csv_fields(_csv_cell(label) for label in record.query_labels)
+    keys = [f"{field}," for field in _csv_fields(_csv_cell(label) for label in record.key_labels)]
+    rows_per_piece = max(1, TEXT_BLOCK_CELLS // max(1, len(keys)))
+    for index in np.ndindex(*record.weights.shape[: len(lead)]):
         matrix = record.matrix(**dict(zip(lead, index)))
-        for qi, qlabel in enumerate(record.query_labels):
-            for ki, klabel in enumerate(record.key_labels):
-                writer.writerow([*index, _csv_cell(qlabel), _csv_cell(klabel), f"{matrix[qi, ki]:.8g}"])
-    return out.getvalue()
+        start = "".join(f"{i}," for i in index)
+        for first in range(0, len(queries), rows_per_piece):
+            block = matrix[first : first + rows_per_piece].tolist()
+            yield "".join(f"{start}{query},{key}{x:.8g}\n"
+                          for query, row in zip(queries[first:], block) for key, x in zip(keys, row))
 
 
 def export_bytes(record: AttentionRecord, fmt: str, fig: go.Figure | None = None, *, compress: bool = False) -> bytes:
@@ -175,3 +259,11 @@ def export_bytes(record: AttentionRecord, fmt: str, fig: go.Figure | None = None
             fig = for_the_page(record_figure(record))
         return figure_bytes(fig, fmt)
     return record_bytes(record, fmt, compress=compress)
+
+
+def write_export(record: AttentionRecord, fmt: str, file: BinaryIO, *, compress: bool = False) -> None:
+    """Writes what export_bytes(record, fmt) returns into a binary file; data formats a block at a time."""
+    if fmt.lower() in FIGURE_FORMATS:
+        file.write(export_bytes(record, fmt))
+    else:
+        write_record(record, fmt, file, compress=compress)

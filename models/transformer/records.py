@@ -263,3 +263,13 @@ def transformer_records(mechanism, options_list: list[Mapping[str, Any]]) -> lis
         for i, record in zip(indices, runner.attention_batch(texts, pairs)):
             records[i] = record
     return records
+
+
+def transformer_record_size(mechanism, options: Mapping[str, Any]) -> int:
+    """Registry estimate: the bytes one input holds while its record is built, float32 layers × heads
+    × (T_b² + T²): the batched call's maps padded to the length bucket T_b, and the record's own T × T
+    copy of them (about 151 MB at 512 tokens for MiniLM)."""
+    runner = shared_runner(_model_dir_option(options))
+    tokens = len(runner.encode(options.get("text"), options.get("text_pair")))
+    padded = bucket(tokens, runner.buckets)
+    return runner.config.num_hidden_layers * runner.config.num_attention_heads * (padded**2 + tokens**2) * 4

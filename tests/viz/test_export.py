@@ -88,3 +88,79 @@ def test_unknown_formats_raise(record):
         export.record_bytes(record, "xlsx")
     with pytest.raises(ValueError):
         export.figure_bytes(attention_heatmap(record), "gif")
+
+
+# ------------------------------------------------------------------ streamed CSV and JSON
+
+TRICKY_LABELS = ["a,b", 'say "hi"', "line\nbreak", "", "=SUM(A1)", "-1", "café 東京", " lead", "tab\tx", "\rcr"]
+
+
+def _csv_as_one_writer_writes_it(record):
+    """The oracle: every row through one csv.writer, as the unstreamed export wrote it."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    cell = export._csv_cell
+    if not record.leading_axes:
+        writer.writerow(["query \\ key", *(cell(k) for k in record.key_labels)])
+        for label, row in zip(record.query_labels, record.matrix()):
+            writer.writerow([cell(label), *(f"{x:.8g}" for x in row)])
+        return out.getvalue().encode()
+    lead = record.leading_axes
+    writer.writerow([*lead, "query", "key", "weight"])
+    for index in np.ndindex(*record.weights.shape[: len(lead)]):
+        matrix = record.matrix(**dict(zip(lead, index)))
+        for qi, qlabel in enumerate(record.query_labels):
+            for ki, klabel in enumerate(record.key_labels):
+                writer.writerow([*index, cell(qlabel), cell(klabel), f"{matrix[qi, ki]:.8g}"])
+    return out.getvalue().encode()
+
+
+def _odd_weights(shape, seed=0):
+    # Values whose text is tricky: tiny, huge, negative zero, NaN and ±inf among ordinary weights.
+    w = np.random.default_rng(seed).random(shape).astype(np.float32).ravel()
+    w[:7] = [np.nan, np.inf, -np.inf, -0.0, 1e-30, 3.4e38, 1 / 3]
+    return w.reshape(shape)
+
+
+@pytest.mark.parametrize("block", [1, 5, export.TEXT_BLOCK_CELLS])
+def test_streamed_csv_is_what_one_csv_writer_writes(monkeypatch, block):
+    monkeypatch.setattr(export, "TEXT_BLOCK_CELLS", block)  # pieces of one row, of a few rows, whole
+    n = len(TRICKY_LABELS)
+    layered = AttentionRecord("t", _odd_weights((2, 3, n, n)), ("layer", "head", "query", "key"),
+                              TRICKY_LABELS, TRICKY_LABELS[::-1])
+    flat = AttentionRecord("t", _odd_weights((n, 4), 1), ("query", "key"), TRICKY_LABELS, ["k,1", '"', "", "+x"])
+    for r in (layered, flat):
+        assert export.record_bytes(r, "csv") == _csv_as_one_writer_writes_it(r)
+
+
+@pytest.mark.parametrize("block", [1, 7, export.TEXT_BLOCK_CELLS])
+def test_streamed_json_is_what_json_dumps_writes(monkeypatch, block):
+    monkeypatch.setattr(export, "TEXT_BLOCK_CELLS", block)
+    n = len(TRICKY_LABELS)
+    extras = {"input_ids": np.arange(n, dtype=np.int32), "scores": np.array([1.5, np.nan], np.float32),
+              "caption": "ünï \"q\"", "step": np.int64(3), "pair": (np.float32(0.25), np.inf)}
+    for weights in (_odd_weights((2, 3, n, n)), np.random.default_rng(2).random((2, 3, n, n)).astype(np.float32)):
+        r = AttentionRecord("t", weights, ("layer", "head", "query", "key"), TRICKY_LABELS, TRICKY_LABELS,
+                            meta={"notice": "cut at 512 tokens", "segments": [0, 1]}, extras=extras)
+        expected = json.dumps(r.to_json_dict(), ensure_ascii=False, allow_nan=False).encode()
+        assert export.record_bytes(r, "json") == expected
+    shadowing = AttentionRecord("t", np.eye(2), ("query", "key"), ["a", "b"], ["a", "b"], extras={"weights": [1]})
+    assert export.record_bytes(shadowing, "json") == json.dumps(shadowing.to_json_dict(), ensure_ascii=False).encode()
+
+
+@pytest.mark.parametrize("fmt", export.RECORD_FORMATS)
+def test_write_export_to_a_file_writes_what_export_bytes_returns(tmp_path, record, fmt):
+    import zipfile
+
+    path = tmp_path / f"a.{fmt}"
+    with path.open("wb") as file:
+        export.write_export(record, fmt, file)
+    in_memory = export.export_bytes(record, fmt)
+    if fmt != "npz":
+        assert path.read_bytes() == in_memory
+        return
+    # A zip member carries the time it was written, so npz bytes differ from second to second:
+    # the members, their names, order and bytes, are what must match.
+    with zipfile.ZipFile(path) as written, zipfile.ZipFile(io.BytesIO(in_memory)) as returned:
+        assert written.namelist() == returned.namelist()
+        assert all(written.read(name) == returned.read(name) for name in written.namelist())

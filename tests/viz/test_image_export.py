@@ -105,3 +105,33 @@ def test_close_never_waits_forever_on_a_stuck_render(monkeypatch):
     started = time.monotonic()
     exporter.close()
     assert time.monotonic() - started < 3
+
+
+def test_a_browser_that_hangs_at_start_is_given_up_and_its_whole_tree_killed(tmp_path):
+    # What the app and the CLI share: the exporter, its start timeout and the kill of the session.
+    started = tmp_path / "started"
+    browser = tmp_path / "hanging-browser"
+    browser.write_text(f"#!/bin/sh\necho $$ > {started}\nsleep 300 &\necho $! >> {started}\nwait\n")
+    browser.chmod(0o755)
+    exporter = image_export.ImageExporter(str(browser), start_timeout=2.0, render_timeout=2.0)
+    began = time.monotonic()
+    with pytest.raises(ExportBusy, match=r"could not start its browser \(TimeoutError\)"):
+        exporter.render(figure().to_dict(), "png", 100, 100, 1)
+    assert time.monotonic() - began < 30
+    shell, sleeper = (int(x) for x in started.read_text().split())
+    deadline = time.monotonic() + 5
+    while (image_export._running(shell) or image_export._running(sleeper)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not image_export._running(shell) and not image_export._running(sleeper)
+    assert exporter.browser_pids() == []  # nothing kept: the next render starts afresh
+    exporter.close()
+
+
+def test_the_timeout_knob_reads_seconds_from_the_environment(monkeypatch):
+    monkeypatch.setenv(image_export.TIMEOUT_ENV, "2.5")
+    assert image_export._timeout_from_env() == 2.5
+    for bad in ("", "soon", "0", "-1", "inf", "nan"):
+        monkeypatch.setenv(image_export.TIMEOUT_ENV, bad)
+        assert image_export._timeout_from_env() is None  # the built-in timeouts
+    exporter = image_export.ImageExporter("/nonexistent", start_timeout=1.5)
+    assert exporter.start_timeout == 1.5 and exporter.render_timeout == image_export.RENDER_TIMEOUT
