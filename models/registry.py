@@ -253,6 +253,7 @@ MECHANISMS: tuple[Mechanism, ...] = (
         summary="Every token of a pretrained transformer (all-MiniLM-L6-v2) attends to every token: 6 layers × 12 heads.",
         family="transformer", variant="self-attention", builder="models.transformer.records:transformer_record",
         batch_builder="models.transformer.records:transformer_records",
+        record_size="models.transformer.records:transformer_record_size",
         options=(o.TEXT.with_(max_chars=20_000), o.TEXT_PAIR.with_(max_chars=20_000), o.MODEL_DIR),
         example={"text": "The cat sat on the mat."},
     ),

@@ -20,6 +20,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
+from models.errors import LabError
 from models.options import Option
 from models.record import AttentionRecord, InputError
 from models.registry import Mechanism, warm
@@ -86,11 +87,12 @@ def show_input_error(error: Exception) -> None:
 
 
 def checked(fn: Callable[..., T], *args: Any, stop: bool = True, **kwargs: Any) -> T | None:
-    """Returns fn(*args, **kwargs); on InputError shows its one line and stops the script
-    (stop=False: returns None instead, so a page can go on with its other sections)."""
+    """Returns fn(*args, **kwargs); on an error raised on purpose (models/errors.py: bad input, a
+    damaged checkpoint, ...) shows its one line and stops the script (stop=False: returns None
+    instead, so a page can go on with its other sections)."""
     try:
         return fn(*args, **kwargs)
-    except InputError as error:
+    except LabError as error:
         show_input_error(error)
         if stop:
             st.stop()
