@@ -34,9 +34,11 @@ HAN = Page("pages/han.py", "Hierarchical attention", ":material/account_tree:")
 IMAGES = Page("pages/images.py", "Hard vs soft attention (images)", ":material/image:")
 TRANSFORMER = Page("pages/transformer.py", "Transformer: three kinds of attention", ":material/swap_horiz:")
 INDUCTION = Page("pages/induction.py", "Induction heads", ":material/repeat:")
+LANGUAGE_MODEL = Page("pages/language_model.py", "Language model (GPT)", ":material/auto_stories:")
 
 PAGES: tuple[Page, ...] = (
-    START_HERE, HOME, PLAYGROUND, SEQ2SEQ, SENTENCE_ALIGNMENT, IMAGES, FEEDFORWARD, HAN, SELF_ATTENTION, TRANSFORMER, INDUCTION
+    START_HERE, HOME, PLAYGROUND, SEQ2SEQ, SENTENCE_ALIGNMENT, IMAGES, FEEDFORWARD, HAN, SELF_ATTENTION, TRANSFORMER, INDUCTION,
+    LANGUAGE_MODEL,
 )  # roughly the order of the literature
 
 EXAMPLE_IMAGE = "docs/examples/scene.png"
@@ -253,7 +255,6 @@ MECHANISMS: tuple[Mechanism, ...] = (
         summary="Every token of a pretrained transformer (all-MiniLM-L6-v2) attends to every token: 6 layers × 12 heads.",
         family="transformer", variant="self-attention", builder="models.transformer.records:transformer_record",
         batch_builder="models.transformer.records:transformer_records",
-        record_size="models.transformer.records:transformer_record_size",
         options=(o.TEXT.with_(max_chars=20_000), o.TEXT_PAIR.with_(max_chars=20_000), o.MODEL_DIR),
         example={"text": "The cat sat on the mat."},
     ),
@@ -306,6 +307,29 @@ MECHANISMS = MECHANISMS + (
             o.Option("step", "int", low=0, high=1_000_000, help="a training-step snapshot instead of the final weights"),
         ),
         example={"seed": 0},
+    ),
+)
+
+MECHANISMS = MECHANISMS + (
+    Mechanism(
+        id="lm",
+        name="Causal self-attention in a decoder language model",
+        paper="Radford et al. (2019), Language Models are Unsupervised Multitask Learners (GPT-2); "
+        "Touvron et al. (2023), LLaMA",
+        formula=r"\alpha^{(l,h)} = \operatorname{softmax}\!\left(\frac{Q_h K_{g(h)}^\top}{\sqrt{d}} + M\right),"
+        r"\ M_{ij} = -\infty \text{ for } j > i,\quad g(h) = \lfloor h / G \rfloor",
+        page=LANGUAGE_MODEL.file,
+        summary="Every token of a GPT-style model attends to itself and the tokens before it: the GPT trained here, "
+        "or your own GPT-2, Llama, Mistral or Qwen folder.",
+        family="lm", builder="models.lm.records:lm_record", record_size="models.lm.records:lm_record_size",
+        options=(
+            o.TEXT.with_(max_chars=20_000),
+            o.MODEL_DIR.with_(help="a local Hugging Face-format GPT-2, Llama, Mistral or Qwen folder "
+                                   "(default: the GPT trained here, checkpoints/lm)"),
+            o.Option("layers", "text", max_chars=200, label="Layers",
+                     help="which layers' maps to keep, e.g. 0-3 or 0,5,11 (default: all)"),
+        ),
+        example={"text": "The cat sat on the mat. The cat sat on the"},
     ),
 )
 

@@ -252,12 +252,13 @@ def load_folder(path: str | Path, *, max_bytes: int | None = None) -> LoadedLM:
     return LoadedLM(folder.resolve(), cfg, graphdef, state, tokenizer)
 
 
-def save_gpt2_folder(path: str | Path, cfg, state, tokenizer) -> Path:
+def save_gpt2_folder(path: str | Path, cfg, state, tokenizer, tokenizer_config: dict | None = None) -> Path:
     """Writes a GPT-2 as Hugging Face saves one: config.json, model.safetensors, tokenizer.json
     (and tokenizer_config.json naming the fast tokenizer), so that transformers loads it.
 
-    state: the nnx.State (or {nnx path: array}) of DecoderLM(cfg); tokenizer: a tokenizers.Tokenizer.
-    Returns the folder.
+    state: the nnx.State (or {nnx path: array}) of DecoderLM(cfg); tokenizer: a tokenizers.Tokenizer;
+    tokenizer_config: tokenizer_config.json's content (default: the fast tokenizer class and the
+    length limit). Returns the folder.
     """
     from safetensors.numpy import save_file
 
@@ -274,6 +275,7 @@ def save_gpt2_folder(path: str | Path, cfg, state, tokenizer) -> Path:
     save_file(hf_tensors(cfg, params), str(folder / "model.safetensors"), metadata={"format": "pt"})
     (folder / "config.json").write_text(json.dumps(cfg.to_gpt2_hf(), indent=2) + "\n", encoding="utf-8")
     tokenizer.save(str(folder / "tokenizer.json"))
-    tokenizer_config = {"tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": cfg.max_positions}
+    if tokenizer_config is None:
+        tokenizer_config = {"tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": cfg.max_positions}
     (folder / "tokenizer_config.json").write_text(json.dumps(tokenizer_config, indent=2) + "\n", encoding="utf-8")
     return folder

@@ -248,11 +248,15 @@ def allowed_keys(cfg: LMConfig, key_mask):
     return (allowed[None] & key_mask[:, None, :])[:, None, None]
 
 
-def decoder_forward(model: DecoderLM, ids, key_mask, *, logits: bool = True, attention: bool = True):
-    """Returns (logits [B, T, V] or None, attention [L, B, H, T, T] float32 or None).
+def decoder_forward(model: DecoderLM, ids, key_mask, *, logits: bool | str = True,
+                    attention: bool | tuple[int, ...] = True):
+    """Returns (logits [B, T, V] or None, attention [L', B, H, T, T] float32 or None).
 
     ids int32 [B, T]; key_mask bool [B, T], True for real tokens, padding at the end. Positions
-    are 0..T-1. Attention above the diagonal and on padding keys is exactly 0.
+    are 0..T-1. Attention above the diagonal and on padding keys is exactly 0. attention: True
+    for every layer's maps (L' = L), a tuple of layer indices for those layers' only, False for none.
+    logits "loss": instead of logits, each position's next-token loss in nats [B, T] (-log p of
+    ids[:, t + 1]; 0 at the last position), without handing [B, T, V] back.
     """
     cfg = model.config
     x = model.embed[...][ids]
@@ -272,21 +276,25 @@ def decoder_forward(model: DecoderLM, ids, key_mask, *, logits: bool = True, att
         out, probs = attention_layer(layer, cfg, normalize(layer.attn_norm, x, cfg.norm_eps), allowed, rope, index)
         x = x + out
         x = x + feed_forward(layer, cfg, normalize(layer.mlp_norm, x, cfg.norm_eps))
-        if attention:
+        if attention is True or (attention and index in attention):
             maps.append(probs)
     result_logits = None
     if logits:
         x = normalize(model.final_norm, x, cfg.norm_eps)
         head = model.embed[...].T if cfg.tie_word_embeddings else model.lm_head.kernel[...]
         result_logits = jnp.matmul(x, head)
-    return result_logits, (jnp.stack(maps) if attention else None)
+        if logits == "loss":
+            log_probs = jax.nn.log_softmax(result_logits[:, :-1], axis=-1)
+            picked = jnp.take_along_axis(log_probs, ids[:, 1:, None], axis=-1)[..., 0]
+            result_logits = jnp.pad(-picked, ((0, 0), (0, 1)))
+    return result_logits, (jnp.stack(maps) if maps else None)
 
 
 # ----------------------------------------------------------------------------- the jitted entry
 
 
 @functools.partial(jax.jit, static_argnames=("graphdef", "logits", "attention"))
-def forward(state, ids, key_mask, *, graphdef, logits: bool = True, attention: bool = True):
+def forward(state, ids, key_mask, *, graphdef, logits: bool | str = True, attention: bool | tuple[int, ...] = True):
     """Returns decoder_forward's (logits, attention) of the model nnx.merge(graphdef, state).
 
     A pure function of arrays, jitted once per (graphdef, shape): split the module once with
@@ -310,10 +318,11 @@ def pad_ids(ids: np.ndarray, buckets=LENGTH_BUCKETS) -> tuple[np.ndarray, np.nda
     return out, mask
 
 
-def run(graphdef, state, ids: np.ndarray, *, logits: bool = True, attention: bool = True, buckets=LENGTH_BUCKETS):
-    """Returns numpy (logits [B, T, V] or None, attention [L, B, H, T, T] or None) of token ids [B, T].
+def run(graphdef, state, ids: np.ndarray, *, logits: bool | str = True, attention: bool | tuple[int, ...] = True,
+        buckets=LENGTH_BUCKETS):
+    """Returns numpy (logits [B, T, V] or None, attention [L', B, H, T, T] or None) of token ids [B, T].
 
-    The ids are padded to a length bucket and the outputs cut back to T.
+    The ids are padded to a length bucket and the outputs cut back to T; attention as in decoder_forward.
     """
     t = np.shape(ids)[1]
     padded, mask = pad_ids(ids, buckets)
