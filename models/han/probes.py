@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from models.han.data import encode_document
-from models.han.quality import sentence_spread
+from models.han.spread import sentence_spread
 
 PROBE_MATERIAL = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "han_probes.json"
 PROBE_SENTENCES = 4

@@ -13,6 +13,7 @@ import numpy as np
 
 from models.han.data import encode_document
 from models.han.records import HANPredictor, HANResult
+from models.han.spread import sentence_spread
 from models.han.task import Review, generate_reviews
 
 HELD_OUT_SEED = 12345  # the quality test's generated documents; never trained on
@@ -21,15 +22,6 @@ FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures"
 PLAIN_REVIEWS = FIXTURES / "han_plain_reviews.json"  # the first 20 hand-written reviews (restaurants)
 NEW_REVIEWS = FIXTURES / "han_reviews_new.json"  # 48 more, in many domains, written before training
 TOPIC_ALIASES = {"food": "quality"}  # the first fixture's topic names -> the heads' names
-
-
-def sentence_spread(alpha: np.ndarray) -> float:
-    """Returns the normalised entropy of sentence α [S]: 1 = spread evenly, 0 = all on one sentence."""
-    alpha = np.asarray(alpha, np.float64)
-    if alpha.size < 2:
-        return 0.0
-    p = alpha[alpha > 0]
-    return float(-(p * np.log(p)).sum() / np.log(alpha.size))
 
 
 def _strip(word: str) -> str:

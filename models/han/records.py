@@ -25,6 +25,7 @@ from models.han.checkpoint import CHECKPOINT, load_checkpoint, load_checkpoint_b
 from models.han.data import Document, encode_document, make_batch, word_weights
 from models.han.features import document_vectors, feature_batch
 from models.han.model import HANConfig, compiled_forward
+from models.han.spread import sentence_spread
 from models.record import AttentionRecord
 
 REFERENCE_SEED = 777  # the generated reviews whose words the u_w chart scores (never trained on)
@@ -97,8 +98,6 @@ class HANPredictor:
 
     def run_batch(self, docs: Sequence[Document], batch_size: int = 8) -> list[HANResult]:
         """Returns one HANResult per document (piece vectors for all of them first, in MiniLM's batches)."""
-        from models.han.quality import sentence_spread
-
         vectors = self.featurize(docs)
         results = []
         for start in range(0, len(docs), batch_size):
