@@ -12,26 +12,22 @@ saying so, and the control shows its default.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+from ui.markdown import escape_markdown
+from ui.streamlit_private import in_fragment_rerun, is_history_navigation, page_id, seeding_query_params
 
 LINK_TEXT_MAX = 1000
 BIND = "query-params"
 _OPENED = "_links_opened_pages"
 _RAW = "_links_opening_params"
 _SEEN = "_links_last_seen_params"  # page → {parameter: values} as its last run left them
-
-
-def _page_id() -> str:
-    ctx = get_script_run_ctx()
-    return getattr(ctx, "page_script_hash", "") or ""
 
 
 def start_run() -> None:
@@ -44,10 +40,10 @@ def start_run() -> None:
     address before them, and Streamlit sets every control that address leaves out to its default.
     """
     opened = st.session_state.setdefault(_OPENED, set())
-    page = _page_id()
+    page = page_id()
     if page in opened:
         last = st.session_state.get(_SEEN, {}).get(page)
-        if last and getattr(get_script_run_ctx(), "is_history_navigation", False) and not len(st.query_params):
+        if last and is_history_navigation() and not len(st.query_params):
             _reopen(last)
             st.session_state[_RAW] = last
             return
@@ -57,30 +53,18 @@ def start_run() -> None:
     st.session_state[_RAW] = {name: list(st.query_params.get_all(name)) for name in st.query_params}
 
 
-@contextlib.contextmanager
-def _seeding_params() -> Iterator[dict[str, list[str]]]:
-    # Streamlit's copy of the parameters the page was opened with, apart from st.query_params: a
-    # control bound to the URL seeds itself from it when it has no value yet.
-    state = getattr(get_script_run_ctx(), "session_state", None)
-    if state is None:
-        yield {}
-        return
-    with state.query_params() as params:
-        yield params._initial_query_params
-
-
 def _reopen(params: dict[str, list[str]]) -> None:
     # Into the URL, and into the copy the controls seed themselves from.
     for name, values in params.items():
         st.query_params[name] = values if len(values) > 1 else values[0]
-    with _seeding_params() as seeding:
+    with seeding_query_params() as seeding:
         seeding.clear()
         seeding.update({name: list(values) for name, values in params.items()})
 
 
 def _remember(key: str) -> None:
     # The page's parameter as this run leaves it, for a later Back to the page (start_run).
-    seen = st.session_state.setdefault(_SEEN, {}).setdefault(_page_id(), {})
+    seen = st.session_state.setdefault(_SEEN, {}).setdefault(page_id(), {})
     values = st.query_params.get_all(key)
     if values:
         seen[key] = list(values)
@@ -90,7 +74,7 @@ def _remember(key: str) -> None:
 
 def _opening_value(key: str) -> list[str] | None:
     # A fragment's own rerun (st.fragment) never opens a link: the page ran before it.
-    if getattr(get_script_run_ctx(), "fragment_ids_this_run", None):
+    if in_fragment_rerun():
         return None
     return st.session_state.get(_RAW, {}).get(key)
 
@@ -131,8 +115,6 @@ def report_refused(key: str, label: str, value: Any, format_func: Callable[[Any]
 
 def warn_refused(label: str, given: str, shown: Any) -> None:
     """Shows the one line of a link's value that a control does not take (`given`, as the URL has it)."""
-    from ui.widgets import escape_markdown
-
     st.warning(f"The link's value for {escape_markdown(label)}, “{escape_markdown(_clip(given))}”, is not one this "
                f"control takes; it shows {escape_markdown(_clip(str(shown)))}.", icon=":material/link_off:")
 
@@ -159,7 +141,7 @@ def _drop_infinite(key: str) -> None:
             continue
         if not finite and text.strip().lower() not in ("nan", "+nan", "-nan"):  # NaN is refused by the widget
             st.query_params.pop(key, None)
-            with _seeding_params() as seeding:  # the box seeds itself from the URL as the page was opened
+            with seeding_query_params() as seeding:  # the box seeds itself from the URL as the page was opened
                 seeding.pop(key, None)
             return
 
@@ -326,8 +308,9 @@ def _link_cell(value: Any) -> Any:
 
 # The Link box shows the address bar, read in the browser: Streamlit writes every bound control
 # and linked text into the URL, on a fragment's rerun (st.fragment) as on a full one, so the box
-# is right even where the section around it did not rerun. One constant script (no user input),
-# run once per page load; it follows Streamlit's history.replaceState/pushState calls.
+# is right even where the section around it did not rerun. One constant script (no user input):
+# the box is filled when it is drawn, and again on every click (the Link button that opens it, the
+# Copy button), focus and Back or Forward, so it shows the address as it is when it is read.
 LINK_BOX_HTML = """<div class="al-link" style="display:flex;gap:.5rem;align-items:flex-start;width:24rem;max-width:80vw">
 <textarea data-al-link readonly rows="3" aria-label="Link to this view"
  style="flex:1;resize:none;font-family:monospace;font-size:.8rem;line-height:1.3;word-break:break-all;
@@ -343,19 +326,11 @@ LINK_BOX_HTML = """<div class="al-link" style="display:flex;gap:.5rem;align-item
   }
   if (!window.__attentionLabLinks) {
     window.__attentionLabLinks = true;
-    ["pushState", "replaceState"].forEach(function (name) {
-      var original = window.history[name];
-      window.history[name] = function () {
-        var result = original.apply(this, arguments);
-        fill();
-        return result;
-      };
-    });
     window.addEventListener("popstate", fill);
+    document.addEventListener("click", fill, true);
     document.addEventListener("click", function (event) {
       var button = event.target.closest && event.target.closest("[data-al-copy]");
       if (!button) return;
-      fill();
       var box = button.parentElement.querySelector("textarea[data-al-link]");
       box.select();
       var done = function () { button.textContent = "Copied"; };

@@ -8,7 +8,9 @@ and reruns, so the request goes through app.py and its st.navigation like any ot
 """
 
 import streamlit as st
-from streamlit.runtime.pages_manager import PagesManager
+
+from ui.links import start_run
+from ui.streamlit_private import leave_legacy_pages_mode
 
 # The app's one style block. A table wider than the screen (the Playground's seven score formulas on
 # a phone) scrolls in its own box instead of widening the whole page. On a phone each chart keeps
@@ -22,9 +24,6 @@ PAGE_STYLE = ("<style>[data-testid='stMarkdownContainer'] table{display:block;ma
 def ensure_router() -> None:
     """Reruns the script through app.py if Streamlit is still in legacy pages/ mode; then notes a
     link's parameters (ui/links.py)."""
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
+    if leave_legacy_pages_mode():
         st.rerun()
-    from ui.links import start_run
-
     start_run()  # the run that opens a link remembers its parameters, to report refused ones

@@ -25,6 +25,7 @@ from models.options import Option
 from models.record import AttentionRecord, InputError
 from models.registry import Mechanism, warm
 from ui.links import bound, link_box
+from ui.markdown import escape_markdown
 from viz.chart_style import for_the_page
 from viz.export import (
     MIME_TYPES,
@@ -51,7 +52,6 @@ FORMAT_LABELS = {
     "json": "JSON (record)",
     "npy": "NPY (weights array)",
 }
-MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]<>#~|$])")
 
 
 # ------------------------------------------------------------------ text and errors
@@ -72,12 +72,6 @@ def warm_in_background(page_file: str) -> threading.Thread | None:
     thread = threading.Thread(target=warm, args=(page_file,), name=f"warm {page_file}", daemon=True)
     thread.start()
     return thread
-
-
-def escape_markdown(text: str) -> str:
-    """Returns `text` with every character Streamlit's markdown would format (emphasis, code,
-    links, HTML, headings, tables, $…$ maths) backslash-escaped, so it shows as typed."""
-    return MARKDOWN_SPECIALS.sub(r"\\\1", str(text))
 
 
 def show_input_error(error: Exception) -> None:
@@ -297,7 +291,7 @@ def view_switch(views: Sequence[str], *, key: str) -> str:
 
     Not st.tabs: a tab bar is drawn again by the browser on every rerun of the fragment around it,
     which cost 9 ms of script and 14–17 ms of the round trip in a floor app, while a segmented
-    control cost nothing measurable (docs/PERFORMANCE.md, tenth stop).
+    control cost nothing measurable.
     """
     return bound(st.segmented_control, "View", list(views), default=views[0], required=True, key=key,
                  label_visibility="collapsed")
@@ -360,12 +354,12 @@ class StreamlitProgress:
     """The training Progress protocol (models/training.py) on an st.progress bar."""
 
     def __init__(self, text: str):
-        self._text = text
-        self._bar = st.progress(0.0, text=f"{text}: compiling…")
+        self.text = text
+        self.bar = st.progress(0.0, text=f"{text}: compiling…")
 
     def update(self, step: int, total: int, **metrics: float) -> None:
         shown = ", ".join(f"{k} {v:.3f}" for k, v in metrics.items())
-        self._bar.progress(min(step / max(total, 1), 1.0), text=f"{self._text}: step {step}/{total}" +
+        self.bar.progress(min(step / max(total, 1), 1.0), text=f"{self.text}: step {step}/{total}" +
                            (f", {shown}" if shown else ""))
 
     def close(self) -> None:

@@ -3,9 +3,9 @@
 Why not a template: st.plotly_chart's default theme puts Streamlit's look into `layout.template`,
 and its browser component passes every new figure through that theme twice (JSON out and back
 in). Plotly.react then meets a template object it has not seen, and new data arrays, and draws
-the whole figure a second time. For the self-attention page's statistics figure that second
-draw took as long as the first (28 ms to draw, 37 ms to react to the same figure, in plotly.js
-in Chromium; docs/PERFORMANCE.md, thirteenth stop).
+the whole figure a second time: in bench/plotly_draw.py's mount table that second draw cost
+62–190 ms a chart with a template and 8–29 ms with the look in the layout (docs/PERFORMANCE.md,
+"Workarounds of library behaviour").
 
 So the app shows its figures with `theme=None`, without a template, with the same look written
 into the layout here, and with `layout.datarevision` set from the data: Plotly.react then knows
@@ -13,15 +13,16 @@ that nothing it was given is new and skips the redraw.
 
 One more thing defeated that: plotly.py sends a numpy vector as a base64 typed array, which
 plotly.js decodes into a new Float32Array on every pass, and its diff (which tests
-`Array.isArray`) takes any typed array for a changed value. The Playground's three panels were
-drawn twice, 45 ms and then 48 ms. So vectors go as plain JSON lists (`plain_vectors`); a 2-D `z`
-is decoded into an Array of rows, which the diff passes (docs/PERFORMANCE.md, fourteenth stop).
+`Array.isArray`) takes any typed array for a changed value, so the Playground's three panels were
+drawn twice. So vectors go as plain JSON lists (`plain_vectors`); a 2-D `z` is decoded into an
+Array of rows, which the diff passes. tests/e2e/test_chart_redraw_browser.py checks both.
 
 Exports get the same look (viz/export.py), so a PNG is drawn as the page shows it.
 
-The values are Streamlit 1.67's light chart theme (the app pins `base = "light"`), as its
-browser component wrote them into a figure's template. No streamlit import here: viz never
-imports streamlit.
+The values are Streamlit's light chart theme (the app pins `base = "light"`), as the browser
+component of the Streamlit version in requirements.txt writes them into a figure's template; no
+Python API gives them (its Python template holds placeholder colours), so tests/viz/test_chart_style.py
+pins that version. No streamlit import here: viz never imports streamlit.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from viz.margins import AXIS_PAD, reserve_tick_margins
-from viz.plotly_json import _AXIS_NAME, _OWN_COLORBAR, _axis_of, allow_tick_overflow, upright_numeric_ticks
+from viz.plotly_json import AXIS_NAME, OWN_COLORBAR, allow_tick_overflow, axis_of, upright_numeric_ticks
+from viz.plotly_private import layout_of, traces_of
 
 FONT_FAMILY = '"Source Sans", sans-serif'
 TEXT = "#808495"  # Streamlit's chart text (axis labels, ticks, legend titles)
@@ -93,7 +95,7 @@ def house_style(fig: go.Figure) -> go.Figure:
     Written straight into plotly.py's property dicts: validating the same values through
     update_layout took ~27 ms a figure, this takes well under 1 ms. Running it twice changes nothing.
     """
-    styled_spec({"data": fig._data, "layout": fig._layout})
+    styled_spec({"data": traces_of(fig), "layout": layout_of(fig)})
     return fig
 
 
@@ -106,7 +108,7 @@ def styled_spec(spec: dict[str, Any]) -> dict[str, Any]:
         if trace.get("type") in _ORIENTED:  # their category axis draws no grid and no zero line
             _under(_axis_dict(layout, trace, "y" if trace.get("orientation") == "h" else "x"),
                    {"showgrid": False, "zeroline": False})
-        if trace.get("type") in _OWN_COLORBAR or trace.get("type") == "image":  # their axes have ticks
+        if trace.get("type") in OWN_COLORBAR or trace.get("type") == "image":  # their axes have ticks
             for along in "xy":
                 axis = _axis_dict(layout, trace, along)
                 # but not an axis without labels (a panel beside another on a shared axis): its tick
@@ -114,7 +116,7 @@ def styled_spec(spec: dict[str, Any]) -> dict[str, Any]:
                 _under(axis, {"tickcolor": GRID} if axis.get("showticklabels") is not False else {"ticks": ""})
     _titled(layout)
     _under(layout, LAYOUT)
-    for key in [k for k in layout if _AXIS_NAME.fullmatch(k)] + ["xaxis", "yaxis"]:
+    for key in [k for k in layout if AXIS_NAME.fullmatch(k)] + ["xaxis", "yaxis"]:
         if isinstance(layout.setdefault(key, {}), dict):
             _titled(layout[key])
             _under(layout[key], X_AXIS if key[0] == "x" else Y_AXIS)
@@ -124,7 +126,7 @@ def styled_spec(spec: dict[str, Any]) -> dict[str, Any]:
     for trace in data:
         if trace.get("type", "scatter") == "scatter":  # no outline round bubbles (plotly.js draws one)
             _under(trace.setdefault("marker", {}), {"line": {"width": 0}})
-        if trace.get("type") in _OWN_COLORBAR and trace.get("colorscale") is None and "coloraxis" not in trace:
+        if trace.get("type") in OWN_COLORBAR and trace.get("colorscale") is None and "coloraxis" not in trace:
             trace["colorscale"] = copy.deepcopy(COLOR_AXIS["colorscale"])
         plain_vectors(trace)
     layout["datarevision"] = data_revision(data)
@@ -199,7 +201,7 @@ def _feed(digest: Any, value: Any) -> None:
 
 def _axis_dict(layout: dict[str, Any], trace: dict[str, Any], along: str) -> dict[str, Any]:
     # The layout's dict of the trace's x or y axis ("x3" → layout["xaxis3"]), made if missing.
-    axis = layout.setdefault(_axis_of(trace, along), {})
+    axis = layout.setdefault(axis_of(trace, along), {})
     return axis if isinstance(axis, dict) else {}
 
 

@@ -22,6 +22,7 @@ from viz.figures import COLORSCALE
 from viz.labels import safe_label, unique_labels, visible_text
 from viz.margins import height_for_rows, reserve_tick_margins
 from viz.plotly_json import allow_tick_overflow, quick_figure, subplot_grid, tick_stride, upright_numeric_ticks
+from viz.plotly_private import layout_of, traces_of
 
 SENTENCE_RGB = (255, 170, 40)  # amber: sentence α
 WORD_RGB = (40, 110, 255)  # blue: word α
@@ -115,11 +116,11 @@ def han_heatmap(record: AttentionRecord, *, title: str | None = None, width: flo
     layout["xaxis2"].update(side="bottom", tickangle=0, tickmode="array", tickvals=shown, ticktext=shown)
     layout["yaxis2"].update(ticks="")  # no tick marks over the sentence α column beside it
     fig = reserve_tick_margins(upright_numeric_ticks(allow_tick_overflow(quick_figure(data, layout))))
-    margin = fig._layout["margin"]
+    margin = layout_of(fig)["margin"]
     cell = (width - margin["l"] - margin["r"]) * (1 - WORD_SHARE_LEFT - 0.01) / max(n_cols, 1)
     # Fitted as shown (control characters written out), then escaped: an entity is never cut.
     fitted = [[fit_word(visible_text(w), cell - 4, CELL_FONT) for w in row] for row in words]
-    fig._data[1]["text"] = [[html.escape(w, quote=True) for w in row] for row in fitted]
+    traces_of(fig)[1]["text"] = [[html.escape(w, quote=True) for w in row] for row in fitted]
     return fig
 
 

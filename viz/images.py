@@ -18,6 +18,7 @@ from models.record import AttentionRecord
 from viz.figures import COLORSCALE, image_overlay, png_data_uri
 from viz.labels import safe_label
 from viz.pixel_scale import bar_value_y, colour_map, paint_scale_bar, scale_ticks
+from viz.plotly_private import unchecked_figure
 
 PANEL_PX = 160
 PANELS_PER_LINE = 4  # words per line of caption panels; longer captions wrap
@@ -266,7 +267,7 @@ def caption_blocks(
         layout[axis] = {"colorscale": COLORSCALE, "cmin": 0.0, "cmax": peak, "showscale": False}
     # Every value above is built here from checked arrays and fixed names: plotly's per-property
     # validation (most of this figure's cost) is skipped.
-    return go.Figure({"data": [picture, *hovers, words, numbers], "layout": layout}, _validate=False)
+    return unchecked_figure({"data": [picture, *hovers, words, numbers], "layout": layout})
 
 
 def caption_block(record: AttentionRecord) -> CaptionBlock:

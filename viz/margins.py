@@ -17,14 +17,15 @@ import unicodedata
 import plotly.graph_objects as go
 
 from viz.plotly_json import (
-    _AXIS_NAME,
-    _OWN_COLORBAR,
+    AXIS_NAME,
     NOT_LISTED,
-    _axis_of,
-    _has_colorbar,
+    OWN_COLORBAR,
     allow_tick_overflow,
+    axis_of,
+    has_colorbar,
     upright_numeric_ticks,
 )
+from viz.plotly_private import layout_of, traces_of
 
 # Room plotly.js's default template leaves around a tick label and an axis title (px, font 12 / 14).
 AXIS_PAD = 8  # layout.margin.pad of every shown figure (viz/chart_style.py): axes sit this far off the plot
@@ -79,7 +80,7 @@ def _outer_colorbars(layout: dict, data) -> list[dict]:
     shown = {trace.get("coloraxis") for trace in data if trace.get("coloraxis")}
     bars = [axis.get("colorbar") or {} for key, axis in layout.items()
             if key in shown and isinstance(axis, dict) and axis.get("showscale", True) is not False]
-    bars += [trace.get("colorbar") or {} for trace in data if _has_colorbar(trace)]
+    bars += [trace.get("colorbar") or {} for trace in data if has_colorbar(trace)]
     return [bar for bar in bars if bar.get("orientation", "v") == "v" and bar.get("xanchor", "left") == "left"]
 
 
@@ -187,27 +188,26 @@ def reserve_tick_margins(fig: go.Figure) -> go.Figure:
 
     With margins too small for its labels (most builders set 10 px and leave the rest to
     automargin), plotly.js draws the figure, measures the labels, widens the margins and draws it
-    all again: a 63 × 63 head view with 32 labels a side took 34 ms to draw in Chromium, 17 ms with
-    the margins reserved (bench/plotly_draw.py; docs/PERFORMANCE.md, "Labels, tiles and one snapshot
-    per section"). A colour bar outside the plot area widens the right margin the same way: the
-    images page's caption figure, with two bars, drew in 45 ms with a 10 px right margin and in
-    37 ms with room reserved.
+    all again: bench/plotly_draw.py drew the induction page's 63 × 63 head view in 37 ms with the
+    margins reserved and 110 ms without, the feed-forward figure in 27 ms and 61 ms (docs/PERFORMANCE.md,
+    "Workarounds of library behaviour"). A colour bar outside the plot area widens the right margin the
+    same way. tests/e2e/test_chart_redraw_browser.py checks that plotly.js widens no margin.
     """
-    layout, data = fig._layout, fig._data
+    layout, data = layout_of(fig), traces_of(fig)
     size = float((layout.get("font") or {}).get("size") or 12)
-    axes = {k: v for k, v in layout.items() if _AXIS_NAME.fullmatch(k) and isinstance(v, dict)}
+    axes = {k: v for k, v in layout.items() if AXIS_NAME.fullmatch(k) and isinstance(v, dict)}
     for trace in data:
         for letter in "xy":
-            axes.setdefault(_axis_of(trace, letter), {})
+            axes.setdefault(axis_of(trace, letter), {})
     # Maps' axes have ticks (viz/chart_style.py gives them a tick colour): their labels sit a tick's
     # length further out. Without it, a map's upright x labels overran their margin by 4 px.
-    ticked = {_axis_of(trace, letter) for trace in data if trace.get("type") in (*_OWN_COLORBAR, "image") for letter in "xy"}
+    ticked = {axis_of(trace, letter) for trace in data if trace.get("type") in (*OWN_COLORBAR, "image") for letter in "xy"}
     categories: dict[str, list[str]] = {}
     for trace in data:  # text coordinates make a category axis: its labels are the values
         for letter in "xy":
             values = trace.get(letter)
             if values is not None and len(values) and isinstance(next(iter(values)), str):
-                categories.setdefault(_axis_of(trace, letter), []).extend(values)
+                categories.setdefault(axis_of(trace, letter), []).extend(values)
     margin = dict(layout.get("margin") or {})
     needed: dict[str, float] = {}
     for name, axis in axes.items():
@@ -259,6 +259,6 @@ def height_for_rows(fig: go.Figure, rows: int, row_px: float) -> go.Figure:
     HAN probability chart of two classes an 18 px plot once the x axis's numbers and title had their
     90 px, and plotly.js labelled every second bar only."""
     reserve_tick_margins(upright_numeric_ticks(allow_tick_overflow(fig)))
-    margin = fig._layout.get("margin") or {}
+    margin = layout_of(fig).get("margin") or {}
     fig.update_layout(height=math.ceil(margin.get("t", _DEFAULT_MARGIN) + margin.get("b", _DEFAULT_MARGIN) + rows * row_px))
     return fig

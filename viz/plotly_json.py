@@ -15,6 +15,8 @@ import plotly.colors
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from viz.plotly_private import layout_of, traces_of, unchecked_figure
+
 
 @functools.lru_cache(maxsize=64)
 def subplot_grid(rows: int, cols: int, **options: Any) -> tuple[str, tuple[tuple[dict[str, str], ...], ...]]:
@@ -32,39 +34,40 @@ def subplot_grid(rows: int, cols: int, **options: Any) -> tuple[str, tuple[tuple
 def quick_figure(data: list[dict], layout: dict) -> go.Figure:
     """Returns go.Figure(data, layout) built without plotly's per-property validation.
 
-    Validation is most of a figure's build time (a 64 × 64 heatmap: ~15 ms of ~17 on this
-    machine), and it runs again on every rerun of a page. The builders that use this write
+    Validation is most of a figure's build time (the app's 64 × 64 head map: 10.7 ms validated,
+    0.8 ms without, at load 20 on 2 cores; docs/PERFORMANCE.md, "Workarounds of library
+    behaviour"), and it runs again on every rerun of a page. The builders that use this write
     plain plotly JSON from checked arrays and fixed names, and tests/viz check what they draw;
     later update_layout / add_shape calls on the figure skip validation too.
     """
     for part in [*data, *(v for k, v in layout.items() if k.startswith("coloraxis") and isinstance(v, dict))]:
         if isinstance(part.get("colorscale"), str):  # plotly.js knows only a few names: send the colours
             part["colorscale"] = colorscale_stops(part["colorscale"])
-    return go.Figure({"data": data, "layout": layout}, _validate=False)
+    return unchecked_figure({"data": data, "layout": layout})
 
 
-_AXIS_NAME = re.compile(r"[xy]axis\d*")
-_OWN_COLORBAR = {"heatmap", "contour", "histogram2d", "histogram2dcontour"}  # traces with a top-level colorbar
+AXIS_NAME = re.compile(r"[xy]axis\d*")
+OWN_COLORBAR = {"heatmap", "contour", "histogram2d", "histogram2dcontour"}  # traces with a top-level colorbar
 
 
 def allow_tick_overflow(fig: go.Figure) -> go.Figure:
     """Sets ticklabeloverflow = "allow" on every x and y axis and colour bar of `fig` that leaves it unset.
 
     plotly.js's default ("hide past div") measures every tick label against the figure's box on
-    every redraw. With 64 labels a side that tripled a 64 × 64 heatmap's round trip in Chromium
-    (1,115 → 504 ms with "allow", floor 355 ms: bench/figure_cost.py --ticks, docs/PERFORMANCE.md). Labels stay
-    where they were: automargin keeps them inside the figure, as the right margin does a colour bar's
-    (a bar's few labels: 1–2 ms of a newPlot in bench/plotly_draw.py, docs/PERFORMANCE.md). Returns fig."""
-    layout = fig._layout  # plotly's own dict, read without building an object per axis
-    names = {"xaxis", "yaxis", *(k for k in layout if _AXIS_NAME.fullmatch(k))}
+    every redraw, a forced layout in a page as large as Streamlit's; with 64 labels a side that had
+    doubled a 64 × 64 heatmap's round trip in the app (docs/PERFORMANCE.md, "Workarounds of library
+    behaviour"). Labels stay where they were: automargin keeps them inside the figure, as the right
+    margin does a colour bar's. Returns fig."""
+    layout = layout_of(fig)  # plotly's own dict, read without building an object per axis
+    names = {"xaxis", "yaxis", *(k for k in layout if AXIS_NAME.fullmatch(k))}
     unset = [name for name in sorted(names) if (layout.get(name) or {}).get("ticklabeloverflow") is None]
     for name in unset:
         fig.layout[name].ticklabeloverflow = "allow"
     for name in sorted(k for k in layout if k.startswith("coloraxis")):
         if isinstance(layout[name], dict) and (layout[name].get("colorbar") or {}).get("ticklabeloverflow") is None:
             fig.layout[name].colorbar.ticklabeloverflow = "allow"
-    for trace, raw in zip(fig.data, fig._data):  # a trace's own bar (none on a shared colour axis)
-        if raw.get("type") in _OWN_COLORBAR and "coloraxis" not in raw and raw.get("showscale") is not False:
+    for trace, raw in zip(fig.data, traces_of(fig)):  # a trace's own bar (none on a shared colour axis)
+        if raw.get("type") in OWN_COLORBAR and "coloraxis" not in raw and raw.get("showscale") is not False:
             if (raw.get("colorbar") or {}).get("ticklabeloverflow") is None:
                 trace.colorbar.ticklabeloverflow = "allow"
     return fig
@@ -78,14 +81,13 @@ def upright_numeric_ticks(fig: go.Figure) -> go.Figure:
     With "auto", plotly.js measures every x tick label on every redraw, to see whether the labels
     overlap and must turn: a forced layout each, in a page as large as Streamlit's. Its own numbers
     are spaced for their width and stay upright anyway. The feed-forward page's time axis relabels
-    with every change of T. In paired runs of bench/ui_latency.py, the T slider went from 1.45 to
-    1.11 × its floor with every x axis upright, and from 1.33 to 1.26 × with this function
-    (docs/PERFORMANCE.md).
+    with every change of T (bench/ui_latency.py; docs/PERFORMANCE.md, "Workarounds of library
+    behaviour").
     """
-    layout = fig._layout
+    layout = layout_of(fig)
     numeric: dict[str, bool] = {}
-    for trace in fig._data:
-        name = _axis_of(trace, "x")
+    for trace in traces_of(fig):
+        name = axis_of(trace, "x")
         numeric[name] = numeric.get(name, True) and _plots_numbers(trace.get("x"))
     for name, is_number in sorted(numeric.items()):
         axis = layout.get(name) or {}
@@ -96,7 +98,7 @@ def upright_numeric_ticks(fig: go.Figure) -> go.Figure:
     return fig
 
 
-def _axis_of(trace: dict, letter: str) -> str:
+def axis_of(trace: dict, letter: str) -> str:
     """Returns the layout key of a trace's x or y axis: "x3" → "xaxis3", none → "xaxis"."""
     return (trace.get(f"{letter}axis") or letter).replace(letter, f"{letter}axis", 1)
 
@@ -137,7 +139,7 @@ def _layout_key(axis_id: str) -> str:
     return f"{axis_id[0]}axis{axis_id[1:]}"
 
 
-def _has_colorbar(trace: dict) -> bool:
+def has_colorbar(trace: dict) -> bool:
     return ("colorbar" in trace or trace.get("type") in SCALED) and \
         trace.get("showscale", True) is not False and "coloraxis" not in trace
 
@@ -159,8 +161,10 @@ def side_by_side(
     """Returns one figure holding `figures` as panels from left to right, each drawn as it was
     (axes, colour bars, shapes, annotations and hover moved into its own slot; its title becomes
     the panel's heading). A control that changes several panels then redraws one figure: the
-    browser draws a figure of two or three panels at about half the cost of as many figures
-    (bench/figure_cost.py, docs/PERFORMANCE.md).
+    browser draws a figure of two or three panels at about half the cost of as many figures.
+    Not make_subplots: its grid cannot hold a panel of two rows beside panels of one without
+    rebuilding every panel's axes, and with validated traces it built the Playground's three
+    panels about 5 × slower (docs/PERFORMANCE.md, "Workarounds of library behaviour").
 
     widths: each panel's share of the width (default equal); gap: the space between panels;
     share_y: the panels have the same rows, so later panels match the first panel's y axis and
@@ -170,7 +174,7 @@ def side_by_side(
         raise ValueError("side_by_side needs at least one figure")
     # The figures' own dicts (numpy arrays as they are; to_plotly_json would encode them): copied
     # where changed below, never changed in place.
-    parts = [{"data": fig._data, "layout": fig._layout} for fig in figures]
+    parts = [{"data": traces_of(fig), "layout": layout_of(fig)} for fig in figures]
     shares = list(widths) if widths is not None else [1.0] * len(parts)
     if len(shares) != len(parts) or min(shares) <= 0:
         raise ValueError("widths must give one positive share per figure")
@@ -188,11 +192,11 @@ def side_by_side(
         traces = part.get("data", [])
         slot = (left, left + usable * share / total)
         left = slot[1] + gap
-        room = COLORBAR_ROOM if any(_has_colorbar(t) for t in traces) or any(
+        room = COLORBAR_ROOM if any(has_colorbar(t) for t in traces) or any(
             k.startswith("coloraxis") for k in source) else 0.0
         plot = (slot[0], slot[1] - room)
         # New ids for every axis the panel uses (named in its layout or by a trace).
-        used = {_axis_id(k) for k in source if _AXIS_NAME.fullmatch(k)}
+        used = {_axis_id(k) for k in source if AXIS_NAME.fullmatch(k)}
         used |= {t.get("xaxis", "x") for t in traces} | {t.get("yaxis", "y") for t in traces}
         renamed = {}
         for old in sorted(used):
@@ -246,7 +250,7 @@ def side_by_side(
             layout[_layout_key(trace["yaxis"])].setdefault("anchor", trace["xaxis"])
             if trace.get("coloraxis") in colour_axes:
                 trace["coloraxis"] = colour_axes[trace["coloraxis"]]
-            elif _has_colorbar(trace):
+            elif has_colorbar(trace):
                 trace["colorbar"] = _beside(trace.get("colorbar", {}), plot[1])
             data.append(trace)
         for kind in ("shapes", "annotations"):
@@ -279,4 +283,4 @@ def side_by_side(
     )
     if title:
         layout["title"] = {"text": title}
-    return go.Figure({"data": data, "layout": layout}, _validate=False)
+    return unchecked_figure({"data": data, "layout": layout})

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
-from ui.widgets import MARKDOWN_SPECIALS, escape_markdown
+from ui.markdown import MARKDOWN_SPECIALS, escape_markdown
 
 
 @given(st.text(max_size=80))

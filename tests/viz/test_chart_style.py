@@ -1,11 +1,14 @@
 """The app's chart look written into each figure (viz/chart_style.py), and its data revision."""
 
 import json
+import re
+from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
+import streamlit
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -23,6 +26,17 @@ def spec(fig: go.Figure) -> dict:
 def heatmap(z=None, **layout) -> go.Figure:
     z = np.arange(6, dtype=np.float32).reshape(2, 3) if z is None else z
     return go.Figure(go.Heatmap(z=z, x=["a", "b", "c"], y=["p", "q"], colorscale="Viridis"), layout=layout)
+
+
+def test_the_look_is_the_pinned_streamlits_own():
+    # The look copies the chart theme of Streamlit's browser component; no Python API gives it. An
+    # upgrade of Streamlit fails here until the values are read again from its new version.
+    requirements = (Path(__file__).resolve().parents[2] / "requirements.txt").read_text()
+    assert streamlit.__version__ == re.search(r"^streamlit==(\S+)", requirements, re.M).group(1)
+    bundle = "".join(path.read_text(errors="ignore") for path in
+                     (Path(streamlit.__file__).parent / "static").rglob("*.js")).lower()
+    colours = {cs.TEXT, cs.HEADING, cs.GRID, cs.BACKGROUND, *cs.COLORWAY, *cs.SEQUENTIAL}
+    assert not [colour for colour in sorted(colours) if f"`{colour.lower()}`" not in bundle]
 
 
 def test_the_look_is_in_the_layout_and_no_template_is_sent():
