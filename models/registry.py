@@ -340,6 +340,7 @@ TRAINERS: Mapping[str, tuple[str, str]] = MappingProxyType({
     "han": ("models.han.train", "hierarchical attention network (Yang et al.) on generated reviews"),
     "encdec": ("models.encdec.train", "a Transformer encoder–decoder (Vaswani et al.) on the date task"),
     "induction": ("models.induction.train", "a two-layer attention-only transformer on repeated sequences"),
+    "lm": ("models.lm.train", "a small GPT-2 on the Python documentation (Debian's python3-doc)"),
 })
 
 _BY_ID = {m.id: m for m in MECHANISMS}

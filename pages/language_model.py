@@ -1,0 +1,135 @@
+"""Language model: the attention of a small GPT trained here on the Python documentation, or of your own GPT-2/Llama folder."""
+
+import streamlit as st
+
+from models.lm.folders import max_model_bytes, model_root, resolve_model_dir
+from models.lm.quality import familiarity_notice, training_record
+from models.lm.records import load_runner
+from models.registry import LANGUAGE_MODEL, mechanisms_on_page
+from models.transformer.stats import matrix_record, model_view_record
+from ui.links import bound, linked_text
+from ui.markdown import escape_markdown
+from ui.router import ensure_router
+from ui.widgets import checked, index_in, show_figure
+from viz.chart_style import for_the_page
+from viz.lm import training_curves
+from viz.transformer import head_heatmap, model_view
+
+ensure_router()
+mechanism = mechanisms_on_page(LANGUAGE_MODEL.file)[0]
+# A sentence from the documentation's own register, written twice: on the second copy the induction
+# head looks at the token after the earlier copy of each token.
+DEFAULT_TEXT = ("The for statement iterates over the items of any sequence, in the order that they appear. "
+                "The for statement iterates over the items of any sequence, in the order that they appear.")
+
+
+@st.cache_resource(show_spinner=False, max_entries=2)
+def _runner(model_dir: str):
+    return load_runner(model_dir or None, max_bytes=max_model_bytes())
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)  # records are never mutated; no copy per rerun
+def _record(model_dir: str, text: str):
+    return _runner(model_dir).attention(text)
+
+
+@st.cache_data(show_spinner=False)
+def _curves():
+    return training_record()
+
+
+@st.cache_resource(show_spinner=False)
+def _curves_figure():
+    # The same for every session (the committed training log): built and readied once.
+    return for_the_page(training_curves(_curves()))
+
+
+st.title("Language model (GPT)")
+st.markdown(
+    "A decoder language model reads text left to right: each token attends only to itself and the tokens "
+    "before it, and the model predicts the next token. The default model is a small GPT-2 (2 layers × 4 heads, "
+    "width 128, 128 positions) **trained here** on the Python documentation (Debian's `python3-doc`); it is "
+    "stored as a Hugging Face GPT-2 folder and read exactly as your own folder would be. Write a sentence "
+    "twice and look for the **induction head**: on the second copy it attends to the token right after the "
+    "earlier copy of the current token, and so predicts what came next."
+)
+st.latex(mechanism.formula)
+st.caption(mechanism.paper)
+
+text = linked_text(st.text_area, "Text", DEFAULT_TEXT, key="lm_text", height=100,
+                   max_chars=mechanism.option("text").max_chars)
+model_dir = ""
+root = model_root()
+if root is not None:  # the operator allows model folders under ATTENTION_LAB_MODEL_ROOT
+    with st.expander("Model folder"):
+        asked = st.text_input(
+            "A Hugging Face folder under the model root (GPT-2, Llama, Mistral, Qwen2/3: config.json, "
+            "model.safetensors, tokenizer.json)", "", key="lm_model_dir",
+            placeholder="empty = the GPT trained here (checkpoints/lm)", max_chars=1024,
+        ).strip()
+        model_dir = str(checked(resolve_model_dir, asked, root)) if asked else ""
+
+if not text.strip():
+    st.info("Type some text above to see its attention.", icon=":material/edit:")
+    st.stop()
+
+with st.spinner("Loading the model and running it on the text…"):
+    runner = checked(_runner, model_dir)
+    record = checked(_record, model_dir, text)
+
+curves = _curves()
+trained_here = not model_dir
+meta = record.meta
+st.caption(f"{escape_markdown(str(meta['model']))} ({meta['architecture']}, {meta['num_layers']} layers × "
+           f"{meta['num_heads']} heads) · {len(record.query_labels)} tokens"
+           + ("" if meta["loss_nats"] is None else f" · next-token loss {meta['loss_nats']:.2f} nats per token"))
+if meta.get("notice"):
+    st.warning(escape_markdown(meta["notice"]), icon=":material/info:")
+elif trained_here and (far := familiarity_notice(meta["loss_nats"], curves.meta["heldout"]["perplexity"])):
+    st.warning(far, icon=":material/travel_explore:")
+
+# The trained model opens on its induction head; another model on the last layer's first head.
+best_layer, best_head = curves.meta["best"] if trained_here else (meta["num_layers"] - 1, 0)
+
+
+# The views are a fragment: the layer and head pickers rerun them alone, not the text box and model above.
+@st.fragment
+def views(record) -> None:
+    layers, heads = record.weights.shape[:2]
+    pick_layer, pick_head = st.columns(2)
+    layer = index_in(bound(pick_layer.selectbox, "Layer", range(layers), index=min(best_layer, layers - 1),
+                           key="lm_layer"), layers)
+    head = index_in(bound(pick_head.selectbox, "Head", range(heads), index=min(best_head, heads - 1),
+                          key="lm_head"), heads)
+    labels = record.query_labels
+    st.subheader("Head view")
+    title = f"Layer {layer}, head {head}"
+    show_figure(head_heatmap(record.weights[layer, head], labels, title=title),
+                matrix_record(record, record.weights[layer, head], layer=layer, head=head),
+                key="lm_head_view", name=f"language-model-layer{layer}-head{head}")
+    st.subheader("Model view")
+    st.caption("Every layer (rows) and head (columns) at once; hover a cell for its tokens.")
+    view = model_view_record(record)
+    show_figure(model_view(view), view, key="lm_model_view", name="language-model-model-view")
+
+
+views(record)
+
+st.header("How the heads formed")
+info = curves.meta
+emerged = info["emerged_step"]
+best_name = info["heads"][info["best_head"]]
+cols = st.columns(4)
+cols[0].metric("Held-out perplexity", f"{info['heldout']['perplexity']:.1f}",
+               help="exp(mean next-token loss) on the held-out pages of the documentation")
+cols[1].metric("Bigram baseline", f"{info['heldout']['bigram_perplexity']:.1f}",
+               help=f"add-k bigram (k = {info['heldout']['bigram_k']}) on the same tokens, counted on the training pages")
+cols[2].metric("Induction head", f"{best_name}: {curves.weights[0, info['best_head'], -1]:.2f}",
+               help=f"prefix-matching score on [BOS] + r + r of random tokens; a content-blind head scores about "
+               f"{info['baseline']:.3f}")
+cols[3].metric(f"Reached {info['goal']:g} at step", "never" if emerged is None else f"{emerged:,}")
+st.caption(f"The log of the training run (`{escape_markdown(info['command'])}`): the losses, then every head's "
+           "prefix-matching score (attention to the token after the earlier copy, on [BOS] + r + r of "
+           f"{info['probe']['half']} random tokens), previous-token score and share of attention on the first token "
+           "(the <|endoftext|> every text starts with), on held-out windows, about twenty times during training.")
+show_figure(_curves_figure(), curves, key="lm_curves", name="language-model-training")
