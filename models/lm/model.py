@@ -249,14 +249,15 @@ def allowed_keys(cfg: LMConfig, key_mask):
 
 
 def decoder_forward(model: DecoderLM, ids, key_mask, *, logits: bool | str = True,
-                    attention: bool | tuple[int, ...] = True):
+                    attention: bool | tuple[int, ...] = True, stack: bool = True):
     """Returns (logits [B, T, V] or None, attention [L', B, H, T, T] float32 or None).
 
     ids int32 [B, T]; key_mask bool [B, T], True for real tokens, padding at the end. Positions
     are 0..T-1. Attention above the diagonal and on padding keys is exactly 0. attention: True
     for every layer's maps (L' = L), a tuple of layer indices for those layers' only, False for none.
     logits "loss": instead of logits, each position's next-token loss in nats [B, T] (-log p of
-    ids[:, t + 1]; 0 at the last position), without handing [B, T, V] back.
+    ids[:, t + 1]; 0 at the last position), without handing [B, T, V] back. stack=False: the
+    maps as a tuple of L' arrays [B, H, T, T] (no copy into one array inside the computation).
     """
     cfg = model.config
     x = model.embed[...][ids]
@@ -287,7 +288,9 @@ def decoder_forward(model: DecoderLM, ids, key_mask, *, logits: bool | str = Tru
             log_probs = jax.nn.log_softmax(result_logits[:, :-1], axis=-1)
             picked = jnp.take_along_axis(log_probs, ids[:, 1:, None], axis=-1)[..., 0]
             result_logits = jnp.pad(-picked, ((0, 0), (0, 1)))
-    return result_logits, (jnp.stack(maps) if maps else None)
+    if not maps:
+        return result_logits, None
+    return result_logits, (jnp.stack(maps) if stack else tuple(maps))
 
 
 # ----------------------------------------------------------------------------- the jitted entry
@@ -295,12 +298,14 @@ def decoder_forward(model: DecoderLM, ids, key_mask, *, logits: bool | str = Tru
 
 @functools.partial(jax.jit, static_argnames=("graphdef", "logits", "attention"))
 def forward(state, ids, key_mask, *, graphdef, logits: bool | str = True, attention: bool | tuple[int, ...] = True):
-    """Returns decoder_forward's (logits, attention) of the model nnx.merge(graphdef, state).
+    """Returns decoder_forward's (logits, attention as a tuple of L' maps [B, H, T, T]) of nnx.merge(graphdef, state).
 
     A pure function of arrays, jitted once per (graphdef, shape): split the module once with
-    nnx.split and pass the state; the merge happens while tracing only.
+    nnx.split and pass the state; the merge happens while tracing only. The maps stay one buffer
+    per layer, as XLA computed them: callers cut the padding off while copying them into one
+    array (run), so stacking them here would copy every map twice.
     """
-    return decoder_forward(nnx.merge(graphdef, state), ids, key_mask, logits=logits, attention=attention)
+    return decoder_forward(nnx.merge(graphdef, state), ids, key_mask, logits=logits, attention=attention, stack=False)
 
 
 def pad_ids(ids: np.ndarray, buckets=LENGTH_BUCKETS) -> tuple[np.ndarray, np.ndarray]:
@@ -328,5 +333,9 @@ def run(graphdef, state, ids: np.ndarray, *, logits: bool | str = True, attentio
     padded, mask = pad_ids(ids, buckets)
     out_logits, maps = forward(state, padded, mask, graphdef=graphdef, logits=logits, attention=attention)
     out_logits = None if out_logits is None else np.asarray(out_logits)[:, :t]
-    maps = None if maps is None else np.asarray(maps)[:, :, :, :t, :t]
-    return out_logits, maps
+    if maps is None:
+        return out_logits, None
+    stacked = np.empty((len(maps), padded.shape[0], maps[0].shape[1], t, t), np.float32)
+    for index, layer in enumerate(maps):
+        stacked[index] = np.asarray(layer)[:, :, :t, :t]
+    return out_logits, stacked

@@ -1,0 +1,208 @@
+"""Benchmark: our jitted decoder LM forward (logits and every attention map) against Hugging Face eager.
+
+    GLIBC_TUNABLES=... .venv/bin/python bench/lm.py [--reps 9] [--models trained,gpt2-small]
+
+Two models, each read by both sides from the same Hugging Face folder:
+- "trained": the GPT trained here (checkpoints/lm); where it is not there yet, a random GPT-2 of
+  the same kind of size (2 layers, 4 heads, width 128, 128 positions, 4,096 tokens);
+- "gpt2-small": a random GPT-2 of GPT-2 small's shape (12 layers, 12 heads, width 768, 1,024
+  positions, 50,257 tokens), written once to a temporary folder with save_gpt2_folder.
+Each runs at 1 × 128 and, where the model has the positions, 1 × 1024 tokens.
+
+As bench/transformer.py does for MiniLM: each side runs in its own worker process, calls are
+paired alternately, the JAX worker has the glibc malloc tunables, the PyTorch worker runs
+transformers' AutoModelForCausalLM (attn_implementation="eager", output_attentions=True,
+2 threads, inference_mode) from .bench-venv. Timed: one call on the same random ids, until the
+logits [1, T, V] and all L attention maps [1, H, T, T] are computed. Printed: medians, the
+median of the paired ratios (ours / HF, < 1 is faster) and their spread, the CPU and the date.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from transformer import BENCH_PYTHON, GLIBC_TUNABLES, THREADS, ensure_bench_venv  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+TRAINED = ROOT / "checkpoints" / "lm"
+SHAPES = {  # GPT-2 config names of the random stand-ins
+    "trained": dict(vocab_size=4096, n_embd=128, n_layer=2, n_head=4, n_positions=128),
+    "gpt2-small": dict(vocab_size=50257, n_embd=768, n_layer=12, n_head=12, n_positions=1024),
+}
+LENGTHS = (128, 1024)
+
+
+def model_folder(name: str, scratch: Path) -> tuple[Path, str]:
+    """Returns (folder, description) of a benchmark model, writing a random one if needed."""
+    if name == "trained" and (TRAINED / "config.json").is_file():
+        return TRAINED, "the GPT trained here (checkpoints/lm)"
+    folder = scratch / name
+    if not (folder / "config.json").is_file():
+        sys.path.insert(0, str(ROOT))
+        from flax import nnx
+        from tokenizers import Tokenizer, models
+
+        from models.lm.config import gpt2_config
+        from models.lm.loader import save_gpt2_folder
+        from models.lm.model import DecoderLM
+
+        cfg = gpt2_config(**SHAPES[name])
+        _, state = nnx.split(DecoderLM(cfg, rngs=nnx.Rngs(0)))
+        vocab = {f"t{i}": i for i in range(cfg.vocab_size)}
+        save_gpt2_folder(folder, cfg, state, Tokenizer(models.WordLevel(vocab, unk_token="t0")))
+    shape = SHAPES[name]
+    return folder, f"random GPT-2, {shape['n_layer']} layers x {shape['n_head']} heads, width {shape['n_embd']}"
+
+
+def token_ids(tokens: int, vocab: int) -> np.ndarray:
+    return np.random.default_rng(tokens).integers(0, vocab, size=(1, tokens), dtype=np.int32)
+
+
+# ----------------------------------------------------------------------------- workers
+
+
+def jax_worker(folder: str, lengths: list[int]):
+    import jax
+
+    from models.lm.loader import load_folder
+    from models.lm.model import forward
+
+    lm = load_folder(folder)
+    calls = {}
+    for tokens in lengths:
+        ids = jax.device_put(token_ids(tokens, lm.config.vocab_size))
+        mask = jax.device_put(np.ones((1, tokens), bool))
+
+        def call(ids=ids, mask=mask):
+            jax.block_until_ready(forward(lm.state, ids, mask, graphdef=lm.graphdef))
+
+        calls[tokens] = call
+    return calls
+
+
+def torch_worker(folder: str, lengths: list[int]):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    torch.set_num_threads(THREADS)
+    model = AutoModelForCausalLM.from_pretrained(folder, attn_implementation="eager", dtype=torch.float32).eval()
+    calls = {}
+    for tokens in lengths:
+        ids = torch.from_numpy(token_ids(tokens, model.config.vocab_size).astype(np.int64))
+
+        def call(ids=ids):
+            with torch.inference_mode():
+                out = model(input_ids=ids, output_attentions=True)
+            assert len(out.attentions) == model.config.num_hidden_layers and out.logits.shape[1] == ids.shape[1]
+
+        calls[tokens] = call
+    return calls
+
+
+def serve(kind: str, folder: str, lengths: list[int], warmup: int) -> None:
+    """Worker loop: read a token count per line, answer the seconds one call took."""
+    calls = (jax_worker if kind == "jax" else torch_worker)(folder, lengths)
+    for call in calls.values():
+        for _ in range(warmup):
+            call()
+    print("ready", flush=True)
+    for line in sys.stdin:
+        start = time.perf_counter()
+        calls[int(line)]()
+        print(time.perf_counter() - start, flush=True)
+
+
+class Worker:
+    def __init__(self, kind: str, python: str, folder: Path, lengths: list[int], warmup: int, env: dict):
+        command = [python, str(Path(__file__).resolve()), "--worker", kind, "--folder", str(folder),
+                   "--lengths", ",".join(map(str, lengths)), "--warmup", str(warmup)]
+        self.kind = kind
+        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+        line = self.proc.stdout.readline().strip()
+        if line != "ready":
+            raise RuntimeError(f"{kind} worker failed to start (said {line!r})")
+
+    def time(self, tokens: int) -> float:
+        self.proc.stdin.write(f"{tokens}\n")
+        self.proc.stdin.flush()
+        return float(self.proc.stdout.readline())
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=120)
+
+
+def bench_model(folder: Path, lengths: list[int], reps: int, warmup: int) -> dict[int, dict[str, list[float]]]:
+    base = {**os.environ, "PYTHONPATH": str(ROOT)}
+    jax_env = {**base, "GLIBC_TUNABLES": GLIBC_TUNABLES}
+    torch_env = {k: v for k, v in base.items() if k != "GLIBC_TUNABLES"}
+    ours = Worker("jax", sys.executable, folder, lengths, warmup, jax_env)
+    theirs = Worker("torch", str(BENCH_PYTHON), folder, lengths, warmup, torch_env)
+    times = {t: {"jax": [], "torch": []} for t in lengths}
+    try:
+        for rep in range(reps):
+            for tokens in lengths:
+                for worker in (ours, theirs) if rep % 2 == 0 else (theirs, ours):
+                    times[tokens][worker.kind].append(worker.time(tokens))
+    finally:
+        ours.close()
+        theirs.close()
+    return times
+
+
+def machine() -> str:
+    try:
+        lines = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout.splitlines()
+        name = next(line.split(":", 1)[1].strip() for line in lines if line.startswith("Model name"))
+    except (OSError, subprocess.CalledProcessError, StopIteration):
+        name = "unknown CPU"
+    return f"{name}, {os.cpu_count()} cores"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="trained,gpt2-small", help="comma-separated: trained, gpt2-small")
+    parser.add_argument("--reps", type=int, default=9, help="paired calls per model and length")
+    parser.add_argument("--warmup", type=int, default=2, help="untimed calls per length and side")
+    parser.add_argument("--worker", choices=("jax", "torch"), help=argparse.SUPPRESS)
+    parser.add_argument("--folder", help=argparse.SUPPRESS)
+    parser.add_argument("--lengths", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        serve(args.worker, args.folder, [int(x) for x in args.lengths.split(",")], args.warmup)
+        return 0
+    ensure_bench_venv()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="lm-bench-") as scratch:
+        for name in args.models.split(","):
+            folder, description = model_folder(name, Path(scratch))
+            import json
+
+            positions = json.loads((folder / "config.json").read_text())["n_positions"]
+            lengths = [t for t in LENGTHS if t <= positions]
+            for tokens, t in bench_model(folder, lengths, args.reps, args.warmup).items():
+                ratios = [a / b for a, b in zip(t["jax"], t["torch"])]
+                q1, _, q3 = statistics.quantiles(ratios, n=4)
+                rows.append((description, f"1x{tokens}", 1000 * statistics.median(t["jax"]),
+                             1000 * statistics.median(t["torch"]), statistics.median(ratios), q1, q3, len(ratios)))
+    print(f"\n{machine()}; {datetime.date.today().isoformat()}; load average {os.getloadavg()[0]:.1f}")
+    print(f"{'model':50} | {'tokens':>6} | {'ours ms':>8} | {'HF ms':>8} | {'ratio':>5} | ratio IQR")
+    print("-" * 104)
+    for description, config, ours, theirs, ratio, q1, q3, n in rows:
+        print(f"{description:50} | {config:>6} | {ours:8.1f} | {theirs:8.1f} | {ratio:5.2f} | {q1:.2f}-{q3:.2f} (n={n})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
