@@ -203,13 +203,17 @@ def skeleton(cfg):
     return graphdef, tuple(tuple(path) for path, _ in nnx.to_flat_state(state))
 
 
-def state_of(cfg, params: dict[tuple, Any]):
-    """Returns (graphdef, nnx.State) of DecoderLM(cfg) holding these parameters ({nnx path: array})."""
+def state_of(cfg, params: dict[tuple, Any], *, consume: bool = False):
+    """Returns (graphdef, nnx.State) of DecoderLM(cfg) holding these parameters ({nnx path: array}).
+
+    consume: empty `params` while converting, so that a large model is never held twice.
+    """
     import jax.numpy as jnp
     from flax import nnx
 
     graphdef, paths = skeleton(cfg)
-    return graphdef, nnx.from_flat_state([(path, nnx.Param(jnp.asarray(params[path]))) for path in paths])
+    take = params.pop if consume else params.__getitem__
+    return graphdef, nnx.from_flat_state([(path, nnx.Param(jnp.asarray(take(path)))) for path in paths])
 
 
 def load_tokenizer(folder: str | Path):
@@ -248,7 +252,7 @@ def load_folder(path: str | Path, *, max_bytes: int | None = None) -> LoadedLM:
             f"{folder.name}: tokenizer.json has {tokenizer.get_vocab_size(with_added_tokens=True)} tokens but the "
             f"model only {cfg.vocab_size} embeddings; they do not belong together"
         )
-    graphdef, state = state_of(cfg, map_tensors(cfg, files))
+    graphdef, state = state_of(cfg, map_tensors(cfg, files), consume=True)
     return LoadedLM(folder.resolve(), cfg, graphdef, state, tokenizer)
 
 
