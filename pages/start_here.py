@@ -4,9 +4,11 @@ import streamlit as st
 
 from models.registry import PAGES
 from ui.i18n import LANG_PARAM, current_language, translator
+from ui.markdown import escape_markdown
 from ui.router import ensure_router
 from ui.tour import STEPS
-from ui.widgets import checked, escape_markdown, show_figure
+from ui.widgets import checked, show_figure
+from viz.formulas import formula_lines
 
 ensure_router()
 _ = translator()
@@ -69,10 +71,10 @@ def control_value(step) -> str:
     return control.read(value)
 
 
-st.title(_("Start here: the story of attention"))
-st.caption(_("Ten steps in the order the ideas appeared, from the encoder–decoder's bottleneck to the general view "
-             "of attention as a Query over Keys and Values. Every figure comes from a model that runs on this "
-             "machine."))
+st.title(_("Start here"))
+st.caption(_("The story of attention in ten steps, in the order the ideas appeared: from the encoder–decoder's "
+             "bottleneck to the general view of attention as a Query over Keys and Values. Every figure comes from "
+             "a model that runs on this machine."))
 
 number = current_step()
 step = STEPS[number - 1]
@@ -83,9 +85,10 @@ st.header(_("{number}. {title}").format(number=number, title=_(step.title)))
 text_col, figure_col = st.columns([2, 3], gap="large")
 with text_col:
     st.markdown(_(step.body))
-    st.latex(step.formula)
-    legend = "\n".join(f"| ${symbol}$ | {_(meaning)} |" for symbol, meaning in step.legend)
-    st.markdown(f"| {_('Symbol')} | {_('Meaning')} |\n|---|---|\n{legend}")
+    st.latex(formula_lines(step.formula))  # one clause per line: the column is narrow
+    rows = "\n".join(f"| ${symbol}$ | {_(meaning)} |" for symbol, meaning in step.legend)
+    symbol_title, meaning_title = _("Symbol"), _("Meaning")  # not inside the f-string: Babel would not see them
+    st.markdown(f"| {symbol_title} | {meaning_title} |\n|---|---|\n{rows}")
 
 with figure_col:
     value = control_value(step)
@@ -95,6 +98,8 @@ with figure_col:
         st.error(_("This step's model could not be loaded: {error}").format(error=escape_markdown(str(error))),
                  icon=":material/error:")
         record = None
+    if record is not None and "output" in record.meta:  # the date models' answer
+        st.markdown(_("**Output:** `{output}`").format(output=record.meta["output"]))
     if record is not None:
         show_figure(step.figure(record, value, _), record, key=f"tour_{step.key}", name=f"tour-{number}-{step.key}")
     st.markdown(_("**What you should see:** {text}").format(text=_(step.see)))

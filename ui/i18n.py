@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.markdown import escape_markdown
 from viz.i18n_text import LANGUAGES, SOURCE_LANGUAGE, Gettext, catalog, gettext_for
 
 __all__ = ["LANG_PARAM", "LANGUAGES", "choose_language", "current_language", "keep_language_in_url",
@@ -89,8 +90,6 @@ def language_switch() -> None:
                          required=True, on_change=_switched)
     refused = st.session_state.get(_REFUSED)
     if refused:
-        from ui.widgets import escape_markdown
-
         st.warning(_("The link's language “{given}” is not one this app has; it shows {language}.").format(
             given=escape_markdown(refused), language=LANGUAGES[language]), icon=":material/translate:")
 

@@ -87,7 +87,7 @@ STEPS: tuple[Step, ...] = (
                   "exact match against input length for models with and without attention."),
         page=registry.SEQ2SEQ.file,
         record=f.bottleneck_record,
-        figure=f.seq2seq_figure(N_("What the decoder reads, per output character (output {output})")),
+        figure=f.seq2seq_figure(N_("What the decoder reads at each output character")),
         page_params=lambda value: {"s2s_variant": "bahdanau", "s2s_text": DATES[0]},
     ),
     Step(
@@ -111,7 +111,7 @@ STEPS: tuple[Step, ...] = (
                   "its letters. For 2018-5-9 it looks at the digit 5."),
         page=registry.SEQ2SEQ.file,
         record=lambda value: f.seq2seq_record("bahdanau", value),
-        figure=f.seq2seq_figure(N_("Bahdanau: α over the input (output {output})")),
+        figure=f.seq2seq_figure(N_("Bahdanau: α over the input")),
         page_params=lambda value: {"s2s_variant": "bahdanau", "s2s_text": value},
     ),
     Step(
@@ -139,7 +139,7 @@ STEPS: tuple[Step, ...] = (
                   "that are comparable."),
         page=registry.SEQ2SEQ.file,
         record=lambda value: f.seq2seq_record(value, DATES[0]),
-        figure=f.seq2seq_figure(N_("Luong global: α over the input (output {output})")),
+        figure=f.seq2seq_figure(N_("Luong global: α over the input")),
         page_params=lambda value: {"s2s_variant": value, "s2s_text": DATES[0]},
     ),
     Step(
@@ -166,7 +166,7 @@ STEPS: tuple[Step, ...] = (
                   "in the order the output writes them."),
         page=registry.SEQ2SEQ.file,
         record=lambda value: f.seq2seq_record(value, DATES[1]),
-        figure=f.seq2seq_figure(N_("Local attention: α over the input (output {output})")),
+        figure=f.seq2seq_figure(N_("Local attention: α over the input")),
         page_params=lambda value: {"s2s_variant": value, "s2s_text": DATES[1]},
     ),
     Step(
@@ -177,7 +177,7 @@ STEPS: tuple[Step, ...] = (
                 "trained by backpropagation. Hard attention reads one cell s_t drawn from α: a sharper choice, "
                 "but sampling has no gradient, so it is trained with REINFORCE. This captioner was trained here "
                 "on pictures of shapes."),
-        formula=r"\text{soft: } z_t = \sum_i \alpha_{ti} a_i,\qquad \text{hard: } s_t \sim "
+        formula=r"\text{soft: } z_t = \sum_i \alpha_{ti} a_i,\quad \text{hard: } s_t \sim "
                 r"\operatorname{Categorical}(\alpha_t),\ z_t = a_{s_t}",
         legend=((r"a_i", N_("the image feature of grid cell i (64 cells)")),
                 (r"\alpha_{ti}", N_("the weight of cell i when writing word t")),
@@ -277,8 +277,8 @@ STEPS: tuple[Step, ...] = (
                 "position sees the future; and cross-attention lets each output position query the encoder's "
                 "output, whose vectors serve as both keys and values. This small Transformer was trained here on "
                 "the same date task as the seq2seq models."),
-        formula=r"\text{encoder: } Q = K = V = X_s,\quad \text{decoder: } Q = K = V = X_t,\ M_{ij} = -\infty\ (j > i),"
-                r"\quad \text{cross: } Q = X_t,\ K = V = X_s",
+        formula=r"\text{encoder: } Q = K = V = X_s,\quad \text{decoder: } Q = K = V = X_t,\; M_{ij} = -\infty\ (j > i),"
+                r"\quad \text{cross: } Q = X_t,\; K = V = X_s",
         legend=((r"X_s", N_("the encoder's vectors of the input characters")),
                 (r"X_t", N_("the decoder's vectors of the output written so far")),
                 (r"M", N_("the mask added to the decoder's scores: the future gets −∞, so weight 0"))),
@@ -305,7 +305,7 @@ STEPS: tuple[Step, ...] = (
                 "in where Q, K and V come from, in the score, and in which keys are allowed. The temperature τ "
                 "sharpens or flattens the softmax."),
         formula=r"\alpha_j = \frac{\exp(\operatorname{score}(q, k_j)/\tau)}{\sum_{j'} \exp(\operatorname{score}(q, k_{j'})/\tau)},"
-                r"\qquad \operatorname{Attention}(q, K, V) = \sum_j \alpha_j v_j",
+                r"\quad \operatorname{Attention}(q, K, V) = \sum_j \alpha_j v_j",
         legend=((r"q", N_("the query: what is being looked for")), (r"k_j", N_("key j: what item j offers to be found by")),
                 (r"v_j", N_("value j: what item j gives when it is chosen")),
                 (r"\operatorname{score}", N_("the alignment function")), (r"\tau", N_("the temperature")),

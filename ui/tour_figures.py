@@ -32,26 +32,41 @@ def seq2seq_figure(title: str) -> Callable[[AttentionRecord, str, Gettext], go.F
     def figure(record: AttentionRecord, value: str, _: Gettext) -> go.Figure:
         from viz.seq2seq import alignment_heatmap
 
-        return alignment_heatmap(record, title=_(title).format(output=record.meta["output"]), height=380,
+        return alignment_heatmap(record, title=_(title), height=380,
                                  x_title=_("input character"), y_title=_("output character"))
 
     return figure
 
 
-def last_state_record(record: AttentionRecord) -> AttentionRecord:
+def last_state_record(record: AttentionRecord, output: str | None = None) -> AttentionRecord:
     """Returns what the decoder of an encoder–decoder without attention reads, drawn on a seq2seq
     record's characters: c = h_T for every output character, i.e. all weight on the last input
-    character."""
+    character. output: the no-attention model's output, where it was trained; else the record has
+    none (the attention model's output is not this decoder's)."""
     weights = np.zeros_like(record.weights)
     weights[:, -1] = 1.0
+    meta = {k: v for k, v in record.meta.items() if k != "output"}
+    meta["context"] = "c = h_T (the last encoder state) at every output step"
+    if output is not None:
+        meta["output"] = output
     return AttentionRecord(mechanism="no-attention", weights=weights, axes=record.axes,
-                           query_labels=record.query_labels, key_labels=record.key_labels,
-                           meta={**record.meta, "context": "c = h_T (the last encoder state) at every output step"})
+                           query_labels=record.query_labels, key_labels=record.key_labels, meta=meta)
+
+
+def no_attention_output(text: str) -> str | None:
+    """Returns the output of the encoder–decoder trained here without attention (registry id
+    no-attention), or None where it is not registered or not trained."""
+    from models.checkpoint import MissingCheckpoint
+
+    try:
+        return get_mechanism("no-attention").build({"text": text}).meta.get("output")
+    except (KeyError, MissingCheckpoint):
+        return None
 
 
 def bottleneck_record(value: str) -> AttentionRecord:
     record = seq2seq_record("bahdanau", DATES[0])
-    return last_state_record(record) if value == "last" else record
+    return last_state_record(record, no_attention_output(DATES[0])) if value == "last" else record
 
 
 @lru_cache(maxsize=2)

@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 from models.registry import PAGES
 from tests.pages.conftest import APP, chart_specs
 from ui.tour import STEPS
+from viz.formulas import formula_lines
 from viz.i18n_text import gettext_for
 
 PAGE = "pages/start_here.py"
@@ -59,8 +60,8 @@ def test_every_step_shows_its_texts_one_live_figure_and_a_link_to_its_page(numbe
     assert _(step.body) in texts
     assert any(_(step.see) in t for t in texts)
     if language == "zh":
-        assert _(step.body) != step.body and _(step.see) != step.see
-    assert [x.value.strip("$\n") for x in at.get("latex")] == [step.formula]
+        assert _(step.body) != step.body and _(step.see) != step.see and _("Symbol") != "Symbol"
+    assert [x.value.strip("$\n") for x in at.get("latex")] == [formula_lines(step.formula)]
     legend = next(t for t in texts if t.startswith(f"| {_('Symbol')} |"))
     assert all(f"${symbol}$" in legend and _(meaning) in legend for symbol, meaning in step.legend)
     assert [e.label for e in at.expander] == [_("Question: {question}").format(question=_(step.question))]

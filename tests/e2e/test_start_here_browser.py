@@ -1,0 +1,45 @@
+"""The guided tour in a browser: one server, one page, every step reached by clicking "next →",
+its figure drawn and no exception; once in English and once in Chinese."""
+
+import pytest
+
+from tests.e2e.conftest import screenshot_path, wait_for_charts, wait_idle
+from ui.tour import STEPS
+from viz.i18n_text import gettext_for
+
+WAIT = 120_000
+
+
+def _drawn_figure_title(page) -> str:
+    # The title plotly.js drew (its SVG text), so a step's figure is the one on screen, not the last step's.
+    return page.evaluate("""() => { const t = document.querySelector('.js-plotly-plot .gtitle');
+                                    return t ? t.textContent : ''; }""")
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_walking_the_tour_draws_every_steps_figure(browser, app_url, language):
+    _ = gettext_for(language)
+    context = browser.new_context(viewport={"width": 1280, "height": 1000}, locale="zh-CN" if language == "zh" else "en-US")
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(f"{app_url}/start_here", timeout=WAIT)  # no ?lang=: the browser's language chooses
+    titles = []
+    for number, step in enumerate(STEPS, start=1):
+        if number > 1:
+            page.get_by_role("button", name=_("next →")).first.click()
+        page.get_by_role("heading", name=f"{number}. {_(step.title)}").wait_for(timeout=WAIT)
+        wait_idle(page, timeout=WAIT)
+        wait_for_charts(page, 1, timeout=WAIT)
+        page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length === 1", timeout=WAIT)
+        assert not page.locator('[data-testid="stException"]').count(), f"step {number}: an exception"
+        assert page.get_by_text(_("**Step {number} of {count}**").format(number=number, count=len(STEPS)).strip("*")).count()
+        titles.append(_drawn_figure_title(page))
+        assert f"step={number}" in page.url and f"lang={language}" in page.url
+        if number in (1, len(STEPS)):
+            page.screenshot(path=screenshot_path(f"start-here-{language}-step{number}.png"), full_page=True)
+    assert len(set(titles)) == len(STEPS), f"a step showed another step's figure: {titles}"
+    page.reload()  # the step survives a reload (it is in the URL)
+    page.get_by_role("heading", name=f"{len(STEPS)}. {_(STEPS[-1].title)}").wait_for(timeout=WAIT)
+    assert errors == []
+    context.close()
