@@ -4,6 +4,7 @@
     python cli.py options ID                 # the flags one mechanism takes, with ranges and defaults
     python cli.py export --mechanism ID [--text T | --image P | options] --format FMT --out PATH
     python cli.py export --mechanism ID --input-file FILE --format FMT --out DIR
+    python cli.py corpus --mechanism transformer --input-file FILE [--column NAME] --out DIR   # models/corpus/cli.py
 
 The option flags come from the registry (models/registry.py): a mechanism accepts exactly the
 options it declares, each checked the way the pages check them. Batch exports read the input
@@ -59,6 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="cli.py", description="Export attention records from Attention Lab's mechanisms.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     commands.add_parser("list", help="print the registered mechanism ids, one per line")
+    from models.corpus.cli import add_parser as add_corpus_parser  # cli.py corpus: models/corpus/cli.py
+
+    add_corpus_parser(commands)
     describe = commands.add_parser("options", help="print the options one mechanism takes")
     describe.add_argument("id", help="a registered id (see: cli.py list)")
     export = commands.add_parser("export", help="export one record, or one per line of --input-file")
@@ -242,6 +246,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "options":
             print(describe(args.id))
             return 0
+        if args.command == "corpus":
+            from models.corpus.cli import run as run_corpus
+
+            return run_corpus(args)
         run_export(args)
         return 0
     except LabError as error:  # raised on purpose: one line, its exit status (see the docstring)
