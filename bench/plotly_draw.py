@@ -60,9 +60,9 @@ def figures(root: Path) -> dict[str, str]:
             return fig
 
     def shown(fig: go.Figure, reserve: bool = True) -> str:
-        fig = house_style(plotly_json.allow_tick_overflow(fig))
-        if hasattr(plotly_json, "upright_numeric_ticks"):
-            fig = plotly_json.upright_numeric_ticks(fig)
+        for older in ("allow_tick_overflow", "upright_numeric_ticks"):  # what older checkouts set
+            fig = getattr(plotly_json, older, lambda f: f)(fig)
+        fig = house_style(fig)
         if reserve and reserve_tick_margins is not None:
             fig = reserve_tick_margins(fig)
         return fig.to_json()
@@ -127,7 +127,7 @@ def mount_figures() -> dict[str, str]:
     from viz import chart_style
     from viz.figures import bars_over_heatmap, heatmap, vectors_2d, weight_bars
     from viz.margins import reserve_tick_margins
-    from viz.plotly_json import allow_tick_overflow, side_by_side, upright_numeric_ticks
+    from viz.plotly_json import side_by_side
     from viz.transformer import head_heatmap, statistic_heatmap
 
     rng = np.random.default_rng(0)
@@ -155,7 +155,7 @@ def mount_figures() -> dict[str, str]:
     for name, build in builders.items():
         fig = build()
         if "floor" not in name:  # the floor app draws its figure as it is
-            fig = reserve_tick_margins(upright_numeric_ticks(allow_tick_overflow(fig)))
+            fig = reserve_tick_margins(fig)
         themed = json.loads(fig.to_json())
         themed["layout"]["template"] = copy.deepcopy(template)
         out[f"{name}, Streamlit's theme (a template)"] = json.dumps(themed)

@@ -35,7 +35,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from viz.margins import AXIS_PAD, reserve_tick_margins
-from viz.plotly_json import AXIS_NAME, OWN_COLORBAR, allow_tick_overflow, axis_of, upright_numeric_ticks
+from viz.plotly_json import AXIS_NAME, OWN_COLORBAR, axis_of
 from viz.plotly_private import layout_of, traces_of
 
 FONT_FAMILY = '"Source Sans", sans-serif'
@@ -76,16 +76,15 @@ _ORIENTED = {"bar", "box", "violin", "funnel"}
 
 
 def for_the_page(fig: go.Figure) -> go.Figure:
-    """Readies a figure to be shown (changed in place; returns it): tick labels that may overflow,
-    numeric ticks upright, the house look and data revision, then margins reserved for labels, colour
-    bars and legends (viz/margins.py). Drawn once on mount, and not again by Streamlit's second pass.
+    """Readies a figure to be shown (changed in place; returns it): the house look and data revision,
+    then margins reserved for labels, colour bars and legends (viz/margins.py). Drawn once on mount, and not again by Streamlit's second pass.
 
     The look comes before the margins, whose room for a colour bar depends on the bar's thickness and
     padding, which the look sets: the other way round, a first call reserved 14 px too little for
     such a bar, and a second call on the same figure widened it (the page sent a figure kept in a
     shared cache one way to its first viewer and another way to everyone after). One call is final:
     a second changes nothing."""
-    return reserve_tick_margins(house_style(upright_numeric_ticks(allow_tick_overflow(fig))))
+    return reserve_tick_margins(house_style(fig))
 
 
 def house_style(fig: go.Figure) -> go.Figure:

@@ -21,7 +21,7 @@ from models.record import AttentionRecord
 from viz.figures import COLORSCALE
 from viz.labels import safe_label, unique_labels, visible_text
 from viz.margins import height_for_rows, reserve_tick_margins
-from viz.plotly_json import allow_tick_overflow, quick_figure, subplot_grid, tick_stride, upright_numeric_ticks
+from viz.plotly_json import quick_figure, subplot_grid, tick_stride
 from viz.plotly_private import layout_of, traces_of
 
 SENTENCE_RGB = (255, 170, 40)  # amber: sentence α
@@ -115,7 +115,7 @@ def han_heatmap(record: AttentionRecord, *, title: str | None = None, width: flo
     layout["yaxis"].update(autorange="reversed", tickmode="array", tickvals=ys, ticktext=ys)
     layout["xaxis2"].update(side="bottom", tickangle=0, tickmode="array", tickvals=shown, ticktext=shown)
     layout["yaxis2"].update(ticks="")  # no tick marks over the sentence α column beside it
-    fig = reserve_tick_margins(upright_numeric_ticks(allow_tick_overflow(quick_figure(data, layout))))
+    fig = reserve_tick_margins(quick_figure(data, layout))
     margin = layout_of(fig)["margin"]
     cell = (width - margin["l"] - margin["r"]) * (1 - WORD_SHARE_LEFT - 0.01) / max(n_cols, 1)
     # Fitted as shown (control characters written out), then escaped: an entity is never cut.

@@ -16,15 +16,7 @@ import unicodedata
 
 import plotly.graph_objects as go
 
-from viz.plotly_json import (
-    AXIS_NAME,
-    NOT_LISTED,
-    OWN_COLORBAR,
-    allow_tick_overflow,
-    axis_of,
-    has_colorbar,
-    upright_numeric_ticks,
-)
+from viz.plotly_json import AXIS_NAME, NOT_LISTED, OWN_COLORBAR, axis_of, has_colorbar
 from viz.plotly_private import layout_of, traces_of
 
 # Room plotly.js's default template leaves around a tick label and an axis title (px, font 12 / 14).
@@ -258,7 +250,7 @@ def height_for_rows(fig: go.Figure, rows: int, row_px: float) -> go.Figure:
     For a bar chart of a few categories: a height counted with the builder's 10 px margins left a
     HAN probability chart of two classes an 18 px plot once the x axis's numbers and title had their
     90 px, and plotly.js labelled every second bar only."""
-    reserve_tick_margins(upright_numeric_ticks(allow_tick_overflow(fig)))
+    reserve_tick_margins(fig)
     margin = layout_of(fig).get("margin") or {}
     fig.update_layout(height=math.ceil(margin.get("t", _DEFAULT_MARGIN) + margin.get("b", _DEFAULT_MARGIN) + rows * row_px))
     return fig

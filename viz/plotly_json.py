@@ -1,5 +1,5 @@
 """Plotly JSON plumbing shared by the figure builders: figures built without plotly.py's
-per-property validation, subplot grids built once, and the axis setting every shown figure gets.
+per-property validation (viz/plotly_private.py), subplot grids built once, and panels side by side.
 
 No streamlit, no jax. viz/figures.py and the family modules build their figures with these.
 """
@@ -50,67 +50,9 @@ AXIS_NAME = re.compile(r"[xy]axis\d*")
 OWN_COLORBAR = {"heatmap", "contour", "histogram2d", "histogram2dcontour"}  # traces with a top-level colorbar
 
 
-def allow_tick_overflow(fig: go.Figure) -> go.Figure:
-    """Sets ticklabeloverflow = "allow" on every x and y axis and colour bar of `fig` that leaves it unset.
-
-    plotly.js's default ("hide past div") measures every tick label against the figure's box on
-    every redraw, a forced layout in a page as large as Streamlit's; with 64 labels a side that had
-    doubled a 64 × 64 heatmap's round trip in the app (docs/PERFORMANCE.md, "Workarounds of library
-    behaviour"). Labels stay where they were: automargin keeps them inside the figure, as the right
-    margin does a colour bar's. Returns fig."""
-    layout = layout_of(fig)  # plotly's own dict, read without building an object per axis
-    names = {"xaxis", "yaxis", *(k for k in layout if AXIS_NAME.fullmatch(k))}
-    unset = [name for name in sorted(names) if (layout.get(name) or {}).get("ticklabeloverflow") is None]
-    for name in unset:
-        fig.layout[name].ticklabeloverflow = "allow"
-    for name in sorted(k for k in layout if k.startswith("coloraxis")):
-        if isinstance(layout[name], dict) and (layout[name].get("colorbar") or {}).get("ticklabeloverflow") is None:
-            fig.layout[name].colorbar.ticklabeloverflow = "allow"
-    for trace, raw in zip(fig.data, traces_of(fig)):  # a trace's own bar (none on a shared colour axis)
-        if raw.get("type") in OWN_COLORBAR and "coloraxis" not in raw and raw.get("showscale") is not False:
-            if (raw.get("colorbar") or {}).get("ticklabeloverflow") is None:
-                trace.colorbar.ticklabeloverflow = "allow"
-    return fig
-
-
-def upright_numeric_ticks(fig: go.Figure) -> go.Figure:
-    """Sets tickangle = 0 on every x axis that shows plotly.js's own numbers, where the layout leaves
-    tickangle unset; returns fig. An axis with text categories, ticktext, or a date or category type
-    keeps "auto".
-
-    With "auto", plotly.js measures every x tick label on every redraw, to see whether the labels
-    overlap and must turn: a forced layout each, in a page as large as Streamlit's. Its own numbers
-    are spaced for their width and stay upright anyway. The feed-forward page's time axis relabels
-    with every change of T (bench/ui_latency.py; docs/PERFORMANCE.md, "Workarounds of library
-    behaviour").
-    """
-    layout = layout_of(fig)
-    numeric: dict[str, bool] = {}
-    for trace in traces_of(fig):
-        name = axis_of(trace, "x")
-        numeric[name] = numeric.get(name, True) and _plots_numbers(trace.get("x"))
-    for name, is_number in sorted(numeric.items()):
-        axis = layout.get(name) or {}
-        if not is_number or axis.get("tickangle") is not None or axis.get("ticktext") is not None \
-                or axis.get("type") in ("category", "multicategory", "date"):
-            continue
-        fig.layout[name].tickangle = 0
-    return fig
-
-
 def axis_of(trace: dict, letter: str) -> str:
     """Returns the layout key of a trace's x or y axis: "x3" → "xaxis3", none → "xaxis"."""
     return (trace.get(f"{letter}axis") or letter).replace(letter, f"{letter}axis", 1)
-
-
-def _plots_numbers(values: Any) -> bool:
-    """Whether a trace's x values are numbers to plotly.js: none (the indices), a list or tuple
-    without text, or a numeric array. Text makes a category axis; anything else counts as not."""
-    if values is None:
-        return True
-    if isinstance(values, (list, tuple)):
-        return not any(isinstance(v, str) for v in values)
-    return getattr(getattr(values, "dtype", None), "kind", "") in ("i", "u", "f")
 
 
 @functools.lru_cache(maxsize=32)

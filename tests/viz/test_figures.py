@@ -92,59 +92,6 @@ def test_bars_over_heatmap_is_one_figure_with_both_panels_on_one_key_axis():
     assert fig.data[2].colorbar.len == pytest.approx(low[1] - low[0])
 
 
-def test_allow_tick_overflow_sets_every_axis_and_keeps_a_choice_made():
-    fig = figures.heatmap_grid(np.zeros((2, 2, 3, 3)), ["a", "b"], ["c", "d"])
-    fig.layout.xaxis3.ticklabeloverflow = "hide past domain"
-    plotly_json.allow_tick_overflow(fig)
-    assert fig.layout.xaxis3.ticklabeloverflow == "hide past domain"
-    for name in ("xaxis", "xaxis2", "xaxis4", "yaxis", "yaxis2", "yaxis3", "yaxis4"):
-        assert fig.layout[name].ticklabeloverflow == "allow", name
-
-
-def test_allow_tick_overflow_sets_every_colour_bar_and_keeps_a_choice_made():
-    fig = go.Figure([go.Heatmap(z=np.zeros((2, 2))), go.Heatmap(z=np.ones((2, 2)), coloraxis="coloraxis"),
-                     go.Heatmap(z=np.ones((2, 2)), coloraxis="coloraxis2"), go.Heatmap(z=np.ones((2, 2)), showscale=False),
-                     go.Scatter(x=[0], y=[0])])
-    fig.update_layout(coloraxis={"colorscale": "Viridis"}, coloraxis2={"colorbar": {"ticklabeloverflow": "hide past div"}})
-    plotly_json.allow_tick_overflow(fig)
-    assert fig.layout.coloraxis.colorbar.ticklabeloverflow == "allow"
-    assert fig.layout.coloraxis2.colorbar.ticklabeloverflow == "hide past div"  # a choice made stays
-    assert fig.data[0].colorbar.ticklabeloverflow == "allow"  # its own bar
-    # a trace on a shared colour axis, and one with no bar, get no bar settings of their own
-    assert [fig.data[i].colorbar.ticklabeloverflow for i in (1, 2, 3)] == [None, None, None]
-    assert "colorbar" not in fig.to_dict()["data"][4]
-
-
-def test_upright_numeric_ticks_turns_off_the_label_measuring_only_for_plotlys_own_numbers():
-    fig = make_subplots(rows=1, cols=6)
-    fig.add_trace(go.Scatter(x=np.arange(5.0), y=np.ones(5)), row=1, col=1)  # numbers
-    fig.add_trace(go.Bar(x=["cat", "dog"], y=[1, 2]), row=1, col=2)  # text categories
-    fig.add_trace(go.Heatmap(z=np.zeros((2, 3))), row=1, col=3)  # no x: its indices, numbers
-    fig.add_trace(go.Heatmap(z=np.zeros((2, 3))), row=1, col=4)
-    fig.update_xaxes(tickvals=[0, 1, 2], ticktext=["the", "cat", "sat"], row=1, col=4)  # tokens as ticktext
-    fig.add_trace(go.Scatter(x=[1, 2], y=[1, 2]), row=1, col=5)
-    fig.update_xaxes(tickangle=45, row=1, col=5)  # a choice made
-    fig.add_trace(go.Scatter(x=[1, 2], y=[1, 2]), row=1, col=6)
-    fig.add_trace(go.Scatter(x=["a", "b"], y=[1, 2]), row=1, col=6)  # one text trace on the axis: categories
-    plotly_json.upright_numeric_ticks(fig)
-    angles = [fig.layout[name].tickangle for name in ("xaxis", "xaxis2", "xaxis3", "xaxis4", "xaxis5", "xaxis6")]
-    assert angles == [0, None, 0, None, 45, None]
-    assert all(fig.layout[f"yaxis{n}"].tickangle is None for n in ("", 2, 3))  # y labels never turn
-
-
-def test_the_feedforward_time_axis_is_upright_and_the_key_bars_keep_their_angle():
-    from models.registry import get_mechanism
-    from viz.feedforward import alpha_over_time
-
-    record = get_mechanism("qkv-dot").build({})
-    bars = plotly_json.upright_numeric_ticks(figures.weight_bars(record.weights[0], record.key_labels, title="α"))
-    assert bars.layout.xaxis.tickangle == -45  # the builder's own angle for the keys' names
-    ff = get_mechanism("feedforward").build({"length": 300, "seed": 0})
-    over_time = plotly_json.upright_numeric_ticks(alpha_over_time(ff, title="α"))
-    x_axes = [k for k in over_time.layout.to_plotly_json() if k.startswith("xaxis")]
-    assert x_axes and all(over_time.layout[k].tickangle == 0 for k in x_axes)  # time steps, upright
-
-
 def test_reserve_tick_margins_fits_the_outer_labels_and_never_shrinks():
     long_word = "antidisestablishment"  # 20 characters
     fig = make_subplots(rows=1, cols=2)

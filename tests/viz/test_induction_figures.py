@@ -56,11 +56,10 @@ def test_the_shared_curves_figure_is_not_written_to_by_a_rerun():
     from models.induction.records import training_record
     from models.registry import INDUCTION, mechanisms_on_page
     from viz.margins import reserve_tick_margins
-    from viz.plotly_json import allow_tick_overflow
 
     record = training_record(mechanisms_on_page(INDUCTION.file)[0].id)
-    fig = reserve_tick_margins(allow_tick_overflow(iv.training_curves(record)))
+    fig = reserve_tick_margins(iv.training_curves(record))
     before = json.dumps(fig.to_plotly_json(), sort_keys=True, default=str)
-    assert fig.layout.margin.l is not None and fig.layout.xaxis.ticklabeloverflow == "allow"
-    reserve_tick_margins(allow_tick_overflow(fig))
+    assert fig.layout.margin.l is not None
+    reserve_tick_margins(fig)
     assert json.dumps(fig.to_plotly_json(), sort_keys=True, default=str) == before
