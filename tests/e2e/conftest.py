@@ -91,12 +91,56 @@ def browser():
         b.close()
 
 
+VIEWPORT = {"width": 1400, "height": 1300}
+
+
+@pytest.fixture(scope="session")
+def _shared_tab(browser):
+    """{"context", "page"}: the one browser tab the tests share (made again when a test lost it)."""
+    tab: dict = {}
+    yield tab
+    if tab:
+        tab["context"].close()
+
+
 @pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1400, "height": 1300}, accept_downloads=True)
-    pg = context.new_page()
+def page(browser, _shared_tab):
+    """The browser tab every test shares: Streamlit's scripts are fetched and compiled once, not
+    once per test in a new browser context.
+
+    Each test still starts from nothing: it opens its page (a new Streamlit session: a tab's
+    session ends when it leaves the page), and after it the tab's storage is cleared, it goes to
+    about:blank and gets the default viewport back. Listeners go through `listen`, which removes
+    them after the test. A test that needs a browser of its own (a cold cache, a locale) makes a
+    context from `browser`."""
+    if not _shared_tab or _shared_tab["page"].is_closed():
+        if _shared_tab:
+            _shared_tab["context"].close()
+        _shared_tab["context"] = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
+        _shared_tab["page"] = _shared_tab["context"].new_page()
+    pg = _shared_tab["page"]
     yield pg
-    context.close()
+    try:
+        pg.evaluate("() => { try { localStorage.clear(); sessionStorage.clear(); } catch (e) {} }")
+        pg.goto("about:blank")
+        pg.set_viewport_size(VIEWPORT)
+    except Exception:  # noqa: BLE001 (a crashed or closed tab: the next test gets a new one)
+        _shared_tab["context"].close()
+        _shared_tab.clear()
+
+
+@pytest.fixture
+def listen(page):
+    """listen(event, handler): page.on(event, handler) for this test only (the tab is shared)."""
+    added = []
+
+    def add(event: str, handler) -> None:
+        page.on(event, handler)
+        added.append((event, handler))
+
+    yield add
+    for event, handler in added:
+        page.remove_listener(event, handler)
 
 
 def wait_idle(page, timeout: float = 60_000) -> None:

@@ -37,9 +37,9 @@ DOCUMENT = (
 )
 
 
-def test_typing_a_document_updates_the_heatmap_and_stays_escaped(page, app_url):
+def test_typing_a_document_updates_the_heatmap_and_stays_escaped(page, listen, app_url):
     dialogs = []
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    listen("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     # The first visit loads MiniLM's table and compiles the HAN: allow for a busy machine.
     page.goto(f"{app_url}/han")
     page.get_by_text("Hierarchical attention").first.wait_for(timeout=90_000)

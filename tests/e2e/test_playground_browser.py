@@ -54,22 +54,18 @@ def test_playground_deep_link_slider_and_png_download(page):
         page.screenshot(path=screenshot_path("playground.png"))  # the README's first picture
 
 
-def test_on_a_phone_tables_and_charts_scroll_in_their_boxes_not_the_page(browser, app_url):
-    context = browser.new_context(viewport={"width": 390, "height": 844})
-    phone = context.new_page()
-    open_page(phone, app_url, "playground", "A Query over Key/Value pairs")
-    table = phone.locator('[data-testid="stMarkdownContainer"] table').first
+def test_on_a_phone_tables_and_charts_scroll_in_their_boxes_not_the_page(page, app_url):
+    page.set_viewport_size({"width": 390, "height": 844})
+    open_page(page, app_url, "playground", "A Query over Key/Value pairs")
+    table = page.locator('[data-testid="stMarkdownContainer"] table').first
     assert table.evaluate("t => t.scrollWidth > t.clientWidth")  # seven formulas are wider than a phone
     # The three panels keep room to be read (358 px left their plots a few pixels wide) …
-    widths = phone.evaluate("[...document.querySelectorAll('[data-testid=stPlotlyChart] .main-svg')]"
-                            ".map(e => e.getBoundingClientRect().width)")
+    widths = page.evaluate("[...document.querySelectorAll('[data-testid=stPlotlyChart] .main-svg')]"
+                           ".map(e => e.getBoundingClientRect().width)")
     assert widths and min(widths) >= 600, widths
-    assert phone.evaluate("document.scrollingElement.scrollWidth") == 390  # … yet the page does not pan sideways
-    context.close()
-    desk = browser.new_context(viewport={"width": 1400, "height": 900})
-    wide = desk.new_page()
-    open_page(wide, app_url, "playground", "A Query over Key/Value pairs")
-    table = wide.locator('[data-testid="stMarkdownContainer"] table').first
+    assert page.evaluate("document.scrollingElement.scrollWidth") == 390  # … yet the page does not pan sideways
+    page.set_viewport_size({"width": 1400, "height": 900})
+    open_page(page, app_url, "playground", "A Query over Key/Value pairs")  # a new session at desk width
+    table = page.locator('[data-testid="stMarkdownContainer"] table').first
     assert not table.evaluate("t => t.scrollWidth > t.clientWidth")  # on a desk the table fits as before
-    assert wide.evaluate("document.scrollingElement.scrollWidth") == 1400
-    desk.close()
+    assert page.evaluate("document.scrollingElement.scrollWidth") == 1400

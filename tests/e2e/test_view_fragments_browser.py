@@ -14,11 +14,11 @@ from tests.e2e.conftest import open_page, wait_for_charts, wait_idle
 pytestmark = pytest.mark.e2e
 
 
-def _listen(page) -> list[bytes]:
+def _listen(listen) -> list[bytes]:
     """Returns the list the page's binary websocket frames from the server are appended to."""
     frames: list[bytes] = []
-    page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(payload)
-                                           if isinstance(payload, bytes) else None))
+    listen("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(payload)
+                                         if isinstance(payload, bytes) else None))
     return frames
 
 
@@ -63,8 +63,8 @@ def _sent(elements, kind: str, text: str) -> bool:
     return any(k == kind and text in t for k, t in elements)
 
 
-def test_a_seq2seq_view_switch_resends_neither_the_controls_nor_the_main_map(page, app_url):
-    frames = _listen(page)
+def test_a_seq2seq_view_switch_resends_neither_the_controls_nor_the_main_map(page, listen, app_url):
+    frames = _listen(listen)
     open_page(page, app_url, "seq2seq", "Seq2seq alignment", charts=3)
     view = page.locator('[data-testid="stButtonGroup"]').get_by_text("Compare two inputs", exact=True)
     switched = _after(page, frames, view.click, charts=4)
@@ -85,8 +85,8 @@ def test_a_seq2seq_view_switch_resends_neither_the_controls_nor_the_main_map(pag
     assert _sent(above, "text_input", "Second date (B)")
 
 
-def test_an_images_view_switch_resends_not_the_image_source(page, app_url):
-    frames = _listen(page)
+def test_an_images_view_switch_resends_not_the_image_source(page, listen, app_url):
+    frames = _listen(listen)
     open_page(page, app_url, "images", "Hard vs soft attention", charts=1)
     view = page.locator('[data-testid="stButtonGroup"]').get_by_text("Self-attention on any photo", exact=True)
     switched = _after(page, frames, view.click, charts=1)
@@ -102,8 +102,8 @@ def test_an_images_view_switch_resends_not_the_image_source(page, app_url):
     assert _sent(above, "imgs", "Model input")
 
 
-def test_a_playground_control_resends_not_the_key_value_editor(page, app_url):
-    frames = _listen(page)
+def test_a_playground_control_resends_not_the_key_value_editor(page, listen, app_url):
+    frames = _listen(listen)
     rows = [{"label": "near", "k1": 1.0, "k2": 0.0, "v1": 1.0, "v2": 1.0},
             {"label": "far", "k1": -1.0, "k2": 0.0, "v1": 0.0, "v2": 0.0}]
     open_page(page, app_url, f"playground?kv={quote(json.dumps(rows))}", "A Query over Key/Value pairs", charts=1)
