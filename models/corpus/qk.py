@@ -204,3 +204,19 @@ def distance_score_correlation(embedding: JointEmbedding, held_out: QueryKeys) -
     distance, score = np.concatenate(distances), np.concatenate(scores)
     rho = spearmanr(distance, -score).statistic
     return float(rho), int(distance.size)
+
+
+def embedding_record(embedding: JointEmbedding, mechanism: str):
+    """Returns an AttentionRecord of the plotted coordinates: rows "q <token> @<position>" then
+    "k <token> @<position>", columns PC 1 and PC 2 (for the page's Export menu)."""
+    from models.record import AttentionRecord
+
+    sample = embedding.sample
+    labels = [f"{kind} {t} @{p}" for kind in ("q", "k") for t, p in zip(sample.tokens, sample.position.tolist())]
+    return AttentionRecord(
+        mechanism=mechanism, weights=np.concatenate([embedding.query_xy, embedding.key_xy]).astype(np.float32),
+        axes=("query", "key"), query_labels=labels, key_labels=["PC 1", "PC 2"],
+        meta={"layer": sample.layer, "head": sample.head, "scale": embedding.normalisation.scale,
+              "explained": embedding.projection.explained.tolist(),
+              "normalisation": "k ← (k − mean k + mean q)/c, q ← c·q, c = sqrt(mean‖k‖/mean‖q‖); PCA to 2-D"},
+        extras={"input": np.concatenate([sample.input, sample.input])})

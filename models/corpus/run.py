@@ -160,14 +160,16 @@ class CorpusStats:
 
 def corpus_statistics(texts: Iterable[str], model: CorpusModel, *, progress: Progress | None = None,
                       stop: Callable[[], bool] | None = None, limit: int | None = None,
-                      top_k: int = TOP_K) -> CorpusStats:
+                      top_k: int = TOP_K, into: CorpusStats | None = None) -> CorpusStats:
     """Returns the per-head statistics of every non-empty text (one input each), streamed.
 
     progress(n) is called after each batch with the texts read so far; stop() is asked before
     each text and ends the pass early (stats.stopped). limit: read at most this many texts.
+    into: an empty CorpusStats to fill (the app keeps it, so a run cut short still shows what ran).
     """
     cfg = model.config
-    stats = CorpusStats.empty(cfg.num_hidden_layers, cfg.num_attention_heads, top_k, model.runner.name)
+    stats = CorpusStats.empty(cfg.num_hidden_layers, cfg.num_attention_heads, top_k, model.runner.name) \
+        if into is None else into
     queues: dict[int, list] = {}
     started = time.perf_counter()
     read = 0
@@ -232,6 +234,21 @@ def top_rows(stats: CorpusStats) -> list[dict]:
             rows.append({"layer": layer, "head": head, "rank": rank, "entropy": float(stats.top_entropy[layer, head, rank]),
                          "input": int(number), "text": stats.texts.get(int(number), "")})
     return rows
+
+
+def stats_record(stats: CorpusStats, mechanism: str):
+    """Returns an AttentionRecord of the corpus means [L·H, S] (rows "L0H0"…, columns the statistics;
+    extras: std) for the page's Export menu."""
+    from models.record import AttentionRecord
+
+    layers, heads, count = stats.mean.shape
+    return AttentionRecord(
+        mechanism=mechanism, weights=stats.mean.reshape(layers * heads, count).astype(np.float32),
+        axes=("query", "key"), query_labels=[f"L{layer}H{head}" for layer in range(layers) for head in range(heads)],
+        key_labels=list(stats.statistics),
+        meta={"model": stats.model, "texts": stats.count, "tokens": stats.tokens, "stopped": stats.stopped,
+              "statistic": "mean over the corpus"},
+        extras={"std": stats.std.reshape(layers * heads, count).astype(np.float32)})
 
 
 def save(stats: CorpusStats, out_dir) -> list:

@@ -99,3 +99,53 @@ def count_lines(path: str | Path) -> int:
             count += block.count(b"\n")
             last = block[-1:]
     return count + (last != b"\n")
+
+
+# ----------------------------------------------------------------------------- uploads (the page)
+
+MAX_UPLOAD_BYTES = 2_000_000  # as the HAN page's CSV upload (models/han/data.py: MAX_CSV_BYTES)
+MAX_UPLOAD_TEXTS = 5_000  # as its MAX_CSV_ROWS
+
+
+def upload_text(data: bytes) -> str:
+    """Returns an uploaded file's text; InputError in one line if it is too big, not UTF-8 or binary."""
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise InputError(f"the file is {len(data) / 1e6:.1f} MB; the limit is {MAX_UPLOAD_BYTES / 1e6:.0f} MB - "
+                         "upload a smaller sample")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputError("the file is not UTF-8 text; save it as UTF-8 and upload again") from None
+    if "\x00" in text:
+        raise InputError("the file contains binary data; upload plain text or CSV")
+    if not text.strip():
+        raise InputError("the file is empty; upload one text per line, or a CSV with a text column")
+    return text
+
+
+def csv_header(text: str) -> list[str]:
+    """Returns the column names of CSV text (its first row, stripped and lower-cased)."""
+    try:
+        return [h.strip().lower() for h in next(csv.reader(io.StringIO(text, newline="")), [])]
+    except csv.Error as error:
+        raise InputError(f"the CSV could not be read ({error}); check quoting and delimiters") from None
+
+
+def upload_texts(text: str, column: str | None = None) -> list[str]:
+    """Returns the non-empty texts of an upload: its lines, or one CSV column; at most MAX_UPLOAD_TEXTS."""
+    rows = csv_column(io.StringIO(text, newline=""), column) if column else iter(text.splitlines())
+    texts = []
+    for row in rows:
+        if row.strip():
+            if len(texts) >= MAX_UPLOAD_TEXTS:
+                raise InputError(f"the file has more than {MAX_UPLOAD_TEXTS:,} texts; upload a smaller sample "
+                                 "or run `cli.py corpus` on the whole file")
+            texts.append(row[:MAX_LINE_CHARS])
+    if not texts:
+        raise InputError("the file has no non-empty texts")
+    return texts
+
+
+def sample_texts() -> list[str]:
+    """Returns the bundled sample corpus (models/corpus/sample_corpus.txt, 60 sentences written for it)."""
+    return [line for line in text_lines(Path(__file__).with_name("sample_corpus.txt")) if line.strip()]
