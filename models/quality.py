@@ -15,7 +15,7 @@ import argparse
 import importlib
 import sys
 
-FAMILIES: tuple[str, ...] = ("seq2seq", "captioner", "feedforward", "han", "encdec", "induction")
+FAMILIES: tuple[str, ...] = ("seq2seq", "captioner", "feedforward", "han", "encdec", "induction", "lm")
 WRITES_QUALITY_FILE = ("seq2seq", "encdec")  # the families whose figures the pages read from quality.json
 
 
