@@ -1,0 +1,103 @@
+"""The Language model page in Chromium: the GPT trained here on a deep link of a fresh server (head
+view, model view, training curves; a head picked and a text typed change the head view), then a user's
+folder from the model root (a copy of the committed GPT-2 folder) on a server started with
+ATTENTION_LAB_MODEL_ROOT."""
+
+import json
+import os
+import shutil
+import time
+
+import pytest
+
+from models.lm.quality import CHECKPOINT_DIR
+from models.lm.records import load_runner
+from tests.e2e.conftest import plotly_traces, screenshot_path, streamlit_server, wait_for_charts, wait_idle
+
+pytestmark = pytest.mark.e2e
+
+LONG_WAIT = 300_000  # a cold server loads the model and compiles first
+HEAD, GRID, CURVES = 0, 1, 2
+BOS = "&lt;|endoftext|&gt;"  # labels reach plotly HTML-escaped (viz/labels.py)
+
+
+def wait_for_chart_change(page, before, chart: int, timeout: float = 120.0) -> list:
+    """Returns the charts once chart `chart`'s first trace differs from `before`'s."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        now = plotly_traces(page)
+        if len(now) > chart and now[chart] and json.dumps(now[chart][0]) != json.dumps(before[chart][0]):
+            return now
+        time.sleep(0.3)
+    raise AssertionError(f"chart {chart} did not change")
+
+
+def _open(page, url):
+    page.goto(f"{url}/language_model", timeout=LONG_WAIT)
+    page.get_by_text("Language model (GPT)").first.wait_for(timeout=LONG_WAIT)
+    wait_for_charts(page, 3, timeout=LONG_WAIT)
+    wait_idle(page, timeout=LONG_WAIT)
+    return plotly_traces(page)
+
+
+def test_the_model_trained_here(page, app_url):
+    before = _open(page, app_url)
+    tokens = len(before[HEAD][0]["z"])
+    assert before[HEAD][0]["y"][0] == BOS and tokens > 20
+    assert len(before[GRID][0]["z"]) == 2 * tokens + 1  # two layers of maps, one empty row between
+    page.screenshot(path=screenshot_path("language_model.png"), full_page=True)
+
+    page.get_by_label("Head", exact=True).click()
+    page.get_by_role("option", name="3", exact=True).click()
+    changed = wait_for_chart_change(page, before, HEAD)
+    assert changed[HEAD][0]["z"] != before[HEAD][0]["z"]
+    wait_idle(page)
+    assert "lm_head=3" in page.url  # the view is in the link
+
+    box = page.get_by_label("Text", exact=True)
+    box.fill("Return a new list.")
+    box.press("Control+Enter")
+    typed = wait_for_chart_change(page, changed, HEAD)
+    assert typed[HEAD][0]["y"][0] == BOS and len(typed[HEAD][0]["z"]) < tokens
+    wait_idle(page)
+
+
+@pytest.fixture
+def root_url(tmp_path):
+    root = tmp_path / "models"
+    shutil.copytree(CHECKPOINT_DIR, root / "my-gpt")
+    saved = os.environ.get("ATTENTION_LAB_MODEL_ROOT")
+    os.environ["ATTENTION_LAB_MODEL_ROOT"] = str(root)
+    try:
+        with streamlit_server() as url:
+            yield url, root
+    finally:
+        if saved is None:
+            os.environ.pop("ATTENTION_LAB_MODEL_ROOT", None)
+        else:
+            os.environ["ATTENTION_LAB_MODEL_ROOT"] = saved
+
+
+def test_a_user_folder_from_the_model_root(page, root_url):
+    url, root = root_url
+    before = _open(page, url)
+    page.get_by_text("Model folder").click()
+    box = page.get_by_label("A Hugging Face folder under the model root", exact=False)
+    box.fill("my-gpt")
+    box.press("Enter")
+    page.get_by_text("my-gpt").first.wait_for(timeout=LONG_WAIT)
+    wait_idle(page, timeout=LONG_WAIT)
+    text = page.get_by_label("Text", exact=True).input_value()
+    record = load_runner(root / "my-gpt").attention(text)
+    now = plotly_traces(page)
+    assert len(now[HEAD][0]["z"]) == record.weights.shape[-1]
+    title = page.locator(".js-plotly-plot").first.evaluate("el => el.layout.title.text")  # "Layer L, head H"
+    layer, head = (int(part.split()[-1]) for part in title.split(","))
+    z = now[HEAD][0]["z"]
+    want = record.weights[layer, head]
+    assert max(abs(a - b) for row, wrow in zip(z, want) for a, b in zip(row, wrow)) < 1e-4
+    assert before[HEAD][0]["y"] == now[HEAD][0]["y"]  # the same tokenizer: a copy of the folder
+
+    box.fill("../outside")
+    box.press("Enter")
+    page.get_by_text("that model folder is not available here").first.wait_for(timeout=60_000)
