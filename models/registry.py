@@ -99,12 +99,17 @@ def _qkv(variant: str, name: str, paper: str, formula: str, summary: str) -> Mec
     )
 
 
-def _seq2seq(variant: str, name: str, paper: str, formula: str, summary: str) -> Mechanism:
+def _seq2seq(variant: str, name: str, paper: str, formula: str, summary: str, options=_SEQ2SEQ_OPTIONS) -> Mechanism:
     return Mechanism(
         id=variant, name=name, paper=paper, formula=formula, page=SEQ2SEQ.file, summary=summary, family="seq2seq",
         variant=variant, builder="models.seq2seq.records:seq2seq_record",
-        batch_builder="models.seq2seq.records:seq2seq_records", options=_SEQ2SEQ_OPTIONS, example=_DATE,
+        batch_builder="models.seq2seq.records:seq2seq_records", options=options, example=_DATE,
     )
+
+
+_SUTSKEVER = "Sutskever, Vinyals & Le (2014), Sequence to Sequence Learning with Neural Networks"
+_NO_ATTENTION_OPTIONS = tuple(opt for opt in _SEQ2SEQ_OPTIONS if opt.name != "window")  # no window: no α
+_ONE_CONTEXT = r",\quad s_i = f(s_{i-1}, y_{i-1}, c),\quad s_0 = \tanh(W_s c)"
 
 
 MECHANISMS: tuple[Mechanism, ...] = (
@@ -145,6 +150,13 @@ MECHANISMS: tuple[Mechanism, ...] = (
     _seq2seq("local-p", "Luong local-p (predictive)", _LUONG,
              r"p_t = S \cdot \operatorname{sigmoid}(v_p^\top \tanh(W_p h_t))" + _LOCAL,
              "A window of ±D around a predicted centre p_t: it learns where to look, then looks closely."),
+    _seq2seq("no-attention", "No attention (last state)", _SUTSKEVER, r"c = h_T" + _ONE_CONTEXT,
+             "No attention: one context vector c = h_T, the last input character's state, for every output step.",
+             _NO_ATTENTION_OPTIONS),
+    _seq2seq("no-attention-mean", "No attention (mean of states)", _SUTSKEVER,
+             r"c = \tfrac{1}{T} \textstyle\sum_j h_j" + _ONE_CONTEXT,
+             "No attention: one context vector c, the mean of the input's states, for every output step.",
+             _NO_ATTENTION_OPTIONS),
     Mechanism(
         id="sentence-alignment",
         name="Sentence-pair alignment with pretrained embeddings",

@@ -4,6 +4,7 @@ import streamlit as st
 
 from models.compare import difference_record
 from models.registry import SEQ2SEQ, get_mechanism, mechanisms_on_page
+from models.seq2seq.bottleneck import curve_record, read_curve
 from models.seq2seq.quality import per_format_rows
 from models.seq2seq.records import random_example, snapshot_steps, warm_start_of
 from ui.links import bound, linked_text
@@ -11,7 +12,7 @@ from ui.router import ensure_router
 from ui.widgets import checked, option_slider, show_figure, view_switch, warm_in_background
 from viz.compare import difference_heatmap
 from viz.formulas import formula_lines
-from viz.seq2seq import alignment_heatmap
+from viz.seq2seq import alignment_heatmap, bottleneck_curve, context_bars
 
 ensure_router()
 
@@ -26,6 +27,8 @@ st.markdown(
 mechanisms = {m.id: m for m in mechanisms_on_page(SEQ2SEQ.file)}
 warm_in_background(SEQ2SEQ.file)  # the variants not shown yet, so that switching to one does not wait
 ids = list(mechanisms)
+# The window option as the local variants declare it; the models without attention take none.
+WINDOW = next(m.option("window") for m in mechanisms.values() if any(o.name == "window" for o in m.options))
 
 
 def _name(variant_id: str) -> str:
@@ -34,7 +37,26 @@ def _name(variant_id: str) -> str:
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def _record(variant: str, text: str, window: int, step: int | None):
-    return get_mechanism(variant).build({"text": text, "window": window, "step": step})
+    mechanism = get_mechanism(variant)
+    options = {"text": text, "step": step}
+    return mechanism.build(options | ({"window": window} if any(o.name == "window" for o in mechanism.options) else {}))
+
+
+def _has_alpha(record) -> bool:
+    return record.meta.get("attention", True)
+
+
+def _figure(record, *, truth=None, title: str, height: int | None = None):
+    # α as a heatmap; a model without attention has none: its context vector c instead.
+    if _has_alpha(record):
+        return alignment_heatmap(record, truth=truth, title=title, height=height)
+    return context_bars(record.weights, record.key_labels, title=title.replace("α over the input", "its one context "
+                                                                            "vector c"), height=height)
+
+
+NO_ALPHA = ("This model has **no attention**, so there is no α to draw: its decoder reads one context vector "
+            "c = q(h_1, …, h_T) — {what} — as its first state and at every output step. The bars are c "
+            "(one per unit; the forward GRU's units, then the backward's).")
 
 
 def _draw_random():
@@ -48,7 +70,8 @@ def _draw_random():
 # redraws the main map and the shown view's figures, not all seven. Sections whose own controls
 # change only their own figures are fragments (st.fragment) as well: moving one reruns that section
 # alone; the Link boxes read the browser's address, so none goes stale.
-VIEWS = ("Compare two variants", "Compare two inputs", "Watch it learn", "Why local-m fails")
+VIEWS = ("Compare two variants", "Compare two inputs", "Watch it learn", "Why local-m fails",
+         "Why attention: the bottleneck")
 
 
 @st.fragment
@@ -60,7 +83,7 @@ def compare_variants(text: str, window: int, truth) -> None:
                            key=f"s2s_compare_{key}")
             other = _record(chosen, text, window, None)
             st.markdown(f"**Output:** `{other.meta['output']}`")
-            cfig = alignment_heatmap(other, truth=truth, title=_name(chosen), height=360)
+            cfig = _figure(other, truth=truth, title=_name(chosen), height=360)
             show_figure(cfig, other, key=f"s2s_compare_{key}", name=f"seq2seq-{chosen}")
 
 
@@ -68,7 +91,11 @@ def compare_variants(text: str, window: int, truth) -> None:
 def compare_inputs(variant: str, record, window: int) -> None:
     text_b = linked_text(st.text_input, "Second date (B)", "9 June 2018", key="s2s_text_b",
                          max_chars=mechanisms[variant].option("text").max_chars)
-    if text_b.strip():
+    if text_b.strip() and not _has_alpha(record):
+        record_b = checked(_record, variant, text_b, window, None)
+        st.markdown(f"**Output A:** `{record.meta['output']}` · **Output B:** `{record_b.meta['output']}`")
+        st.caption("This model has no α to compare: pick an attention variant above to see where each input is read.")
+    elif text_b.strip():
         record_b = checked(_record, variant, text_b, window, None)
         diff = difference_record(record.weights, record_b.weights, (record.query_labels, record.key_labels),
                                  (record_b.query_labels, record_b.key_labels), mechanism=record.mechanism,
@@ -93,7 +120,7 @@ def snapshot_section(variant: str, text: str, window: int, truth) -> None:
     step = bound(st.select_slider, "Training step", steps, key="s2s_step")
     snap = _record(variant, text, window, step)
     st.markdown(f"**Output at step {step}:** `{snap.meta['output']}`")
-    sfig = alignment_heatmap(snap, truth=truth, title=f"{_name(variant)} at training step {step}")
+    sfig = _figure(snap, truth=truth, title=f"{_name(variant)} at training step {step}")
     show_figure(sfig, snap, key="s2s_step", name=f"seq2seq-{variant}-step{step}")
 
 
@@ -112,7 +139,7 @@ def seq2seq_view() -> None:
         st.latex(formula_lines(mechanism.formula))  # the narrow column would cut the local variants' formulas off
         st.caption(mechanism.paper)
         window = option_slider(
-            mechanism.option("window"), label="Window half-width D (local variants)", key="s2s_window",
+            WINDOW, label="Window half-width D (local variants)", key="s2s_window",
             help="Local attention only looks at input positions [p_t − D, p_t + D], weighted by a Gaussian "
             "with σ = D/2. The models were trained with D = 3; here D is applied at inference.",
         )
@@ -126,9 +153,11 @@ def seq2seq_view() -> None:
         st.markdown(f"**Output:** `{record.meta['output']}`")
         for notice in record.meta["notices"]:
             st.warning(notice, icon=":material/info:")
-        if truth is not None:
+        if not _has_alpha(record):
+            st.info(NO_ALPHA.format(what=record.meta["context"]), icon=":material/block:")
+        elif truth is not None:
             st.caption("Red squares: the true source span of each output digit (from the generator).")
-        fig = alignment_heatmap(record, truth=truth, title=f"{_name(variant)}: α over the input")
+        fig = _figure(record, truth=truth, title=f"{_name(variant)}: α over the input")
         show_figure(fig, record, key="s2s_main", name=f"seq2seq-{variant}")
 
     views(variant, record, text, window, truth)
@@ -160,6 +189,9 @@ def views(variant: str, record, text: str, window: int, truth) -> None:
                 f"starts from the trained **{teacher}** model: step 0 is that warm start, with its own attention head "
                 f"fitted to {teacher}'s attention (the README explains why and how); training refines it from there."
             )
+        elif not _has_alpha(record):
+            st.markdown("The same input under snapshots of the selected variant taken during training: its output "
+                        "and its context vector c (this model has no α), from the untrained model at step 0.")
         else:
             st.markdown(
                 "The same input under snapshots of the selected variant taken during training: step 0 is the "
@@ -185,6 +217,41 @@ def views(variant: str, record, text: str, window: int, truth) -> None:
             st.markdown("Measured on held-out generated dates: local-m's exact match, and the share of output digits "
                         "whose true span lies (at least partly) inside the window, per format:")
             st.dataframe(rows, hide_index=True)
+
+    if chosen == VIEWS[4]:
+        bottleneck_view()
+
+
+@st.cache_resource(show_spinner=False)
+def _curve():
+    curve = read_curve()
+    return None if curve is None else curve_record(curve)
+
+
+def bottleneck_view() -> None:
+    st.markdown(
+        "Without attention the decoder reads **one** vector c = h_T for the whole input (Sutskever et al. 2014); "
+        "with attention it reads a new mix c_i = Σ_j α_ij h_j at every step. Bahdanau et al. (2015, Fig. 2) "
+        "showed the fixed vector failing as sentences grow. The same here: each date is written inside "
+        "filler text (`we will meet near the 9 May 2018 old station …`); the model without attention (c = h_T), "
+        "Bahdanau and Luong general, with the same encoder, decoder and sizes, each start from their date model and "
+        "are trained the same way on it, and exact match is measured per input length on held-out text."
+    )
+    record = _curve()
+    if record is None:
+        st.caption("The curve has not been measured yet (python -m models.seq2seq.bottleneck --write).")
+        return
+    names = {m: _name(m) for m in record.query_labels if m in mechanisms}
+    fig = bottleneck_curve(record.key_labels, dict(zip(record.query_labels, record.weights)), names=names,
+                           title="Exact match against input length")
+    show_figure(fig, record, key="s2s_bottleneck", name="seq2seq-bottleneck")
+    claims = record.meta["claims"]
+    st.caption(
+        f"{record.meta['per_bucket']} held-out inputs per length bucket. On the longest inputs attention beats "
+        f"no attention by {claims['long_gap']:.0%} of exact match; on the shortest they differ by "
+        f"{claims['short_gap']:.0%}. c = h_T must carry the date past all the text after it; attention reads "
+        "the date's characters wherever they are."
+    )
 
 
 seq2seq_view()

@@ -354,8 +354,9 @@ def record_figure(record: AttentionRecord) -> go.Figure:
     map per word; ("query", "key") -> a heatmap; one-dimensional weights -> a bar chart.
     """
     w = record.weights
-    if w.ndim == 1:
-        return weight_bars(w, record.key_labels, title=record.mechanism)
+    if w.ndim == 1:  # a model without attention (seq2seq no-attention) records its context vector c, not α
+        value_name = "α" if record.meta.get("attention", True) else "c"
+        return weight_bars(w, record.key_labels, title=record.mechanism, value_name=value_name)
     if len(record.leading_axes) == 2:
         a, b = record.leading_axes
         return heatmap_grid(

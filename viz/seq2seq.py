@@ -1,4 +1,6 @@
-"""Figures of the seq2seq page: the α heatmap with the local window and the true alignment.
+"""Figures of the seq2seq page: the α heatmap with the local window and the true alignment, the
+context vector c of the models without attention, and the bottleneck curve (exact match against
+input length).
 
 Positions are numeric on both axes (tick text = the characters), so the window centre p_t —
 a real number — can be drawn between characters. No streamlit, no jax.
@@ -129,4 +131,66 @@ def alignment_heatmap(
     }
     if background:
         layout["plot_bgcolor"] = background
+    return quick_figure(data, layout)
+
+
+CONTEXT_POSITIVE, CONTEXT_NEGATIVE = "#1f77b4", "#d62728"
+MODEL_COLORS = {"no-attention": "#d62728", "no-attention-mean": "#ff9896", "bahdanau": "#1f77b4",
+                "luong-general": "#2ca02c"}
+
+
+def context_bars(context: np.ndarray, labels: Sequence[object], *, title: str | None = None,
+                 height: int | None = None) -> go.Figure:
+    """Returns the context vector c [n] of a model without attention as bars, one per unit (blue
+    positive, red negative): the one vector its decoder reads at every output step."""
+    values = np.asarray(context, np.float32).reshape(-1)
+    if len(labels) != len(values):
+        raise ValueError(f"{len(labels)} labels for {len(values)} values")
+    xs = np.arange(len(values))
+    ticks = _tick_text(labels)
+    stride = max(1, len(values) // 16)
+    data = [{
+        "type": "bar", "x": xs, "y": values, "name": "c",
+        "marker": {"color": [CONTEXT_POSITIVE if v >= 0 else CONTEXT_NEGATIVE for v in values]},
+        "customdata": ticks, "hovertemplate": "unit %{customdata}<br>c = %{y:.4f}<extra></extra>",
+    }]
+    layout = {
+        "title": {"text": html.escape(title) if title else None},
+        "height": height or 320,
+        "margin": {"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
+        "xaxis": {"title": {"text": "unit of c (forward GRU, then backward)"}, "tickmode": "array",
+                  "tickvals": xs[::stride].tolist(), "ticktext": ticks[::stride], "range": [-0.5, len(values) - 0.5]},
+        "yaxis": {"title": {"text": "c"}, "range": [-1.05, 1.05]},
+        "showlegend": False,
+    }
+    return quick_figure(data, layout)
+
+
+def bottleneck_curve(buckets: Sequence[str], exact_match: dict[str, Sequence[float]], *,
+                     names: dict[str, str] | None = None, title: str | None = None) -> go.Figure:
+    """Returns exact match (0–1, drawn in %) against input length, one line per model.
+
+    buckets: the length buckets' names (x axis); exact_match: model id -> one value per bucket;
+    names: model id -> legend name (default: the id)."""
+    data = []
+    for model, values in exact_match.items():
+        values = np.asarray(values, np.float64)
+        if len(values) != len(buckets):
+            raise ValueError(f"{model}: {len(values)} values for {len(buckets)} buckets")
+        name = (names or {}).get(model, model)
+        data.append({
+            "type": "scatter", "mode": "lines+markers", "x": list(buckets), "y": 100 * values, "name": html.escape(name),
+            "line": {"color": MODEL_COLORS.get(model), "width": 3, "dash": "dash" if "no-attention" in model else "solid"},
+            "marker": {"size": 9},
+            "hovertemplate": f"{_hover_name(name)}<br>%{{x}} characters<br>exact match %{{y:.1f}}%<extra></extra>",
+        })
+    layout = {
+        "title": {"text": html.escape(title) if title else None},
+        "height": 380,
+        "margin": {"l": 10, "r": 10, "t": (50 if title else 20) + 34, "b": 10},
+        "xaxis": {"title": {"text": "input length (characters)"}, "type": "category"},
+        "yaxis": {"title": {"text": "exact match (%)"}, "range": [0, 103]},
+        "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0},
+        "showlegend": True,
+    }
     return quick_figure(data, layout)

@@ -18,6 +18,7 @@ from models.seq2seq.config import Seq2SeqConfig
 
 FAMILY = "seq2seq"
 CHECKPOINT_DIR = checkpoint.CHECKPOINT_ROOT / FAMILY
+BOTTLENECK_DIR = CHECKPOINT_DIR / "bottleneck"  # the models of the bottleneck experiment (dates inside text)
 
 
 def checkpoint_path(variant: str, root: Path | None = None) -> Path:

@@ -11,6 +11,10 @@ from models import padding
 from models.seq2seq.task import MAX_INPUT_CHARS, SOURCE_VOCAB, TARGET_VOCAB
 
 VARIANTS = ("bahdanau", "luong-dot", "luong-general", "luong-concat", "luong-location", "local-m", "local-p")
+# The encoder–decoder without attention (Sutskever, Vinyals & Le 2014): the decoder reads one context
+# vector c = q(h_1, …, h_T) — the last annotation h_T, or the mean of all — with Bahdanau's decoder.
+NO_ATTENTION_VARIANTS = ("no-attention", "no-attention-mean")
+ALL_VARIANTS = VARIANTS + NO_ATTENTION_VARIANTS
 LOCAL_VARIANTS = ("local-m", "local-p")
 GLOBAL_LUONG = ("luong-dot", "luong-general", "luong-concat", "luong-location")
 BOS_ID = TARGET_VOCAB.index("<s>")
@@ -37,8 +41,8 @@ class Seq2SeqConfig:
     max_source: int = MAX_INPUT_CHARS
 
     def __post_init__(self):
-        if self.variant not in VARIANTS:
-            raise ValueError(f"unknown variant {self.variant!r}; known: {', '.join(VARIANTS)}")
+        if self.variant not in ALL_VARIANTS:
+            raise ValueError(f"unknown variant {self.variant!r}; known: {', '.join(ALL_VARIANTS)}")
         if self.variant == "luong-dot" and self.decoder_hidden != 2 * self.encoder_hidden:
             raise ValueError("luong-dot needs decoder_hidden == 2 * encoder_hidden")
 
@@ -46,6 +50,9 @@ class Seq2SeqConfig:
 PRESETS = {
     "date": Seq2SeqConfig(),
     "tiny": Seq2SeqConfig(embed_dim=8, target_embed_dim=4, encoder_hidden=8, decoder_hidden=16, attention_dim=8),
+    # The bottleneck experiment (models/seq2seq/bottleneck.py): dates inside up to 120 characters of text,
+    # the date model's sizes, so that it can start from the committed date models.
+    "bottleneck": Seq2SeqConfig(max_source=120),
 }
 
 

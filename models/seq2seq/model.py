@@ -11,6 +11,11 @@ characters of YYYY-MM-DD, one per step, under one of the attention variants:
   logits and is fed to the next step (Luong's input feeding).
 - ``local-m`` (p_t = t) and ``local-p`` (p_t = S·sigmoid(v_pᵀ tanh(W_p h_t))): general score
   inside the window [p_t − D, p_t + D], times a Gaussian with σ = D/2.
+- ``no-attention`` and ``no-attention-mean``: no attention (Sutskever, Vinyals & Le 2014). The
+  decoder reads one context vector c = q(h_1, …, h_T) — the last annotation h_T, or the mean of
+  the h_j — as its initial state s_0 = tanh(W_s c) and, in place of Bahdanau's c_i, at every step:
+  Bahdanau's decoder with c_i = c, so attention is the only difference. Its "α" is q's fixed
+  weights (one-hot on the last character, or 1/T), the same at every step and blind to content.
 
 All maths comes from models/attention.py. Modules own parameters only; ``apply`` is the
 pure function of (params, inputs) that the training loop and inference jit.
@@ -27,11 +32,13 @@ from flax import nnx
 
 from models import attention as core
 from models.seq2seq.config import (  # noqa: F401 - re-exported: the model's settings live in config.py
+    ALL_VARIANTS,
     BATCH_BUCKETS,
     BOS_ID,
     GLOBAL_LUONG,
     LENGTH_BUCKETS,
     LOCAL_VARIANTS,
+    NO_ATTENTION_VARIANTS,
     PRESETS,
     VARIANTS,
     Seq2SeqConfig,
@@ -107,12 +114,13 @@ class Seq2Seq(nnx.Module):
         self.bridge_b = nnx.Param(jnp.zeros((hd,), jnp.float32))
         v = cfg.variant
         # Bahdanau feeds c_i into the GRU; Luong feeds the previous attentional state h̃_{t−1}.
-        feed_dim = enc_dim if v == "bahdanau" else hd
+        feed_dim = enc_dim if _reads_context(v) else hd
         self.decoder = GRU(cfg.target_embed_dim + feed_dim, hd, rngs=rngs)
-        if v == "bahdanau":
-            self.att_w = _glorot(rngs, hd, a)  # stored (in, out); core wants [d_a, d]
-            self.att_u = _glorot(rngs, enc_dim, a)
-            self.att_v = nnx.Param(jax.random.uniform(rngs.params(), (a,), jnp.float32, -0.1, 0.1))
+        if _reads_context(v):
+            if v == "bahdanau":
+                self.att_w = _glorot(rngs, hd, a)  # stored (in, out); core wants [d_a, d]
+                self.att_u = _glorot(rngs, enc_dim, a)
+                self.att_v = nnx.Param(jax.random.uniform(rngs.params(), (a,), jnp.float32, -0.1, 0.1))
             self.readout = _glorot(rngs, hd + enc_dim + cfg.target_embed_dim, hd)
         else:
             if v in ("luong-general", "local-m", "local-p"):
@@ -144,6 +152,16 @@ class Seq2Seq(nnx.Module):
         states = jnp.concatenate([fwd, bwd], axis=-1)
         s0 = jnp.tanh(jnp.concatenate([fwd_final, bwd_final], -1) @ self.bridge[...] + self.bridge_b[...])
         return states, s0
+
+    def context(self, enc, src_len):
+        """Returns (c [B, 2E], q's weights [B, T]) of the no-attention variants: c = Σ_j w_j h_j with
+        w one-hot on the last character (no-attention) or 1/T (no-attention-mean).  enc [B, T, 2E]."""
+        positions = jnp.arange(enc.shape[1])[None, :]
+        if self.cfg.variant == "no-attention":
+            weights = (positions == src_len[:, None] - 1).astype(jnp.float32)
+        else:
+            weights = (positions < src_len[:, None]).astype(jnp.float32) / src_len[:, None].astype(jnp.float32)
+        return jnp.einsum("bt,btd->bd", weights, enc), weights
 
     # ------------------------------------------------------------------ attention
 
@@ -185,9 +203,19 @@ class Seq2Seq(nnx.Module):
         Without teacher forcing each step reads the previous step's argmax (greedy).
         """
         enc, s0 = self.encode(src_ids, src_len)
-        mask = jnp.arange(src_ids.shape[1])[None, :] < src_len[:, None]
-        b, v = src_ids.shape[0], self.cfg.variant
-        feed0 = jnp.zeros((b, enc.shape[-1] if v == "bahdanau" else self.cfg.decoder_hidden), jnp.float32)
+        return self.decode(enc, s0, src_len, tgt_in, window, teacher_forcing=teacher_forcing)
+
+    def decode(self, enc, s0, src_len, tgt_in, window, *, teacher_forcing: bool):
+        """Returns (logits [B, 10, V], α [B, 10, T], centres [B, 10]) from the annotations enc [B, T, 2E]
+        and the bridged initial state s0 [B, Hd]. The no-attention variants read c = q(enc) alone:
+        their s0 is tanh(W_s c), the s0 given is not used."""
+        mask = jnp.arange(enc.shape[1])[None, :] < src_len[:, None]
+        b, v = enc.shape[0], self.cfg.variant
+        fixed = None
+        if v in NO_ATTENTION_VARIANTS:
+            fixed, pooling = self.context(enc, src_len)
+            s0 = jnp.tanh(fixed @ self.bridge[...] + self.bridge_b[...])
+        feed0 = jnp.zeros((b, enc.shape[-1] if _reads_context(v) else self.cfg.decoder_hidden), jnp.float32)
         token0 = jnp.full((b,), BOS_ID, jnp.int32)
         emb = self.target_embed[...]
 
@@ -196,9 +224,12 @@ class Seq2Seq(nnx.Module):
             t, teacher_token = xs
             token = teacher_token if teacher_forcing else prev_token
             y = emb[token]
-            if v == "bahdanau":
+            if fixed is not None:  # no attention: the same c at every step
+                alpha, centers, context = pooling, jnp.full((b,), -1.0, jnp.float32), fixed
+            elif v == "bahdanau":
                 alpha, centers = self.attend(s_prev, enc, mask, src_len, t, window)
                 context = jnp.einsum("bt,btd->bd", alpha, enc)
+            if _reads_context(v):
                 x = jnp.concatenate([y, context], -1)
                 s = gru_step(self.decoder, x @ self.decoder.w_x[...] + self.decoder.b_x[...], s_prev)
                 out = jnp.tanh(jnp.concatenate([s, context, y], -1) @ self.readout[...] + self.readout_b[...])
@@ -219,6 +250,11 @@ class Seq2Seq(nnx.Module):
         return jnp.swapaxes(logits, 0, 1), jnp.swapaxes(alpha, 0, 1), jnp.swapaxes(centers, 0, 1)
 
 
+def _reads_context(variant: str) -> bool:
+    # Bahdanau's decoder: c_i (or the one c) enters the GRU and the read-out.
+    return variant == "bahdanau" or variant in NO_ATTENTION_VARIANTS
+
+
 # ----------------------------------------------------------------------- pure functions
 
 
@@ -237,3 +273,18 @@ def apply(graphdef, params, src_ids, src_len, tgt_in, window, teacher_forcing: b
     """Returns (logits [B, 10, V], α [B, 10, T], centres [B, 10]) — see Seq2Seq.__call__."""
     model = nnx.merge(graphdef, params)
     return model(src_ids, src_len, tgt_in, window, teacher_forcing=teacher_forcing)
+
+
+@partial(jax.jit, static_argnames=("graphdef",))
+def apply_context(graphdef, params, src_ids, src_len):
+    """Returns (c [B, 2E], q's weights [B, T]) of a no-attention variant: what its decoder reads."""
+    model = nnx.merge(graphdef, params)
+    enc, _ = model.encode(src_ids, src_len)
+    return model.context(enc, src_len)
+
+
+@partial(jax.jit, static_argnames=("graphdef", "teacher_forcing"))
+def apply_decoder(graphdef, params, enc, s0, src_len, tgt_in, window, teacher_forcing: bool = False):
+    """Returns Seq2Seq.decode's (logits, α, centres) from given annotations enc [B, T, 2E] and s0 [B, Hd]."""
+    model = nnx.merge(graphdef, params)
+    return model.decode(enc, s0, src_len, tgt_in, window, teacher_forcing=teacher_forcing)

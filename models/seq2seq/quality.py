@@ -18,7 +18,7 @@ import numpy as np
 
 from models.seq2seq import task as dates
 from models.seq2seq.checkpoint import CHECKPOINT_DIR
-from models.seq2seq.model import LOCAL_VARIANTS, apply, batch_rows, pad_batch
+from models.seq2seq.model import LOCAL_VARIANTS, NO_ATTENTION_VARIANTS, apply, batch_rows, pad_batch
 from models.seq2seq.records import load_variant
 
 HELD_OUT_SEED = 20_180_509  # disjoint from the training stream (seeded [1, init seed])
@@ -33,7 +33,7 @@ class VariantQuality:
 
     variant: str
     exact_match: float
-    alignment_accuracy: float
+    alignment_accuracy: float | None  # None for the variants without attention
     window_coverage: float | None  # local variants only
     per_format: dict[str, float]  # exact match per format id
     count: int
@@ -61,7 +61,7 @@ def evaluate(variant: str, examples: list[dates.DateExample], window: int | None
     start, end = span_arrays(examples)
     argmax = np.asarray(jnp.argmax(alpha, -1))  # [N, 10]
     inside = (argmax >= start) & (argmax < end)
-    alignment = float(inside[:, DIGITS].mean())
+    alignment = None if variant in NO_ATTENTION_VARIANTS else float(inside[:, DIGITS].mean())
     formats = np.asarray([e.format for e in examples])
     present = [f for f in dates.FORMAT_IDS if np.any(formats == f)]
     coverage, per_format_coverage = None, None
@@ -125,7 +125,7 @@ def report(quick: bool = False, write: bool = False) -> str:
     exact match and window coverage per format. With `write`, also stores the figures in QUALITY_FILE."""
     import time
 
-    from models.seq2seq.model import VARIANTS
+    from models.seq2seq.model import ALL_VARIANTS as VARIANTS
 
     examples = held_out_examples(50 if quick else HELD_OUT_SIZE)
     results = {}
@@ -166,4 +166,11 @@ def report(quick: bool = False, write: bool = False) -> str:
              "format_examples": dates.FORMATS, "monotonic_formats": list(dates.MONOTONIC_FORMATS)},
             indent=1, ensure_ascii=False))
         lines += ["", f"wrote {QUALITY_FILE}"]
+    from models.seq2seq import bottleneck
+
+    per_bucket = 20 if quick else bottleneck.PER_BUCKET
+    curve = bottleneck.curve_dict(bottleneck.measure(per_bucket), per_bucket, 0.0)
+    lines += ["", f"The bottleneck: exact match by input length, dates inside filler text, {per_bucket} held-out "
+              "inputs per bucket (models/seq2seq/bottleneck.py; curve.json holds the committed measurement):", "",
+              bottleneck.table(curve)]
     return "\n".join(lines)

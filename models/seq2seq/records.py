@@ -3,7 +3,9 @@
     get_mechanism("bahdanau").build({"text": "Wednesday, May 9, 2018", "window": 3})
 
 returns α as ("query", "key") = (output characters × input characters); the local variants
-also carry window_center [10] and window_half_width. Bad input raises InputError.
+also carry window_center [10] and window_half_width. The no-attention variants have no α: their
+record holds the one context vector c their decoder reads, axes ("unit",), one weight per unit of
+c (meta["attention"] is False). Bad input raises InputError.
 """
 
 from __future__ import annotations
@@ -20,7 +22,15 @@ from models.aot import StoredFunction
 from models.record import AttentionRecord, InputError
 from models.seq2seq import task as dates
 from models.seq2seq.checkpoint import checkpoint_path, load_snapshot_weights, load_weights
-from models.seq2seq.config import LENGTH_BUCKETS, LOCAL_VARIANTS, VARIANTS, Seq2SeqConfig, batch_rows, pad_batch
+from models.seq2seq.config import (
+    ALL_VARIANTS,
+    LENGTH_BUCKETS,
+    LOCAL_VARIANTS,
+    NO_ATTENTION_VARIANTS,
+    Seq2SeqConfig,
+    batch_rows,
+    pad_batch,
+)
 
 # What a stored decoder executable is built from (models/aot.py): a change to any of these
 # files compiles it again.
@@ -30,13 +40,15 @@ DECODER_SOURCES = ("models/attention.py", "models/seq2seq/model.py", "models/seq
 
 @dataclass(frozen=True)
 class Decoded:
-    """Greedy decoding of one input: output text, α [10, T], centres [10] (local), input."""
+    """Greedy decoding of one input: output text, α [10, T] (no attention: q's fixed weights), centres
+    [10] (local), input, and the context vector c [2E] of the no-attention variants."""
 
     output: str
     weights: np.ndarray
     centers: np.ndarray | None
     source: dates.EncodedSource
     window: int
+    context: np.ndarray | None = None
 
 
 @functools.cache
@@ -50,8 +62,8 @@ def load_variant(variant: str):
 
 
 def _check_variant(variant: str) -> None:
-    if variant not in VARIANTS:
-        raise InputError(f"unknown seq2seq variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+    if variant not in ALL_VARIANTS:
+        raise InputError(f"unknown seq2seq variant {variant!r}; choose one of {', '.join(ALL_VARIANTS)}")
 
 
 @functools.cache
@@ -82,15 +94,19 @@ def warm_start_of(variant: str) -> str | None:
 
 
 def _decoder_of(cfg: Seq2SeqConfig):
-    """Returns the pure greedy decoder (tensors, ids, lengths, dummy targets, D) → (logits, α, centres)."""
+    """Returns the pure greedy decoder (tensors, ids, lengths, dummy targets, D) → (logits, α, centres),
+    and for the no-attention variants c [B, 2E] after them."""
     from models import checkpoint
-    from models.seq2seq.model import abstract_model, apply
+    from models.seq2seq.model import abstract_model, apply, apply_context
 
     graphdef, template = abstract_model(cfg)
 
     def decode(tensors, src_ids, src_len, tgt_in, window):
         params = checkpoint.filled_state(template, tensors, where=f"seq2seq {cfg.variant}")
-        return apply(graphdef, params, src_ids, src_len, tgt_in, window, teacher_forcing=False)
+        out = apply(graphdef, params, src_ids, src_len, tgt_in, window, teacher_forcing=False)
+        if cfg.variant in NO_ATTENTION_VARIANTS:
+            return (*out, apply_context(graphdef, params, src_ids, src_len)[0])
+        return out
 
     return decode
 
@@ -122,14 +138,14 @@ def decode_batch(variant: str, texts: list[str], *, window: int | None = None, s
     for bucket, indices in by_bucket.items():
         src, lengths = pad_batch([sources[i].ids for i in indices], bucket, batch_rows(len(indices)))
         dummy = np.zeros((len(src), dates.OUTPUT_LENGTH), np.int32)
-        logits, alpha, centers = stored_decoder(cfg)(tensors, src, lengths, dummy, np.float32(d))
+        logits, alpha, centers, *context = stored_decoder(cfg)(tensors, src, lengths, dummy, np.float32(d))
         tokens = np.asarray(logits).argmax(-1)
         alpha, centers = np.asarray(alpha, np.float32), np.asarray(centers, np.float32)
         for row, i in enumerate(indices):
             n = len(sources[i].ids)
             local = variant in LOCAL_VARIANTS
             out[i] = Decoded(dates.decode_target(tokens[row]), alpha[row, :, :n], centers[row] if local else None,
-                             sources[i], d)
+                             sources[i], d, np.asarray(context[0][row], np.float32) if context else None)
     return out  # type: ignore[return-value]
 
 
@@ -151,6 +167,8 @@ def to_record(mechanism_id: str, decoded: Decoded, *, step: int | None = None) -
         "snapshot_step": step,
     }
     extras: dict[str, Any] = {}
+    if decoded.context is not None:
+        return _context_record(mechanism_id, decoded, meta)
     if decoded.centers is not None:
         meta["window_half_width"] = decoded.window
         extras = {"window_center": decoded.centers.astype(np.float32), "window_half_width": np.int32(decoded.window)}
@@ -162,6 +180,26 @@ def to_record(mechanism_id: str, decoded: Decoded, *, step: int | None = None) -
         key_labels=decoded.source.labels,
         meta=meta,
         extras=extras,
+    )
+
+
+def context_labels(width: int) -> tuple[str, ...]:
+    """Returns the unit names of a context vector of `width` = 2E: the forward GRU's units, then the backward's."""
+    half = width // 2
+    return tuple(f"fwd {i}" for i in range(half)) + tuple(f"bwd {i}" for i in range(width - half))
+
+
+def _context_record(mechanism_id: str, decoded: Decoded, meta: dict[str, Any]) -> AttentionRecord:
+    # No α exists: the record holds c itself, axes ("unit",), and says so in meta.
+    last = mechanism_id == "no-attention"
+    meta = {**meta, "attention": False,
+            "context": ("c = h_T, the encoder's annotation of the last input character" if last
+                        else "c = the mean of the encoder's annotations h_1 … h_T"),
+            "note": "this model has no attention weights α: its decoder reads only the context vector c, "
+                    "which the weights hold (one value per unit: forward GRU units, then backward)"}
+    return AttentionRecord(
+        mechanism=mechanism_id, weights=decoded.context, axes=("unit",), query_labels=("c",),
+        key_labels=context_labels(len(decoded.context)), meta=meta,
     )
 
 

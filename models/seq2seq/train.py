@@ -26,8 +26,16 @@ import optax
 
 from models.checkpoint import dotted_name, filled_state, flat_params
 from models.seq2seq import task as dates
-from models.seq2seq.checkpoint import CHECKPOINT_DIR, checkpoint_path, load_checkpoint, save_checkpoint
-from models.seq2seq.model import VARIANTS, Seq2SeqConfig, apply, make_model, pad_batch, teacher_inputs
+from models.seq2seq.checkpoint import BOTTLENECK_DIR, CHECKPOINT_DIR, checkpoint_path, load_checkpoint, save_checkpoint
+from models.seq2seq.model import (
+    ALL_VARIANTS,
+    PRESETS,
+    Seq2SeqConfig,
+    apply,
+    make_model,
+    pad_batch,
+    teacher_inputs,
+)
 from models.training import StopRequest, TqdmProgress, output_folder
 from models.training import make_train_step as shared_train_step
 
@@ -40,7 +48,7 @@ SNAPSHOT_FRACTIONS = (0.0, 0.02, 0.05, 0.1, 0.16, 0.25, 0.4, 0.6, 0.8, 1.0)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--variant", required=True, choices=(*VARIANTS, "all"), help="attention variant id, or all")
+    parser.add_argument("--variant", required=True, choices=(*ALL_VARIANTS, "all"), help="variant id, or all")
     parser.add_argument("--steps", type=int, default=3000, help="training steps (default 3000)")
     parser.add_argument("--batch", type=int, default=64, help="batch size (default 64)")
     parser.add_argument("--lr", type=float, default=3e-3, help="peak Adam learning rate (default 3e-3)")
@@ -55,6 +63,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--warm-start", type=Path, metavar="FILE",
         help="start from this trained checkpoint (shared weights copied, the head fitted to its attention)",
     )
+    parser.add_argument(
+        "--max-length", type=int, default=0, metavar="N",
+        help="the bottleneck experiment: train on dates inside filler text (half the batch 1..30 characters, "
+        "half 1..N), with the 'bottleneck' preset, into checkpoints/seq2seq/bottleneck (default 0: plain dates)",
+    )
+    parser.add_argument(
+        "--init-from", type=Path, metavar="FILE",
+        help="start from every weight of this checkpoint of the same variant and sizes (e.g. the committed "
+        "plain-date model) instead of random weights",
+    )
+    parser.add_argument("--preset", choices=tuple(PRESETS), default=None,
+                        help="model sizes (default: 'date', or 'bottleneck' with --max-length)")
     parser.add_argument("--fit-steps", type=int, default=300, help="head-fitting steps of --warm-start (default 300)")
     parser.add_argument(
         "--guide", type=float, default=0.0, metavar="LAMBDA",
@@ -67,8 +87,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def batch_arrays(examples: list[dates.DateExample], bucket: int | None = None):
-    """Returns (src ids [B, bucket], lengths [B], teacher inputs [B, 10], targets [B, 10])."""
-    src, lengths = pad_batch([dates.encode_source(e.source).ids for e in examples], bucket)
+    """Returns (src ids [B, bucket], lengths [B], teacher inputs [B, 10], targets [B, 10]).
+
+    Sources are cut at the bucket (at least the input cap), so a bucket beyond the cap reads longer text."""
+    cap = max(bucket or 0, dates.MAX_INPUT_CHARS)
+    src, lengths = pad_batch([dates.encode_source(e.source, max_chars=cap).ids for e in examples], bucket)
     targets = np.stack([dates.encode_target(e.target) for e in examples])
     return src, lengths, teacher_inputs(targets), targets
 
@@ -149,9 +172,9 @@ def fit_head(variant: str, graphdef, params, teacher, rng, steps: int, batch: in
     return params, float(loss)
 
 
-def greedy_accuracy(graphdef, params, examples, window: float) -> float:
+def greedy_accuracy(graphdef, params, examples, window: float, bucket: int | None = None) -> float:
     """Returns the exact-match share of greedy decoding over `examples`."""
-    src, lengths, tgt_in, targets = batch_arrays(examples)
+    src, lengths, tgt_in, targets = batch_arrays(examples, bucket)
     logits, _, _ = apply(graphdef, params, src, lengths, tgt_in, jnp.float32(window), teacher_forcing=False)
     return float(np.mean(np.all(np.asarray(jnp.argmax(logits, -1)) == targets, axis=1)))
 
@@ -164,11 +187,15 @@ def snapshot_steps(total: int) -> list[int]:
 def train_variant(variant: str, args: argparse.Namespace, stop: StopRequest | None = None) -> dict:
     """Trains one variant, writes its checkpoint (atomically) and returns its summary."""
     stop = stop or StopRequest()
-    cfg = Seq2SeqConfig(variant=variant, window=args.window)
+    cfg = model_config(variant, args)
+    length = getattr(args, "max_length", 0) or TRAIN_LENGTH
     graphdef, params = make_model(cfg, seed=args.seed)
     rng = np.random.default_rng([TRAIN_SEED, args.seed])
     window = jnp.float32(cfg.window)
     warm, teacher = {}, None
+    if getattr(args, "init_from", None):
+        params = initial_params(variant, cfg, params, args.init_from)
+        warm = {"init_from": args.init_from.stem}
     if getattr(args, "warm_start", None):
         _, t_graphdef, t_params, _ = load_checkpoint(args.warm_start)
         params, kept = warm_start_params(params, flat_params(t_params))
@@ -194,9 +221,9 @@ def train_variant(variant: str, args: argparse.Namespace, stop: StopRequest | No
         if stop.requested:  # Ctrl-C, SIGUSR1: finish with what has been learnt so far
             print(f"{variant}: stopping early at step {done}")
             break
-        examples = dates.sample(rng, args.batch)
+        examples = draw(rng, args.batch, args)
         guide = args.guide if step <= guide_steps else 0.0
-        params, opt_state, loss = step_fn(params, opt_state, *batch_arrays(examples, TRAIN_LENGTH), window, guide)
+        params, opt_state, loss = step_fn(params, opt_state, *batch_arrays(examples, length), window, guide)
         losses.append(loss)
         done = step
         if step % 50 == 0 or step == args.steps:
@@ -208,17 +235,56 @@ def train_variant(variant: str, args: argparse.Namespace, stop: StopRequest | No
             snapshots[step] = flat_params(params)
     progress.close()
     seconds = time.perf_counter() - start
-    validation = greedy_accuracy(graphdef, params, dates.generate(500, VALIDATION_SEED), cfg.window)
+    validation = greedy_accuracy(graphdef, params, draw(np.random.default_rng(VALIDATION_SEED), 500, args),
+                                 cfg.window, length)
     snapshots.pop(done, None)
     info = {
         "steps": done, "batch": args.batch, "lr": args.lr, "seed": args.seed,
-        "train_seed": TRAIN_SEED, "train_seconds": round(seconds, 1), "validation_exact_match": validation,
+        "train_seed": TRAIN_SEED, "max_length": getattr(args, "max_length", 0), "train_seconds": round(seconds, 1), "validation_exact_match": validation,
         "log": log, **warm, "final_step": done,
     }
     out = checkpoint_path(variant, args.out)
     save_checkpoint(out, cfg, flat_params(params), snapshots, info)
     print(f"{variant}: {seconds:.0f} s, validation exact match {validation:.4f} -> {out}")
     return info
+
+
+def model_config(variant: str, args: argparse.Namespace) -> Seq2SeqConfig:
+    """Returns the config of a run: the preset's sizes (--preset; 'bottleneck' with --max-length), the
+    variant, D, and with --max-length the longest input."""
+    max_length = getattr(args, "max_length", 0)
+    preset = PRESETS[getattr(args, "preset", None) or ("bottleneck" if max_length else "date")]
+    fields = {**preset.__dict__, "variant": variant, "window": args.window}
+    return Seq2SeqConfig(**fields | ({"max_source": max_length} if max_length else {}))
+
+
+# With --max-length, this share of each batch is short (1..SHORT_LENGTH characters: mostly the date alone),
+# so that every model keeps learning the dates themselves while it learns to find them in long text.
+SHORT_SHARE, SHORT_LENGTH = 0.5, 30
+
+
+def draw(rng: np.random.Generator, n: int, args: argparse.Namespace) -> list[dates.DateExample]:
+    """Returns n training examples: plain dates, or with --max-length dates inside filler text, half the batch
+    1..SHORT_LENGTH characters long, half 1..N."""
+    max_length = getattr(args, "max_length", 0)
+    if not max_length:
+        return dates.sample(rng, n)
+    short = int(round(SHORT_SHARE * n))
+    return dates.sample_in_text(rng, short, 1, SHORT_LENGTH) + dates.sample_in_text(rng, n - short, 1, max_length)
+
+
+def initial_params(variant: str, cfg: Seq2SeqConfig, params, path: Path):
+    """Returns params filled with every weight of the checkpoint at `path`; SystemExit with one line when
+    it is another variant or another size (each name and shape must match)."""
+    from models.seq2seq.checkpoint import load_weights
+
+    other, tensors, _ = load_weights(path)
+    if other.variant != variant:
+        raise SystemExit(f"--init-from: {path} is a {other.variant} model, not {variant}")
+    own = flat_params(params)
+    if set(own) != set(tensors) or any(own[k].shape != tensors[k].shape for k in own):
+        raise SystemExit(f"--init-from: {path} has other sizes than the {variant} model trained here")
+    return filled_state(params, tensors, where="--init-from")
 
 
 def check_arguments(args: argparse.Namespace) -> None:
@@ -232,12 +298,22 @@ def check_arguments(args: argparse.Namespace) -> None:
         raise SystemExit(f"--warm-start: no checkpoint at {warm}")
     if not 0.0 <= getattr(args, "guide_until", 1.0) <= 1.0:
         raise SystemExit("--guide-until is a fraction of the steps, between 0 and 1")
+    if getattr(args, "max_length", 0) and not dates.MAX_INPUT_CHARS <= args.max_length <= 1000:
+        raise SystemExit(f"--max-length is the longest input, between {dates.MAX_INPUT_CHARS} and 1000 characters")
+    init = getattr(args, "init_from", None)
+    if init is not None and not init.is_file():
+        raise SystemExit(f"--init-from: no checkpoint at {init}")
+    if init is not None and warm is not None:
+        raise SystemExit("give --init-from or --warm-start, not both")
+    if getattr(args, "max_length", 0) and warm is not None:
+        raise SystemExit("--max-length trains from random weights; --warm-start reads plain dates")
 
 
 def run(args: argparse.Namespace) -> int:
     check_arguments(args)
-    variants = VARIANTS if args.variant == "all" else (args.variant,)
-    args.out = output_folder(args.out, CHECKPOINT_DIR, [f"{v}.safetensors" for v in variants],
+    variants = ALL_VARIANTS if args.variant == "all" else (args.variant,)
+    committed = BOTTLENECK_DIR if getattr(args, "max_length", 0) else CHECKPOINT_DIR
+    args.out = output_folder(args.out, committed, [f"{v}.safetensors" for v in variants],
                              overwrite_committed=args.overwrite_committed)
     stop = StopRequest()
     with stop.on_signals():

@@ -88,3 +88,41 @@ def test_notices_go_to_stderr_one_line_each(tmp_path, capsys):
     captured = capsys.readouterr()
     assert [e[:30] for e in captured.err.splitlines()] == ["notice: line 3: this does not "]
     assert "1 blank line skipped" in captured.out
+
+
+def test_no_attention_exports_the_output_and_its_context_vector(tmp_path):
+    from models.seq2seq.records import variant_weights
+
+    width = 2 * variant_weights("no-attention")[0].encoder_hidden
+    date = "Wednesday, May 9, 2018"
+    paths = {}
+    for fmt in ("npz", "json", "csv", "npy", "html"):
+        paths[fmt] = tmp_path / f"c.{fmt}"
+        assert main(["export", "--mechanism", "no-attention", "--text", date, "--format", fmt,
+                     "--out", str(paths[fmt])]) == 0
+    data = np.load(paths["npz"])
+    c = data["weights"]
+    assert c.dtype == np.float32 and c.shape == (width,) and list(data["axes"]) == ["unit"]
+    assert np.any(c < 0) and np.all(np.abs(c) <= 1)  # a GRU state, not a distribution
+    meta = json.loads(str(data["meta_json"]))
+    assert meta["output"] == "2018-05-09" and meta["attention"] is False and "h_T" in meta["context"]
+    record = json.loads(paths["json"].read_text())
+    np.testing.assert_allclose(record["weights"], c, atol=1e-6)
+    assert record["meta"]["output"] == "2018-05-09" and record["key_labels"][0] == "fwd 0"
+    np.testing.assert_array_equal(np.load(paths["npy"]), c)
+    header, row = paths["csv"].read_text().splitlines()
+    assert header.split(",")[1:3] == ["fwd 0", "fwd 1"] and row.startswith("c,")
+    np.testing.assert_allclose([float(x) for x in row.split(",")[1:]], c, rtol=1e-6)
+    assert "no-attention" in paths["html"].read_text()
+    from models.registry import get_mechanism
+    from viz.figures import record_figure
+
+    fig = record_figure(get_mechanism("no-attention").build({"text": date}))  # what png/svg/pdf/html draw
+    assert fig.layout.yaxis.title.text == "c" and np.allclose(fig.data[0].y, c)
+
+
+def test_no_attention_takes_no_window(tmp_path, capsys):
+    code = main(["export", "--mechanism", "no-attention", "--text", "9 May 2018", "--window", "3",
+                 "--format", "npz", "--out", str(tmp_path / "x.npz")])
+    err = capsys.readouterr().err
+    assert code == 2 and "window" in err and err.count("\n") == 1

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from tests.pages.conftest import chart_data, chart_specs, open_page
+from tests.pages.conftest import chart_data, chart_specs, decode, open_page
 
 PAGE = "pages/seq2seq.py"
 
@@ -126,3 +126,36 @@ def test_two_inputs_and_their_difference(at):
     assert spec["data"][0]["zmid"] == 0
     assert any("(A only)" in x for x in spec["data"][0]["x"]) and any("(B only)" in x for x in spec["data"][0]["x"])
     assert chart_specs(at)[2]["layout"]["title"]["text"] == f"B: {b.meta['output']}"
+
+
+def test_no_attention_shows_its_context_vector_and_says_it_has_no_alpha(at):
+    from models.registry import get_mechanism
+
+    at.radio(key="s2s_variant").set_value("no-attention").run()
+    assert not at.exception, at.exception
+    text = at.text_input(key="s2s_text").value
+    record = get_mechanism("no-attention").build({"text": text})
+    assert f"`{record.meta['output']}`" in _markdown(at)
+    assert any("no attention" in i.value and "no α" in i.value for i in at.info)
+    main = chart_specs(at)[0]
+    assert main["data"][0]["type"] == "bar" and main["layout"]["yaxis"]["title"]["text"] == "c"
+    np.testing.assert_allclose(chart_data(at, 0, "y"), record.weights, atol=1e-6)
+    _view(at, "Compare two inputs")
+    assert any("no α to compare" in c.value for c in at.caption)
+    at.radio(key="s2s_variant").set_value("bahdanau").run()
+    assert not at.info or not any("no α" in i.value for i in at.info)
+
+
+def test_bottleneck_view_draws_the_committed_curve(at):
+    from models.seq2seq.bottleneck import read_curve
+
+    curve = read_curve()
+    _view(at, "Why attention: the bottleneck")
+    specs = chart_specs(at)
+    assert len(specs) == 2  # the main map and the curve
+    traces = specs[1]["data"]
+    assert [t["name"] for t in traces] == ["No attention (last state)", "Bahdanau (additive)", "Luong global, general"]
+    for trace, model in zip(traces, curve["exact_match"]):
+        np.testing.assert_allclose(np.asarray(decode(trace["y"]), float), 100 * np.asarray(curve["exact_match"][model]))
+    assert "On the longest inputs attention beats no attention by" in "\n".join(c.value for c in at.caption)
+    _view(at, "Compare two variants")
