@@ -49,9 +49,11 @@ st.markdown(
     "A decoder language model reads text left to right: each token attends only to itself and the tokens "
     "before it, and the model predicts the next token. The default model is a small GPT-2 (2 layers × 4 heads, "
     "width 128, 128 positions) **trained here** on the Python documentation (Debian's `python3-doc`); it is "
-    "stored as a Hugging Face GPT-2 folder and read exactly as your own folder would be. Write a sentence "
-    "twice and look for the **induction head**: on the second copy it attends to the token right after the "
-    "earlier copy of the current token, and so predicts what came next."
+    "stored as a Hugging Face GPT-2 folder and read exactly as your own folder would be. An **induction head** "
+    "would attend, on the second copy of a repeated sentence, to the token right after the earlier copy of the "
+    "current token; in this model's short training none formed (every head's prefix-matching score stays at "
+    "chance, the curves below), while previous-token heads and heads that park attention on the first token "
+    "did. The default text is a sentence written twice, so you can see that for yourself."
 )
 st.latex(mechanism.formula)
 st.caption(mechanism.paper)
