@@ -4,9 +4,9 @@ The language is chosen once per full run by app.py, before the page runs (`choos
 1. a link's `?lang=zh` / `?lang=en` (a value the app does not have gets one line, and is ignored);
 2. else the language already chosen in this session (the sidebar switch, an earlier link);
 3. else, on a first visit, the browser's language (`st.context.locale`): Chinese for zh-*, else English.
-It is kept in session state, and app.py writes it back into the URL after every full run
-(`keep_language_in_url`), so a link made anywhere carries it; Streamlit empties the URL's
-parameters on a page switch, and a fragment's rerun leaves them as they are.
+It is kept in session state, and app.py writes it back into the URL after every full run where it
+differs from the browser's language or the URL names one (`keep_language_in_url`), so a link made
+then carries it; Streamlit empties the URL's parameters on a page switch.
 
 A page looks its functions up once per rerun:
 
@@ -95,7 +95,14 @@ def language_switch() -> None:
 
 
 def keep_language_in_url() -> None:
-    """Writes the session's language into the URL (`?lang=`), so that every link made carries it."""
+    """Writes the session's language into the URL (`?lang=`) when it is not the one the browser's language
+    gives, or the URL names one already, so that a link made then carries it.
+
+    A page's bare address is left bare otherwise: ui/links.py reopens a page as it was left when Back
+    lands on its address without parameters, and a language written into every address defeated that
+    (tests/e2e/test_links_browser.py, Back).
+    """
     language = current_language()
-    if st.query_params.get_all(LANG_PARAM) != [language]:
+    named = st.query_params.get_all(LANG_PARAM)
+    if (named or language != language_of_locale(st.context.locale)) and named != [language]:
         st.query_params[LANG_PARAM] = language

@@ -104,8 +104,9 @@ STEPS: tuple[Step, ...] = (
                 (r"s_{i-1}", N_("the decoder's previous state")), _H, _ALPHA, _C,
                 (r"W_a, U_a, v_a", N_("learned weights of the alignment model"))),
         control=Control(N_("Date"), DATES, DATES[0]),
-        see=N_("A bright, roughly diagonal path: each output digit looks at the characters it is copied or "
-               "translated from, whatever the date's format."),
+        see=N_("Each output digit puts its weight on the characters it comes from: the year's digits on 2018, the "
+               "day's on 9, the month's on May (spread over its letters) or on the digit 5. Where the year comes "
+               "last in the input, the path jumps."),
         question=N_("Where does the month's digit look when the input says “May”?"),
         answer=N_("At the word May itself: the model learned to translate the month's name into 05 by looking at "
                   "its letters. For 2018-5-9 it looks at the digit 5."),
@@ -132,8 +133,9 @@ STEPS: tuple[Step, ...] = (
         control=Control(N_("Score"), ("luong-dot", "luong-general", "luong-concat", "luong-location"), "luong-dot",
                         {"luong-dot": N_("dot"), "luong-general": N_("general"), "luong-concat": N_("concat"),
                          "luong-location": N_("location")}),
-        see=N_("Dot, general and concat find the same diagonal path. Location looks at position only, never at "
-               "the characters: its weights cannot follow the year when the format moves it."),
+        see=N_("Dot, general and concat put the year's digits on 2018, and each finds its own way for the month "
+               "and the day. Location never looks at the characters: it puts all four year digits on the input's "
+               "last character."),
         question=N_("Which score has no learned parameters at all?"),
         answer=N_("Dot: h_tᵀh̄_s compares the two states directly. It works because encoder and decoder learn states "
                   "that are comparable."),
@@ -311,8 +313,8 @@ STEPS: tuple[Step, ...] = (
                 (r"\operatorname{score}", N_("the alignment function")), (r"\tau", N_("the temperature")),
                 (r"\alpha_j", N_("the weight of item j; they sum to 1"))),
         control=Control(N_("Temperature τ"), ("0.1", "0.5", "1", "2", "5"), "1", kind="select_slider"),
-        see=N_("At low τ nearly all the weight goes to cat, the key closest to the query; at high τ the weights "
-               "approach 1/5 each."),
+        see=N_("At low τ most of the weight goes to cat, the key that scores highest against the query, and the "
+               "rest to dog; at high τ the weights approach 1/5 each."),
         question=N_("In Bahdanau's model, what are the query, the keys and the values?"),
         answer=N_("The query is the decoder's state s_{i−1}; the keys and the values are both the encoder's states "
                   "h_j."),

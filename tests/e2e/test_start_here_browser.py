@@ -35,7 +35,7 @@ def test_walking_the_tour_draws_every_steps_figure(browser, app_url, language):
         assert not page.locator('[data-testid="stException"]').count(), f"step {number}: an exception"
         assert page.get_by_text(_("**Step {number} of {count}**").format(number=number, count=len(STEPS)).strip("*")).count()
         titles.append(_drawn_figure_title(page))
-        assert f"step={number}" in page.url and f"lang={language}" in page.url
+        assert f"step={number}" in page.url
         if number in (1, len(STEPS)):
             page.screenshot(path=screenshot_path(f"start-here-{language}-step{number}.png"), full_page=True)
     assert len(set(titles)) == len(STEPS), f"a step showed another step's figure: {titles}"
