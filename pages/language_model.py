@@ -30,7 +30,8 @@ def _runner(model_dir: str):
 
 @st.cache_resource(show_spinner=False, max_entries=8)  # records are never mutated; no copy per rerun
 def _record(model_dir: str, text: str):
-    return _runner(model_dir).attention(text)
+    checked_text = mechanism.read({"text": text})["text"]  # the option's bounds, checked on the server
+    return _runner(model_dir).attention(checked_text)
 
 
 @st.cache_data(show_spinner=False)

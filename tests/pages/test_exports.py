@@ -130,6 +130,12 @@ def test_induction_exports(monkeypatch):
     assert walk(at, calls) == {"ind_curves", "ind_head_map", "ind_copy"}
 
 
+def test_language_model_exports(monkeypatch):
+    calls = recording_exports(monkeypatch)
+    at = open_page("pages/language_model.py", timeout=300)
+    assert walk(at, calls) == {"lm_head_view", "lm_model_view", "lm_curves"}
+
+
 def test_an_export_menu_draws_its_buttons_only_while_open():
     # Closed, a menu is one popover element; opened (its state, as a click sets it), it holds
     # three image buttons and four downloads, and only that menu does.

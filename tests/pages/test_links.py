@@ -77,6 +77,8 @@ LINKS = [
     ("pages/induction.py", {"ind_seed": "5", "ind_length": "41", "ind_layer": "0", "ind_text": "a b c d a b c"},
      [("number_input", "ind_seed", 5), ("slider", "ind_length", 41), ("radio", "ind_layer", 0),
       ("text_input", "ind_text", "a b c d a b c")]),
+    ("pages/language_model.py", {"lm_text": "Return a new list.", "lm_layer": "0", "lm_head": "2"},
+     [("text_area", "lm_text", "Return a new list."), ("selectbox", "lm_layer", 0), ("selectbox", "lm_head", 2)]),
     ("pages/self_attention.py", {"sa_text": "A dog barked.", "sa_layer": "3", "sa_head": "7", "sa_merge": "true"},
      [("text_area", "sa_text", "A dog barked."), ("selectbox", "sa_layer", 3), ("selectbox", "sa_head", 7),
       ("toggle", "sa_merge", True)]),

@@ -15,6 +15,7 @@ OUT_OF_RANGE = {
     "pages/han.py": {"han_text": "The food was good. " * 2_000},  # 38,000 characters; the box takes 20,000
     "pages/transformer.py": {"tf_position": 999},
     "pages/induction.py": {"ind_length": 10**6, "ind_seed": -1},
+    "pages/language_model.py": {"lm_text": "The for statement. " * 1_200},  # 22,800 characters; the box takes 20,000
 }
 
 
