@@ -35,10 +35,11 @@ IMAGES = Page("pages/images.py", "Hard vs soft attention (images)", ":material/i
 TRANSFORMER = Page("pages/transformer.py", "Transformer: three kinds of attention", ":material/swap_horiz:")
 INDUCTION = Page("pages/induction.py", "Induction heads", ":material/repeat:")
 LANGUAGE_MODEL = Page("pages/language_model.py", "Language model (GPT)", ":material/auto_stories:")
+CORPUS = Page("pages/corpus.py", "Many inputs: head statistics", ":material/scatter_plot:")
 
 PAGES: tuple[Page, ...] = (
     START_HERE, HOME, PLAYGROUND, SEQ2SEQ, SENTENCE_ALIGNMENT, IMAGES, FEEDFORWARD, HAN, SELF_ATTENTION, TRANSFORMER, INDUCTION,
-    LANGUAGE_MODEL,
+    LANGUAGE_MODEL, CORPUS,
 )  # roughly the order of the literature
 
 EXAMPLE_IMAGE = "docs/examples/scene.png"
@@ -267,6 +268,7 @@ MECHANISMS: tuple[Mechanism, ...] = (
         summary="Every token of a pretrained transformer (all-MiniLM-L6-v2) attends to every token: 6 layers × 12 heads.",
         family="transformer", variant="self-attention", builder="models.transformer.records:transformer_record",
         batch_builder="models.transformer.records:transformer_records",
+        record_size="models.transformer.records:transformer_record_size",
         options=(o.TEXT.with_(max_chars=20_000), o.TEXT_PAIR.with_(max_chars=20_000), o.MODEL_DIR),
         example={"text": "The cat sat on the mat."},
     ),
