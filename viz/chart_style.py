@@ -34,11 +34,11 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from viz.fonts import FONT_FAMILY  # Streamlit's Source Sans first, then a CJK font for Chinese text
 from viz.margins import AXIS_PAD, reserve_tick_margins
 from viz.plotly_json import AXIS_NAME, OWN_COLORBAR, axis_of
 from viz.plotly_private import layout_of, traces_of
 
-FONT_FAMILY = '"Source Sans", sans-serif'
 TEXT = "#808495"  # Streamlit's chart text (axis labels, ticks, legend titles)
 HEADING = "#2F2D2B"
 GRID = "#e6eaf1"

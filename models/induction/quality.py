@@ -347,11 +347,12 @@ def report(quick: bool = False) -> str:
     import time
     from pathlib import Path
 
-    from models.induction.records import load_model, load_model_snapshots
+    from models import checkpoint as shared
+    from models.induction.checkpoint import CHECKPOINT_FILE, FAMILY, load_checkpoint
 
-    cfg, graphdef, params, info = load_model()
+    cfg, graphdef, params, info = load_checkpoint()
     held_out, short_count = (8, 16) if quick else (REPORT_HELD_OUT, REPORT_SHORT_COUNT)
-    snapshots = load_model_snapshots()
+    snapshots = shared.snapshots_with_final(CHECKPOINT_FILE, FAMILY, params, info)
     if quick:
         steps = list(snapshots)
         snapshots = {step: snapshots[step] for step in (steps[0], steps[-1])}

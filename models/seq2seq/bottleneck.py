@@ -76,7 +76,7 @@ def score(model: str, buckets: list[list[dates.DateExample]], folder: Path = BOT
     import jax.numpy as jnp
 
     from models.seq2seq.model import apply, pad_batch
-    from models.seq2seq.quality import DIGITS, span_arrays
+    from models.seq2seq.task import DIGITS, span_arrays
 
     cfg, graphdef, params, _ = _load(model, folder)
     exact, aligned = [], []

@@ -20,11 +20,11 @@ from models.seq2seq import task as dates
 from models.seq2seq.checkpoint import CHECKPOINT_DIR
 from models.seq2seq.model import LOCAL_VARIANTS, NO_ATTENTION_VARIANTS, apply, batch_rows, pad_batch
 from models.seq2seq.records import load_variant
+from models.seq2seq.task import DIGITS, span_arrays
 
 HELD_OUT_SEED = 20_180_509  # disjoint from the training stream (seeded [1, init seed])
 HELD_OUT_SIZE = 1000
-DIGITS = np.array([i for i in range(dates.OUTPUT_LENGTH) if i not in (4, 7)])
-QUALITY_FILE = CHECKPOINT_DIR / "quality.json"  # written by bench/seq2seq_quality.py --write
+QUALITY_FILE = CHECKPOINT_DIR / "quality.json"  # written by `python -m models.quality seq2seq --write`
 
 
 @dataclass(frozen=True)
@@ -38,12 +38,6 @@ class VariantQuality:
     per_format: dict[str, float]  # exact match per format id
     count: int
     per_format_coverage: dict[str, float] | None = None  # window coverage per format (local variants)
-
-
-def span_arrays(examples: list[dates.DateExample]) -> tuple[np.ndarray, np.ndarray]:
-    """Returns (start, end) int [N, 10]; -1 where an output character has no span."""
-    spans = np.asarray([e.spans for e in examples], np.int64)  # [N, 10, 2]
-    return spans[..., 0], spans[..., 1]
 
 
 def evaluate(variant: str, examples: list[dates.DateExample], window: int | None = None) -> VariantQuality:
@@ -90,7 +84,7 @@ def monotonic_exact_match(quality: VariantQuality, examples: list[dates.DateExam
 
 
 def read_quality() -> dict | None:
-    """Returns the measured quality table written by bench/seq2seq_quality.py, or None."""
+    """Returns the measured quality table written by `python -m models.quality seq2seq --write`, or None."""
     if not QUALITY_FILE.is_file():
         return None
     return json.loads(QUALITY_FILE.read_text())

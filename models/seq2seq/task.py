@@ -411,3 +411,12 @@ def looks_like_a_date(text: str) -> bool:
     """
     text = str(text)
     return any(_written_by_generator(text, fmt) for fmt in FORMAT_IDS)
+
+
+DIGITS = np.array([i for i in range(OUTPUT_LENGTH) if i not in (4, 7)])  # output positions that are digits
+
+
+def span_arrays(examples: list[DateExample]) -> tuple[np.ndarray, np.ndarray]:
+    """Returns (start, end) int [N, 10]; -1 where an output character has no span."""
+    spans = np.asarray([e.spans for e in examples], np.int64)  # [N, 10, 2]
+    return spans[..., 0], spans[..., 1]
