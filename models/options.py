@@ -247,3 +247,33 @@ WINDOW = Option(
     "window", "int", default=3, low=1, high=10, step=1, label="Window half-width D",
     help="local attention half-width D",
 )
+
+
+# The option sets of the registry's entries (models/registry.py), one per family or input kind.
+
+QKV_OPTIONS = (
+    Option("query", "vector", help="the query, e.g. '1.5,0.5' (default: the page's example)"),
+    Option("keys", "vector", help="keys, one row per key, e.g. '2,0.1; 0.1,2'"),
+    Option("values", "vector", help="values, one row per key"),
+    Option("labels", "labels", help="key labels, comma-separated"),
+    TEMPERATURE, MODE, SEED, SAMPLES,
+)
+FEEDFORWARD_OPTIONS = (
+    SEED.with_(label="Seed (values and random marks)", help="seed of the addition sequence"),
+    Option("length", "int", default=1_000, low=2, high=10_000, step=1, label="Sequence length T",
+           help="sequence length T"),
+    Option("marked", "pair", help="the two marked steps, e.g. '3,42' (default: the paper's random placement)"),
+)
+TEXT_PAIR_OPTIONS = (TEXT, TEXT_PAIR, MODEL_DIR)
+SEQ2SEQ_OPTIONS = (
+    TEXT.with_(help="the text to normalise, e.g. 'Wednesday, May 9, 2018'"),
+    WINDOW.with_(help="local variants: window half-width D at inference (trained with 3)"),
+    Option("step", "int", low=0, high=1_000_000, help="a training-step snapshot instead of the final weights"),
+)
+CAPTION_TEMPERATURE = TEMPERATURE.with_(low=0.1, high=5.0, step=0.1, label="Temperature τ (hard)",
+                                        help="α = softmax(e/τ): low τ sharpens where the captioner looks")
+IMAGE_FILE = IMAGE.with_(help="input image: PNG or JPEG, checked by content")
+ENCDEC_OPTIONS = (
+    TEXT.with_(max_chars=1_000, help="the text to normalise, e.g. '9 May 2018'"),
+    Option("step", "int", low=0, high=1_000_000, help="a training-step snapshot instead of the final weights"),
+)

@@ -21,65 +21,20 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from models import options as o
+from models import pages
 from models.entry import Mechanism, Page  # noqa: F401  (Page and Mechanism are read from here too)
-
-START_HERE = Page("pages/start_here.py", "Start here", ":material/school:")  # the guided tour (ui/tour.py)
-HOME = Page("pages/home.py", "Home", ":material/home:", default=True)
-PLAYGROUND = Page("pages/playground.py", "Playground: Q, K, V", ":material/tune:")
-SELF_ATTENTION = Page("pages/self_attention.py", "Self-attention (MiniLM)", ":material/hub:")
-SENTENCE_ALIGNMENT = Page("pages/sentence_alignment.py", "Sentence alignment (MiniLM)", ":material/compare_arrows:")
-FEEDFORWARD = Page("pages/feedforward.py", "Feed-forward attention", ":material/timeline:")
-SEQ2SEQ = Page("pages/seq2seq.py", "Seq2seq alignment", ":material/translate:")
-HAN = Page("pages/han.py", "Hierarchical attention", ":material/account_tree:")
-IMAGES = Page("pages/images.py", "Hard vs soft attention (images)", ":material/image:")
-TRANSFORMER = Page("pages/transformer.py", "Transformer: three kinds of attention", ":material/swap_horiz:")
-INDUCTION = Page("pages/induction.py", "Induction heads", ":material/repeat:")
-LANGUAGE_MODEL = Page("pages/language_model.py", "Language model (GPT)", ":material/auto_stories:")
-CORPUS = Page("pages/corpus.py", "Many inputs: head statistics", ":material/scatter_plot:")
-
-PAGES: tuple[Page, ...] = (
-    START_HERE, HOME, PLAYGROUND, SEQ2SEQ, SENTENCE_ALIGNMENT, IMAGES, FEEDFORWARD, HAN, SELF_ATTENTION, TRANSFORMER, INDUCTION,
-    LANGUAGE_MODEL, CORPUS,
-)  # roughly the order of the literature
+from models.pages import *  # noqa: F403  (registry.PAGES, registry.HOME, … are read from here too)
 
 EXAMPLE_IMAGE = "docs/examples/scene.png"
 
-# ------------------------------------------------------------------ option sets
-
-_QKV_OPTIONS = (
-    o.Option("query", "vector", help="the query, e.g. '1.5,0.5' (default: the page's example)"),
-    o.Option("keys", "vector", help="keys, one row per key, e.g. '2,0.1; 0.1,2'"),
-    o.Option("values", "vector", help="values, one row per key"),
-    o.Option("labels", "labels", help="key labels, comma-separated"),
-    o.TEMPERATURE, o.MODE, o.SEED, o.SAMPLES,
-)
-_FEEDFORWARD_OPTIONS = (
-    o.SEED.with_(label="Seed (values and random marks)", help="seed of the addition sequence"),
-    o.Option("length", "int", default=1_000, low=2, high=10_000, step=1, label="Sequence length T",
-             help="sequence length T"),
-    o.Option("marked", "pair", help="the two marked steps, e.g. '3,42' (default: the paper's random placement)"),
-)
-_TEXT_PAIR_OPTIONS = (o.TEXT, o.TEXT_PAIR, o.MODEL_DIR)
-_SEQ2SEQ_OPTIONS = (
-    o.TEXT.with_(help="the text to normalise, e.g. 'Wednesday, May 9, 2018'"),
-    o.WINDOW.with_(help="local variants: window half-width D at inference (trained with 3)"),
-    o.Option("step", "int", low=0, high=1_000_000, help="a training-step snapshot instead of the final weights"),
-)
-_CAPTION_TEMPERATURE = o.TEMPERATURE.with_(low=0.1, high=5.0, step=0.1, label="Temperature τ (hard)",
-                                           help="α = softmax(e/τ): low τ sharpens where the captioner looks")
-_IMAGE = o.IMAGE.with_(help="input image: PNG or JPEG, checked by content")
-_ENCDEC_OPTIONS = (
-    o.TEXT.with_(max_chars=1_000, help="the text to normalise, e.g. '9 May 2018'"),
-    o.Option("step", "int", low=0, high=1_000_000, help="a training-step snapshot instead of the final weights"),
-)
 _VASWANI = "Vaswani et al. (2017), Attention Is All You Need"
 
 
 def _encdec(variant: str, name: str, formula: str, summary: str) -> Mechanism:
     return Mechanism(
-        id=f"transformer-{variant}", name=name, paper=_VASWANI, formula=formula, page=TRANSFORMER.file,
+        id=f"transformer-{variant}", name=name, paper=_VASWANI, formula=formula, page=pages.TRANSFORMER.file,
         summary=summary, family="encdec", variant=variant, builder="models.encdec.records:encdec_record",
-        batch_builder="models.encdec.records:encdec_records", options=_ENCDEC_OPTIONS, example={"text": "9 May 2018"},
+        batch_builder="models.encdec.records:encdec_records", options=o.ENCDEC_OPTIONS, example={"text": "9 May 2018"},
     )
 
 # ------------------------------------------------------------------ the catalogue
@@ -95,21 +50,21 @@ _DATE = {"text": "Wednesday, May 9, 2018"}  # one of the training formats (model
 
 def _qkv(variant: str, name: str, paper: str, formula: str, summary: str) -> Mechanism:
     return Mechanism(
-        id=f"qkv-{variant}", name=name, paper=paper, formula=formula, page=PLAYGROUND.file, summary=summary,
-        family="playground", variant=variant, builder=_QKV_BUILDER, options=_QKV_OPTIONS, input="query",
+        id=f"qkv-{variant}", name=name, paper=paper, formula=formula, page=pages.PLAYGROUND.file, summary=summary,
+        family="playground", variant=variant, builder=_QKV_BUILDER, options=o.QKV_OPTIONS, input="query",
     )
 
 
-def _seq2seq(variant: str, name: str, paper: str, formula: str, summary: str, options=_SEQ2SEQ_OPTIONS) -> Mechanism:
+def _seq2seq(variant: str, name: str, paper: str, formula: str, summary: str, options=o.SEQ2SEQ_OPTIONS) -> Mechanism:
     return Mechanism(
-        id=variant, name=name, paper=paper, formula=formula, page=SEQ2SEQ.file, summary=summary, family="seq2seq",
+        id=variant, name=name, paper=paper, formula=formula, page=pages.SEQ2SEQ.file, summary=summary, family="seq2seq",
         variant=variant, builder="models.seq2seq.records:seq2seq_record",
         batch_builder="models.seq2seq.records:seq2seq_records", options=options, example=_DATE,
     )
 
 
 _SUTSKEVER = "Sutskever, Vinyals & Le (2014), Sequence to Sequence Learning with Neural Networks"
-_NO_ATTENTION_OPTIONS = tuple(opt for opt in _SEQ2SEQ_OPTIONS if opt.name != "window")  # no window: no α
+_NO_ATTENTION_OPTIONS = tuple(opt for opt in o.SEQ2SEQ_OPTIONS if opt.name != "window")  # no window: no α
 _ONE_CONTEXT = r",\quad s_i = f(s_{i-1}, y_{i-1}, c),\quad s_0 = \tanh(W_s c)"
 
 
@@ -164,7 +119,7 @@ MECHANISMS: tuple[Mechanism, ...] = (
         paper="Luong, Pham & Manning (2015) scores and local windows over the contextual vectors of all-MiniLM-L6-v2",
         formula=r"\alpha_{ts} = \operatorname{softmax}_s\!\left(\frac{\operatorname{score}(x_t, y_s)}{\tau}\right),"
         r"\quad \operatorname{score} \in \{x^\top y,\ \tfrac{x^\top y}{\sqrt{d}},\ \cos(x, y)\},\quad p_t = t\,S/T",
-        page=SENTENCE_ALIGNMENT.file,
+        page=pages.SENTENCE_ALIGNMENT.file,
         summary="Each token of sentence 1 scored against each token of sentence 2 by pretrained contextual vectors: no trained parameters.",
         family="transformer", variant="alignment", builder="models.transformer.alignment:alignment_record",
         options=(
@@ -185,10 +140,10 @@ MECHANISMS: tuple[Mechanism, ...] = (
         name="Soft (deterministic) attention over an image",
         paper="Xu et al. (2015), Show, Attend and Tell (§4.2)",
         formula=r"e_{ti} = v^\top \tanh(W [h_{t-1}; E y_{t-1}] + U a_i),\quad \alpha_t = \operatorname{softmax}(e_t),\quad z_t = \beta_t \textstyle\sum_i \alpha_{ti} a_i",
-        page=IMAGES.file,
+        page=pages.IMAGES.file,
         summary="A captioner reads the α-weighted average of an 8×8 grid of image features for every word it writes.",
         family="captioner", variant="soft", builder="models.captioner.records:caption_record",
-        options=(_IMAGE, _CAPTION_TEMPERATURE.with_(label="Temperature τ")), input="image",
+        options=(o.IMAGE_FILE, o.CAPTION_TEMPERATURE.with_(label="Temperature τ")), input="image",
         example={"image": EXAMPLE_IMAGE},
     ),
     Mechanism(
@@ -196,11 +151,11 @@ MECHANISMS: tuple[Mechanism, ...] = (
         name="Hard (stochastic) attention over an image",
         paper="Xu et al. (2015), Show, Attend and Tell (§4.1)",
         formula=r"s_t \sim \operatorname{Categorical}(\alpha_t),\quad z_t = a_{s_t};\quad \nabla \approx \nabla \log p(y \mid s) + \lambda_r (\log p(y \mid s) - b)\, \nabla \log p(s) + \lambda_e \nabla H[s]",
-        page=IMAGES.file,
+        page=pages.IMAGES.file,
         summary="The captioner reads one grid cell drawn from α per word, trained with REINFORCE; many draws converge to α.",
         family="captioner", variant="hard", builder="models.captioner.records:caption_record",
         options=(
-            _IMAGE, _CAPTION_TEMPERATURE,
+            o.IMAGE_FILE, o.CAPTION_TEMPERATURE,
             o.SAMPLES.with_(default=20, low=0, label="Samples N per word",
                             help="extra locations drawn from α for every word (0: none)"),
             o.SEED.with_(help="seeds the decoder's location draws and the extra samples"),
@@ -214,11 +169,11 @@ MECHANISMS: tuple[Mechanism, ...] = (
         name="Self-attention over photo patches (no learned weights)",
         paper="Vaswani et al. (2017) §3.2.1 with Q = K = V = patch features",
         formula=r"\alpha_{qj} = \operatorname{softmax}_j\!\left(\frac{x_q^\top x_j}{\sqrt{d}\,\tau}\right),\quad x_j = [\text{mean colour}_j, \text{position}_j]",
-        page=IMAGES.file,
+        page=pages.IMAGES.file,
         summary="One patch of any photo attends to all patches by colour and position similarity: no training, no semantics.",
         family="captioner", builder="models.captioner.patches:patch_record",
         options=(
-            _IMAGE,
+            o.IMAGE_FILE,
             o.Option("patch", "int", default=32, low=4, high=64, step=4, label="Patch size (px)", help="patch size in px"),
             o.Option("query_patch", "pair", default=(0, 0), help="the query patch as row,col (e.g. 2,3)"),
             o.TEMPERATURE.with_(default=0.1, low=0.01, high=2.0, step=0.01),
@@ -231,20 +186,20 @@ MECHANISMS: tuple[Mechanism, ...] = (
         name="Feed-forward attention (paper form)",
         paper="Raffel & Ellis (2015), Feed-Forward Networks with Attention Can Solve Some Long-Term Memory Problems",
         formula=r"e_t = \tanh(W_{hc} h_t + b_{hc}),\quad \alpha = \operatorname{softmax}(e),\quad c = \textstyle\sum_t \alpha_t h_t",
-        page=FEEDFORWARD.file,
+        page=pages.FEEDFORWARD.file,
         summary="Each step scores itself, with no query: a tanh-bounded score, so α stays nearly flat on long sequences.",
         family="feedforward", variant="paper", builder="models.feedforward.records:addition_record",
-        options=_FEEDFORWARD_OPTIONS, input="seed",
+        options=o.FEEDFORWARD_OPTIONS, input="seed",
     ),
     Mechanism(
         id="feedforward-unbounded",
         name="Feed-forward attention (unbounded score)",
         paper="Raffel & Ellis (2015), with the tanh removed from the score",
         formula=r"e_t = w^\top h_t + b,\quad \alpha = \operatorname{softmax}(e),\quad c = \textstyle\sum_t \alpha_t h_t",
-        page=FEEDFORWARD.file,
+        page=pages.FEEDFORWARD.file,
         summary="The same network with a linear score: α can put nearly all its mass on the two marked steps.",
         family="feedforward", variant="unbounded", builder="models.feedforward.records:addition_record",
-        options=_FEEDFORWARD_OPTIONS, input="seed",
+        options=o.FEEDFORWARD_OPTIONS, input="seed",
     ),
     Mechanism(
         id="han",
@@ -252,7 +207,7 @@ MECHANISMS: tuple[Mechanism, ...] = (
         paper="Yang et al. (2016), Hierarchical Attention Networks for Document Classification",
         formula=r"u_{it} = \tanh(W_w h_{it} + b_w),\quad \alpha_{it} = \frac{\exp(u_{it}^\top u_w)}{\sum_t \exp(u_{it}^\top u_w)},"
         r"\quad s_i = \textstyle\sum_t \alpha_{it} h_{it};\quad \alpha_i = \operatorname{softmax}_i(u_i^\top u_s),\quad v = \textstyle\sum_i \alpha_i h_i",
-        page=HAN.file,
+        page=pages.HAN.file,
         summary="Word attention inside each sentence, then sentence attention over the document, each against a learned context vector.",
         family="han", builder="models.han.records:han_record", batch_builder="models.han.records:han_records",
         options=(o.TEXT.with_(max_chars=20_000, help="a document of a few sentences"),),
@@ -264,7 +219,7 @@ MECHANISMS: tuple[Mechanism, ...] = (
         paper="Vaswani et al. (2017), Attention Is All You Need",
         formula=r"\operatorname{head}_i = \operatorname{softmax}\!\left(\frac{Q_i K_i^\top}{\sqrt{d_k}}\right) V_i,"
         r"\quad Q_i = X W_i^Q,\; K_i = X W_i^K,\; V_i = X W_i^V",
-        page=SELF_ATTENTION.file,
+        page=pages.SELF_ATTENTION.file,
         summary="Every token of a pretrained transformer (all-MiniLM-L6-v2) attends to every token: 6 layers × 12 heads.",
         family="transformer", variant="self-attention", builder="models.transformer.records:transformer_record",
         batch_builder="models.transformer.records:transformer_records",
@@ -281,7 +236,7 @@ MECHANISMS = MECHANISMS + (
         paper="Abnar & Zuidema (2020), Quantifying Attention Flow in Transformers",
         formula=r"\tilde A_l = \operatorname{norm}\!\left(\tfrac12 A_l + \tfrac12 I\right),\quad "
         r"R = \tilde A_L \cdots \tilde A_1;\quad \operatorname{flow}(j \to i) = \operatorname{maxflow}_{\tilde A}(x_j, h^L_i)",
-        page=SELF_ATTENTION.file,
+        page=pages.SELF_ATTENTION.file,
         summary="How much of each top-layer token traces back to each input token, through every layer's heads and the residual.",
         family="transformer", variant="rollout", builder="models.transformer.rollout:rollout_record",
         options=(
@@ -308,7 +263,7 @@ MECHANISMS = MECHANISMS + (
         name="Induction heads in an attention-only transformer",
         paper="Olsson et al. (2022), In-context Learning and Induction Heads; Elhage et al. (2021)",
         formula=r"\text{prefix matching}: \ \alpha_{t \to s+1} \text{ where } x_s = x_t,\ s < t",
-        page=INDUCTION.file,
+        page=pages.INDUCTION.file,
         summary="A two-layer attention-only transformer learns to find the earlier copy of the current token and copy what came next.",
         family="induction", builder="models.induction.records:induction_record",
         options=(
@@ -332,7 +287,7 @@ MECHANISMS = MECHANISMS + (
         "Touvron et al. (2023), LLaMA",
         formula=r"\alpha^{(l,h)} = \operatorname{softmax}\!\left(\frac{Q_h K_{g(h)}^\top}{\sqrt{d}} + M\right),"
         r"\ M_{ij} = -\infty \text{ for } j > i,\quad g(h) = \lfloor h / G \rfloor",
-        page=LANGUAGE_MODEL.file,
+        page=pages.LANGUAGE_MODEL.file,
         summary="Every token of a GPT-style model attends to itself and the tokens before it: the GPT trained here, "
         "or your own GPT-2, Llama, Mistral or Qwen folder.",
         family="lm", builder="models.lm.records:lm_record", record_size="models.lm.records:lm_record_size",

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from models.record import AttentionRecord
+from models.seq2seq import in_text
 from models.seq2seq import task as dates
 from models.seq2seq.checkpoint import BOTTLENECK_DIR, checkpoint_path
 
@@ -58,7 +59,7 @@ class BucketScores:
 def held_out(per_bucket: int = PER_BUCKET, seed: int = HELD_OUT_SEED) -> list[list[dates.DateExample]]:
     """Returns one list of examples per bucket: dates inside filler text, lengths uniform in the bucket."""
     rng = np.random.default_rng(seed)
-    return [dates.sample_in_text(rng, per_bucket, low, high) for low, high in BUCKETS]
+    return [in_text.sample_in_text(rng, per_bucket, low, high) for low, high in BUCKETS]
 
 
 def _load(model: str, folder: Path = BOTTLENECK_DIR):
@@ -75,8 +76,8 @@ def score(model: str, buckets: list[list[dates.DateExample]], folder: Path = BOT
     every input padded to MAX_LENGTH, one batch per bucket."""
     import jax.numpy as jnp
 
+    from models.seq2seq.config import DIGITS, span_arrays
     from models.seq2seq.model import apply, pad_batch
-    from models.seq2seq.task import DIGITS, span_arrays
 
     cfg, graphdef, params, _ = _load(model, folder)
     exact, aligned = [], []

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from models import padding
+from models.seq2seq import task as dates
 from models.seq2seq.task import MAX_INPUT_CHARS, SOURCE_VOCAB, TARGET_VOCAB
 
 VARIANTS = ("bahdanau", "luong-dot", "luong-general", "luong-concat", "luong-location", "local-m", "local-p")
@@ -83,3 +84,12 @@ def teacher_inputs(targets: np.ndarray) -> np.ndarray:
     """Returns int32 [B, 10]: <s> followed by the target ids shifted right."""
     targets = np.asarray(targets, np.int32)
     return np.concatenate([np.full((targets.shape[0], 1), BOS_ID, np.int32), targets[:, :-1]], axis=1)
+
+
+DIGITS = np.array([i for i in range(dates.OUTPUT_LENGTH) if i not in (4, 7)])  # output positions that are digits
+
+
+def span_arrays(examples: list[dates.DateExample]) -> tuple[np.ndarray, np.ndarray]:
+    """Returns (start, end) int [N, 10]; -1 where an output character has no span."""
+    spans = np.asarray([e.spans for e in examples], np.int64)  # [N, 10, 2]
+    return spans[..., 0], spans[..., 1]

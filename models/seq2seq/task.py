@@ -197,53 +197,6 @@ def sample(rng: np.random.Generator, n: int, fmt: str | None = None) -> list[Dat
     ]
 
 
-# ------------------------------------------------------------------ dates inside longer text
-
-# Filler for the bottleneck experiment: common lower-case words with no digit, and none a month,
-# weekday, French month or "of" (words a date is written with), so the date is the only date in
-# the text and its true spans stay known.
-FILLER_WORDS = (
-    "the", "a", "we", "will", "meet", "at", "noon", "near", "old", "station", "please", "bring", "your",
-    "notes", "and", "some", "tea", "it", "was", "raining", "when", "letter", "came", "from", "our", "office",
-    "in", "town", "she", "said", "that", "train", "would", "be", "late", "again", "so", "take", "bus", "after",
-    "lunch", "before", "dinner", "on", "this", "day", "call", "me", "if", "plans", "change", "garden", "river",
-    "bridge", "market", "opens", "early", "closes", "around", "evening", "book", "shop", "coffee", "quiet",
-)
-_DATE_WORDS = {w.lower() for w in (*MONTHS, *MONTHS_SHORT, *MONTHS_FR, *WEEKDAYS, *WEEKDAYS_SHORT, "of")}
-if _DATE_WORDS & set(FILLER_WORDS):
-    raise ValueError(f"filler words that spell a date: {sorted(_DATE_WORDS & set(FILLER_WORDS))}")
-
-
-def _filler(rng: np.random.Generator, n: int) -> str:
-    """Returns exactly n characters of filler words separated by single spaces ("" for n = 0)."""
-    text = ""
-    while len(text) < n:
-        text += (" " if text else "") + FILLER_WORDS[int(rng.integers(len(FILLER_WORDS)))]
-    return text[:n]
-
-
-def in_text(example: DateExample, rng: np.random.Generator, length: int) -> DateExample:
-    """Returns `example` written inside filler text, `length` characters in all (at least the date's own
-    length): filler words before and after it (a random share on each side, a space between the filler
-    and the date), spans shifted to the date's new place."""
-    extra = max(0, length - len(example.source))
-    before = int(rng.integers(extra + 1))
-    after = extra - before
-    # A side's filler ends in the space that separates it from the date: one character is the space alone.
-    prefix = _filler(rng, before - 1) + " " if before else ""
-    suffix = " " + _filler(rng, after - 1) if after else ""
-    shift = len(prefix)
-    spans = tuple(NO_SPAN if s == NO_SPAN else (s[0] + shift, s[1] + shift) for s in example.spans)
-    return DateExample(prefix + example.source + suffix, example.target, spans, example.format, example.date)
-
-
-def sample_in_text(rng: np.random.Generator, n: int, min_length: int, max_length: int) -> list[DateExample]:
-    """Returns n random dates (as sample draws them), each inside filler text of a total length drawn
-    uniformly from [min_length, max_length] (never shorter than the date itself)."""
-    lengths = rng.integers(min_length, max_length + 1, size=n)
-    return [in_text(e, rng, int(length)) for e, length in zip(sample(rng, n), lengths)]
-
-
 def random_example(rng: np.random.Generator, fmt: str | None = None) -> DateExample:
     """Returns one random example (see sample)."""
     return sample(rng, 1, fmt)[0]
@@ -412,11 +365,3 @@ def looks_like_a_date(text: str) -> bool:
     text = str(text)
     return any(_written_by_generator(text, fmt) for fmt in FORMAT_IDS)
 
-
-DIGITS = np.array([i for i in range(OUTPUT_LENGTH) if i not in (4, 7)])  # output positions that are digits
-
-
-def span_arrays(examples: list[DateExample]) -> tuple[np.ndarray, np.ndarray]:
-    """Returns (start, end) int [N, 10]; -1 where an output character has no span."""
-    spans = np.asarray([e.spans for e in examples], np.int64)  # [N, 10, 2]
-    return spans[..., 0], spans[..., 1]

@@ -25,6 +25,7 @@ import numpy as np
 import optax
 
 from models.checkpoint import dotted_name, filled_state, flat_params
+from models.seq2seq import in_text
 from models.seq2seq import task as dates
 from models.seq2seq.checkpoint import BOTTLENECK_DIR, CHECKPOINT_DIR, checkpoint_path, load_checkpoint, save_checkpoint
 from models.seq2seq.model import (
@@ -270,7 +271,7 @@ def draw(rng: np.random.Generator, n: int, args: argparse.Namespace) -> list[dat
     if not max_length:
         return dates.sample(rng, n)
     short = int(round(SHORT_SHARE * n))
-    return dates.sample_in_text(rng, short, 1, SHORT_LENGTH) + dates.sample_in_text(rng, n - short, 1, max_length)
+    return in_text.sample_in_text(rng, short, 1, SHORT_LENGTH) + in_text.sample_in_text(rng, n - short, 1, max_length)
 
 
 def initial_params(variant: str, cfg: Seq2SeqConfig, params, path: Path):

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from models.seq2seq import bottleneck
+from models.seq2seq import bottleneck, in_text
 from models.seq2seq import task as dates
 from models.seq2seq.train import TRAIN_SEED, VALIDATION_SEED, check_arguments, model_config
 
@@ -18,7 +18,7 @@ from models.seq2seq.train import TRAIN_SEED, VALIDATION_SEED, check_arguments, m
 def test_in_text_keeps_the_date_and_its_true_spans(seed, length):
     rng = np.random.default_rng(seed)
     plain = dates.sample(rng, 1)[0]
-    inside = dates.in_text(plain, rng, length)
+    inside = in_text.in_text(plain, rng, length)
     assert len(inside.source) == max(length, len(plain.source))
     assert inside.target == plain.target and inside.format == plain.format
     start = inside.source.index(plain.source)
@@ -35,7 +35,7 @@ def test_in_text_keeps_the_date_and_its_true_spans(seed, length):
 
 
 def test_sample_in_text_draws_lengths_in_range():
-    examples = dates.sample_in_text(np.random.default_rng(0), 300, 31, 60)
+    examples = in_text.sample_in_text(np.random.default_rng(0), 300, 31, 60)
     lengths = [len(e.source) for e in examples]
     assert min(lengths) >= 31 and max(lengths) <= 60 and len(set(lengths)) > 20
 
