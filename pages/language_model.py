@@ -28,7 +28,7 @@ def _runner(model_dir: str):
     return load_runner(model_dir or None, max_bytes=max_model_bytes())
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)  # records are never mutated; no copy per rerun
+@st.cache_resource(show_spinner=False, max_entries=2)  # shared, never mutated; a user model's record may be 640 MB
 def _record(model_dir: str, text: str):
     checked_text = mechanism.read({"text": text})["text"]  # the option's bounds, checked on the server
     return _runner(model_dir).attention(checked_text)
