@@ -114,7 +114,7 @@ def query_keys(runner, texts: Sequence[str], layer: int, head: int, max_tokens: 
         mask = np.zeros((1, length), bool)
         n = len(enc)
         ids[0, :n], types[0, :n], mask[0, :n] = enc.input_ids, enc.token_type_ids, True
-        q, k = fn(runner._state, ids, types, mask)  # the runner's {path: array}
+        q, k = fn(runner.params, ids, types, mask)  # the runner's {path: array}
         qs.append(np.asarray(q[0, head, :n], np.float32))
         ks.append(np.asarray(k[0, head, :n], np.float32))
         inputs.append(np.full(n, number))

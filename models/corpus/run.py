@@ -74,7 +74,7 @@ class CorpusModel:
         self.max_batch_bytes = int(max_batch_bytes)
         replicated = NamedSharding(self.mesh, PartitionSpec())
         self.batch_sharding = NamedSharding(self.mesh, PartitionSpec("batch"))
-        self.params = jax.device_put(runner._state, replicated)  # the runner's {path: array}, replicated
+        self.params = jax.device_put(runner.params, replicated)  # the runner's {path: array}, replicated
         self._fn = jax.jit(_stats_forward(self.config), in_shardings=(replicated,) + (self.batch_sharding,) * 5,
                            out_shardings=self.batch_sharding)
 

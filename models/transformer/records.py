@@ -94,6 +94,11 @@ class AttentionRunner:
         self._hidden_fn = StoredFunction("bert-hidden", functools.partial(_forward_of, self.config, 0),
                                          sources=FORWARD_SOURCES, static=self.config)
 
+    @property
+    def params(self) -> dict[str, jax.Array]:
+        """The weights as {dotted parameter path: device array} (the pure forwards' first argument)."""
+        return self._state
+
     def _is_default(self) -> bool:
         try:
             return self.model_dir.resolve() == default_model_dir().resolve()
