@@ -1,0 +1,33 @@
+"""Inside a language model: what it looks at while it writes, the logit lens, head knock-out, the
+neuron view and attention sinks, on the GPT trained here or your own GPT-2/Llama folder."""
+
+import streamlit as st
+
+from ui.i18n import translator
+from ui.inside_lm import cached_runner, choose_model, prompt_box
+from ui.markdown import escape_markdown
+from ui.router import ensure_router
+from ui.widgets import checked
+
+ensure_router()
+_ = translator()
+
+st.title(_("Inside a language model"))
+st.markdown(_(
+    "Five tools that open up a decoder language model, on the same model and prompt: watch which earlier "
+    "tokens each head reads while the model writes, read its intermediate guesses layer by layer (logit "
+    "lens), knock heads out and measure what changes, look inside one attention score (neuron view), and "
+    "find the heads that park their attention on the first token (attention sinks)."
+))
+
+model_dir = choose_model()
+prompt = prompt_box()
+if not prompt.strip():
+    st.info(_("Type a prompt above to see the model at work."), icon=":material/edit:")
+    st.stop()
+
+with st.spinner(_("Loading the model…")):
+    runner = checked(cached_runner, model_dir)
+cfg = runner.config
+st.caption(_("{model} ({architecture}, {layers} layers × {heads} heads)").format(
+    model=escape_markdown(runner.name), architecture=cfg.model_type, layers=cfg.num_layers, heads=cfg.num_heads))

@@ -1,0 +1,49 @@
+"""The "Inside a language model" page's shared pieces: the model choice, the prompt and the cached runner.
+
+The model is chosen as on the Language model page: the GPT trained here (checkpoints/lm), or a
+Hugging Face folder under ATTENTION_LAB_MODEL_ROOT, at most ATTENTION_LAB_MAX_MODEL_BYTES of float32
+weights; a folder that is not usable is one line. Loaded models are cached, two at most.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from models.lm.folders import max_model_bytes, model_root, resolve_model_dir
+from models.lm.records import LMRunner, load_runner
+from ui.i18n import translator
+from ui.links import linked_text
+from ui.widgets import checked
+
+PROMPT_MAX_CHARS = 2000  # a prompt's characters at most, checked again on the server
+# A sentence from the documentation's own register, so the GPT trained here has something to go on.
+DEFAULT_PROMPT = "The for statement iterates over the items of any sequence, in the order that"
+
+
+@st.cache_resource(show_spinner=False, max_entries=2)
+def cached_runner(model_dir: str) -> LMRunner:
+    """Returns the loaded model of a folder ("" = the GPT trained here), two at most per process."""
+    return load_runner(model_dir or None, max_bytes=max_model_bytes())
+
+
+def choose_model() -> str:
+    """Shows the model folder box where the operator set a model root; returns the folder ("" = the
+    GPT trained here). A folder outside the root or too large stops the page with one line."""
+    _ = translator()
+    root = model_root()
+    if root is None:
+        return ""
+    with st.expander(_("Model folder")):
+        asked = st.text_input(
+            _("A Hugging Face folder under the model root (GPT-2, Llama, Mistral, Qwen2/3: config.json, "
+              "model.safetensors, tokenizer.json)"), "", key="inside_model_dir",
+            placeholder=_("empty = the GPT trained here (checkpoints/lm)"), max_chars=1024,
+        ).strip()
+    return str(checked(resolve_model_dir, asked, root)) if asked else ""
+
+
+def prompt_box() -> str:
+    """Shows the prompt box (its text travels in the URL); returns the prompt, checked for length."""
+    _ = translator()
+    return linked_text(st.text_area, _("Prompt"), DEFAULT_PROMPT, key="inside_prompt", height=80,
+                       max_chars=PROMPT_MAX_CHARS)
