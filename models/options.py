@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from models.record import InputError
+from models.text import N_
 
 KINDS = ("float", "int", "choice", "text", "path", "image", "vector", "pair", "labels")
 MAX_LABELS = 64
@@ -226,54 +227,54 @@ def read_all(declared: Sequence[Option], raw: dict[str, Any], *, owner: str) -> 
 
 # ------------------------------------------------------------------ the shared declarations
 
-TEXT = Option("text", "text", help="input text", required=True)
-TEXT_PAIR = Option("text_pair", "text", help="second sentence, for sentence pairs")
-IMAGE = Option("image", "image", help="input image (a path)", required=True)
-MODEL_DIR = Option("model_dir", "path", help="a local Hugging Face-format BERT folder")
+TEXT = Option("text", "text", help=N_("input text"), required=True)
+TEXT_PAIR = Option("text_pair", "text", help=N_("second sentence, for sentence pairs"))
+IMAGE = Option("image", "image", help=N_("input image (a path)"), required=True)
+MODEL_DIR = Option("model_dir", "path", help=N_("a local Hugging Face-format model folder: a BERT-family encoder (MiniLM pages) or a GPT-2, Llama, Mistral or Qwen folder (language model)"))
 TEMPERATURE = Option(
-    "temperature", "float", default=1.0, low=0.05, high=10.0, step=0.05, label="Temperature τ",
-    help="softmax temperature τ: scores are divided by τ (small = sharp, large = flat)",
+    "temperature", "float", default=1.0, low=0.05, high=10.0, step=0.05, label=N_("Temperature τ"),
+    help=N_("softmax temperature τ: scores are divided by τ (small = sharp, large = flat)"),
 )
 SAMPLES = Option(
-    "samples", "int", default=100, low=1, high=2_000, step=1, label="Samples N",
-    help="hard attention: how many locations are drawn from α",
+    "samples", "int", default=100, low=1, high=2_000, step=1, label=N_("Samples N"),
+    help=N_("hard attention: how many locations are drawn from α"),
 )
-SEED = Option("seed", "int", default=0, low=0, high=2**31 - 1, step=1, label="Seed", help="random seed")
+SEED = Option("seed", "int", default=0, low=0, high=2**31 - 1, step=1, label=N_("Seed"), help=N_("random seed"))
 MODE = Option(
-    "mode", "choice", default="soft", choices=("soft", "argmax", "sample"), label="Normalisation",
-    help="soft (the expectation), hard argmax, or hard sample",
+    "mode", "choice", default="soft", choices=(N_("soft"), N_("argmax"), N_("sample")), label=N_("Normalisation"),
+    help=N_("soft (the expectation), hard argmax, or hard sample"),
 )
 WINDOW = Option(
-    "window", "int", default=3, low=1, high=10, step=1, label="Window half-width D",
-    help="local attention half-width D",
+    "window", "int", default=3, low=1, high=10, step=1, label=N_("Window half-width D"),
+    help=N_("local attention half-width D"),
 )
 
 
 # The option sets of the registry's entries (models/registry.py), one per family or input kind.
 
 QKV_OPTIONS = (
-    Option("query", "vector", help="the query, e.g. '1.5,0.5' (default: the page's example)"),
-    Option("keys", "vector", help="keys, one row per key, e.g. '2,0.1; 0.1,2'"),
-    Option("values", "vector", help="values, one row per key"),
-    Option("labels", "labels", help="key labels, comma-separated"),
+    Option("query", "vector", help=N_("the query, e.g. '1.5,0.5' (default: the page's example)")),
+    Option("keys", "vector", help=N_("keys, one row per key, e.g. '2,0.1; 0.1,2'")),
+    Option("values", "vector", help=N_("values, one row per key")),
+    Option("labels", "labels", help=N_("key labels, comma-separated")),
     TEMPERATURE, MODE, SEED, SAMPLES,
 )
 FEEDFORWARD_OPTIONS = (
-    SEED.with_(label="Seed (values and random marks)", help="seed of the addition sequence"),
-    Option("length", "int", default=1_000, low=2, high=10_000, step=1, label="Sequence length T",
-           help="sequence length T"),
-    Option("marked", "pair", help="the two marked steps, e.g. '3,42' (default: the paper's random placement)"),
+    SEED.with_(label=N_("Seed (values and random marks)"), help=N_("seed of the addition sequence")),
+    Option("length", "int", default=1_000, low=2, high=10_000, step=1, label=N_("Sequence length T"),
+           help=N_("sequence length T")),
+    Option("marked", "pair", help=N_("the two marked steps, e.g. '3,42' (default: the paper's random placement)")),
 )
 TEXT_PAIR_OPTIONS = (TEXT, TEXT_PAIR, MODEL_DIR)
 SEQ2SEQ_OPTIONS = (
-    TEXT.with_(help="the text to normalise, e.g. 'Wednesday, May 9, 2018'"),
-    WINDOW.with_(help="local variants: window half-width D at inference (trained with 3)"),
-    Option("step", "int", low=0, high=1_000_000, help="a training-step snapshot instead of the final weights"),
+    TEXT.with_(help=N_("the text to normalise, e.g. 'Wednesday, May 9, 2018'")),
+    WINDOW.with_(help=N_("local variants: window half-width D at inference (trained with 3)")),
+    Option("step", "int", low=0, high=1_000_000, help=N_("a training-step snapshot instead of the final weights")),
 )
-CAPTION_TEMPERATURE = TEMPERATURE.with_(low=0.1, high=5.0, step=0.1, label="Temperature τ (hard)",
-                                        help="α = softmax(e/τ): low τ sharpens where the captioner looks")
-IMAGE_FILE = IMAGE.with_(help="input image: PNG or JPEG, checked by content")
+CAPTION_TEMPERATURE = TEMPERATURE.with_(low=0.1, high=5.0, step=0.1, label=N_("Temperature τ (hard)"),
+                                        help=N_("α = softmax(e/τ): low τ sharpens where the captioner looks"))
+IMAGE_FILE = IMAGE.with_(help=N_("input image: PNG or JPEG, checked by content"))
 ENCDEC_OPTIONS = (
-    TEXT.with_(max_chars=1_000, help="the text to normalise, e.g. '9 May 2018'"),
-    Option("step", "int", low=0, high=1_000_000, help="a training-step snapshot instead of the final weights"),
+    TEXT.with_(max_chars=1_000, help=N_("the text to normalise, e.g. '9 May 2018'")),
+    Option("step", "int", low=0, high=1_000_000, help=N_("a training-step snapshot instead of the final weights")),
 )

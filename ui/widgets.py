@@ -24,6 +24,7 @@ from models.errors import LabError
 from models.options import Option
 from models.record import AttentionRecord, InputError
 from models.registry import Mechanism, warm
+from ui.i18n import translator
 from ui.links import bound, link_box
 from ui.markdown import escape_markdown
 from viz.chart_style import for_the_page
@@ -96,6 +97,29 @@ def checked(fn: Callable[..., T], *args: Any, stop: bool = True, **kwargs: Any) 
 # ------------------------------------------------------------------ widgets from options
 
 
+def option_title(option: Option) -> str:
+    """Returns an option's widget label (models/options.py marks it with N_), in the session's language."""
+    title = option.title
+    return translator()(title) if title else title  # gettext("") would be the catalog's header
+
+
+def option_help(option: Option) -> str | None:
+    """Returns an option's help line in the session's language (None: it has none)."""
+    return translator()(option.help) if option.help else None
+
+
+def choice_names(labels: Mapping[str, str] | None = None) -> Callable[[Any], str]:
+    """Returns the format_func of a choice widget: a choice's label from `labels` (the page's, already
+    translated) or the choice itself (marked with N_ where it is declared), in the session's language."""
+    _ = translator()
+
+    def name(choice: Any) -> str:
+        text = (labels or {}).get(choice, choice)
+        return _(text) if isinstance(text, str) and text else str(text)
+
+    return name
+
+
 def _drop_bad_state(option: Option, key: str) -> None:
     # A value stored for a widget that is not drawn yet becomes its initial value, and
     # Streamlit raises on one outside the range: such a value goes, the default takes its place.
@@ -112,8 +136,8 @@ def option_slider(option: Option, *, key: str, label: str | None = None, **kwarg
     _drop_bad_state(option, key)
     number = float if option.kind == "float" else int
     default = kwargs.pop("value", option.default if option.default is not None else option.low)
-    value = bound(st.slider, label or option.title, number(option.low), number(option.high), number(default),
-                  number(option.step or 1), key=key, help=kwargs.pop("help", option.help), **kwargs)
+    value = bound(st.slider, label or option_title(option), number(option.low), number(option.high), number(default),
+                  number(option.step or 1), key=key, help=kwargs.pop("help", option_help(option)), **kwargs)
     return checked(option.read, value)
 
 
@@ -122,8 +146,9 @@ def option_number(option: Option, *, key: str, label: str | None = None, **kwarg
     _drop_bad_state(option, key)
     number = float if option.kind == "float" else int
     default = kwargs.pop("value", option.default if option.default is not None else option.low)
-    value = bound(st.number_input, label or option.title, number(option.low), number(option.high), number(default),
-                  number(option.step or 1), key=key, help=kwargs.pop("help", option.help), **kwargs)
+    value = bound(st.number_input, label or option_title(option), number(option.low), number(option.high),
+                  number(default), number(option.step or 1), key=key, help=kwargs.pop("help", option_help(option)),
+                  **kwargs)
     return checked(option.read, value)
 
 
@@ -132,8 +157,8 @@ def option_radio(option: Option, *, key: str, label: str | None = None, labels: 
     """Returns st.radio over the option's choices, the default selected, checked again."""
     _drop_bad_state(option, key)
     index = option.choices.index(option.default) if option.default in option.choices else 0
-    value = bound(st.radio, label or option.title, option.choices, index=index, key=key,
-                  format_func=(labels or {}).get if labels else str, help=kwargs.pop("help", option.help), **kwargs)
+    value = bound(st.radio, label or option_title(option), option.choices, index=index, key=key,
+                  format_func=choice_names(labels), help=kwargs.pop("help", option_help(option)), **kwargs)
     return checked(option.read, value)
 
 

@@ -25,6 +25,8 @@ import io
 from collections.abc import Callable
 from pathlib import Path
 
+from models.text import N_  # noqa: F401  (the lazy marker, declared where models/ can use it)
+
 ROOT = Path(__file__).resolve().parents[1]
 LOCALES = ROOT / "locales"
 DOMAIN = "messages"
@@ -36,12 +38,6 @@ Gettext = Callable[[str], str]
 
 def untranslated(message: str) -> str:
     """Returns `message` as written (English): the default `gettext` of every figure builder."""
-    return message
-
-
-def N_(message: str) -> str:  # noqa: N802 (the gettext convention for a lazy marker)
-    """Returns `message` unchanged: marks a module-level text for extraction; it is translated
-    where it is shown, with `_(CONSTANT)`."""
     return message
 
 
