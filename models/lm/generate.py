@@ -1,0 +1,274 @@
+"""Text generation with a KV cache that keeps every attention map, as one AttentionRecord.
+
+``generate`` runs the whole decode in one jitted function: a ``lax.fori_loop`` over positions whose
+body is one decoder step for one token (model.py's dense, normalize, apply_rope, feed_forward),
+writing that token's key and value into fixed-size cache buffers [L, K, T_b, d] and its attention
+rows into [L, H, T_b, T_b]. T_b is a length bucket of prompt + new tokens; positions, the prompt
+length, the temperature, top-k and the seed are traced values, so neither a new step nor a new
+length inside a bucket compiles again. The prompt runs through the same step, one token at a time.
+
+Row t of a map is the query at token t, which wrote token t + 1; keys above the diagonal get
+exactly 0 (their scores are the float32 minimum, whose exp underflows to 0).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import nnx
+
+from models.lm.loader import LoadedLM
+from models.lm.model import LENGTH_BUCKETS, apply_rope, dense, feed_forward, normalize, rope_frequencies
+from models.lm.records import LMRunner, _model_dir_option, shared_runner
+from models.padding import bucket
+from models.record import AttentionRecord, InputError
+
+AXES = ("layer", "head", "query", "key")
+MAX_NEW = 256  # tokens one generation writes at most
+MAX_TOP_K = 100  # top-k sampling keeps at most this many tokens
+MAX_PROMPT_TOKENS = 256  # prompt tokens read at most (the rest is cut, with a notice)
+ALTERNATIVES = 5  # the top alternatives kept per step
+MAX_TEMPERATURE = 2.0
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One generation: ids int32 [T], n_prompt, maps float32 [L, H, T, T] (row t wrote token t + 1),
+    chosen_prob [T - n_prompt] (the model's probability of each generated token, before temperature
+    and top-k), top_ids int32 / top_probs float32 [T - n_prompt, A] (the A most probable tokens)."""
+
+    ids: np.ndarray
+    n_prompt: int
+    maps: np.ndarray
+    chosen_prob: np.ndarray
+    top_ids: np.ndarray
+    top_probs: np.ndarray
+
+
+def _rope_tables(cfg, length: int):
+    # -> (cos, sin) [length, d] of positions 0..length-1, or None for learned positions
+    if cfg.arch.positions == "learned":
+        return None
+    inv_freq, factor = rope_frequencies(cfg)
+    angles = jnp.arange(length, dtype=jnp.float32)[:, None] * jnp.asarray(inv_freq)[None]
+    angles = jnp.concatenate([angles, angles], axis=-1)
+    return jnp.cos(angles) * factor, jnp.sin(angles) * factor
+
+
+def _layer_scale(cfg, index: int) -> float:
+    scale = 1.0 / math.sqrt(cfg.head_dim) if cfg.scale_attn_weights else 1.0
+    return scale / (index + 1) if cfg.scale_attn_by_inverse_layer_idx else scale
+
+
+def decode_step(model, token, position, cache_k, cache_v, rope):
+    """Returns (logits [V], attention rows [L, H, T_b], cache_k, cache_v) of one token at `position`.
+
+    token, position: int32 scalars (traced); cache_k, cache_v [L, K, T_b, d] hold the keys and values
+    of positions < position and receive this token's; rope: (cos, sin) [T_b, d] or None.
+    """
+    cfg = model.config
+    h, kv, hd, g = cfg.num_heads, cfg.num_kv_heads, cfg.head_dim, cfg.queries_per_kv
+    t_b = cache_k.shape[2]
+    x = model.embed[...][token][None]  # [1, D]
+    if rope is None:
+        x = x + model.positions[...][jnp.minimum(position, cfg.max_positions - 1)][None]
+        cos = sin = None
+    else:
+        cos, sin = rope[0][position], rope[1][position]  # [d]
+    keys = jnp.arange(t_b)
+    rows = []
+    for index, layer in enumerate(model.layers):
+        a = normalize(layer.attn_norm, x, cfg.norm_eps)
+        q = dense(layer.q, a).reshape(h, hd)
+        k = dense(layer.k, a).reshape(kv, hd)
+        v = dense(layer.v, a).reshape(kv, hd)
+        if cfg.qk_norm:
+            q, k = normalize(layer.q_norm, q, cfg.norm_eps), normalize(layer.k_norm, k, cfg.norm_eps)
+        if cos is not None:
+            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        cache_k = jax.lax.dynamic_update_slice(cache_k, k[None, :, None], (index, 0, position, 0))
+        cache_v = jax.lax.dynamic_update_slice(cache_v, v[None, :, None], (index, 0, position, 0))
+        visible = keys <= position
+        if cfg.sliding_window is not None and index in cfg.sliding_layers:
+            visible &= position - keys < cfg.sliding_window
+        scores = jnp.einsum("kgd,ktd->kgt", q.reshape(kv, g, hd), cache_k[index]) * jnp.float32(_layer_scale(cfg, index))
+        scores = jnp.where(visible, scores, jnp.finfo(jnp.float32).min)
+        exp = jnp.exp(scores - jnp.max(scores, axis=-1, keepdims=True))
+        probs = exp * (1.0 / jnp.sum(exp, axis=-1, keepdims=True))  # [K, G, T_b]
+        context = jnp.einsum("kgt,ktd->kgd", probs, cache_v[index]).reshape(1, h * hd)
+        x = x + dense(layer.o, context)
+        x = x + feed_forward(layer, cfg, normalize(layer.mlp_norm, x, cfg.norm_eps))
+        rows.append(probs.reshape(h, t_b))
+    x = normalize(model.final_norm, x, cfg.norm_eps)[0]
+    head = model.embed[...].T if cfg.tie_word_embeddings else model.lm_head.kernel[...]
+    return jnp.matmul(x, head), jnp.stack(rows), cache_k, cache_v
+
+
+def choose_token(logits, key, temperature, top_k, *, k_max: int):
+    """Returns the next token id: argmax when temperature == 0, else a draw from softmax(logits / temperature)
+    over the top_k most probable tokens (top_k == 0: all). logits [V]; temperature, top_k traced scalars."""
+    kth = jax.lax.top_k(logits, k_max)[0][jnp.clip(top_k - 1, 0, k_max - 1)]
+    kept = jnp.where((top_k > 0) & (logits < kth), -jnp.inf, logits)
+    drawn = jax.random.categorical(key, kept / jnp.maximum(temperature, 1e-6))
+    return jnp.where(temperature > 0, drawn, jnp.argmax(logits)).astype(jnp.int32)
+
+
+@functools.partial(jax.jit, static_argnames=("graphdef", "alternatives"))
+def generate_loop(state, ids, n_prompt, total, temperature, top_k, seed, *, graphdef, alternatives: int = ALTERNATIVES):
+    """Returns (ids [T_b], maps [L, H, T_b, T_b], chosen_prob [T_b], top_ids [T_b, A], top_probs [T_b, A]).
+
+    ids int32 [T_b] hold the prompt in 0..n_prompt-1; positions n_prompt..total-1 are generated.
+    Per-position outputs sit at the query that predicted the next token (position t: token t + 1).
+    Traced: n_prompt, total, temperature, top_k, seed; one compile per (graphdef, T_b, A).
+    """
+    model = nnx.merge(graphdef, state)
+    cfg = model.config
+    t_b = ids.shape[0]
+    k_max = min(MAX_TOP_K, cfg.vocab_size)
+    rope = _rope_tables(cfg, t_b)
+    cache = jnp.zeros((cfg.num_layers, cfg.num_kv_heads, t_b, cfg.head_dim), jnp.float32)
+    carry = dict(
+        ids=ids, cache_k=cache, cache_v=cache,
+        maps=jnp.zeros((cfg.num_layers, cfg.num_heads, t_b, t_b), jnp.float32),
+        chosen=jnp.zeros((t_b,), jnp.float32),
+        top_ids=jnp.zeros((t_b, alternatives), jnp.int32), top_probs=jnp.zeros((t_b, alternatives), jnp.float32),
+    )
+    key = jax.random.PRNGKey(seed)
+
+    def body(position, c):
+        logits, rows, cache_k, cache_v = decode_step(model, c["ids"][position], position, c["cache_k"], c["cache_v"], rope)
+        probs = jax.nn.softmax(logits)
+        token = choose_token(logits, jax.random.fold_in(key, position), temperature, top_k, k_max=k_max)
+        writes = position + 1 >= n_prompt
+        nxt = jnp.minimum(position + 1, t_b - 1)
+        new_ids = c["ids"].at[nxt].set(jnp.where(writes & (position + 1 < total), token, c["ids"][nxt]))
+        top_p, top_i = jax.lax.top_k(probs, alternatives)
+        return dict(
+            ids=new_ids, cache_k=cache_k, cache_v=cache_v,
+            maps=jax.lax.dynamic_update_slice(c["maps"], rows[:, :, None], (0, 0, position, 0)),
+            chosen=c["chosen"].at[position].set(probs[new_ids[nxt]]),
+            top_ids=c["top_ids"].at[position].set(top_i.astype(jnp.int32)),
+            top_probs=c["top_probs"].at[position].set(top_p),
+        )
+
+    out = jax.lax.fori_loop(0, total, body, carry)
+    return out["ids"], out["maps"], out["chosen"], out["top_ids"], out["top_probs"]
+
+
+def length_buckets(cfg) -> tuple[int, ...]:
+    """Returns the total-length buckets of a config: LENGTH_BUCKETS below its position limit, then the limit."""
+    limit = min(cfg.max_positions, MAX_PROMPT_TOKENS + MAX_NEW)
+    return tuple(b for b in LENGTH_BUCKETS if b < limit) + (limit,)
+
+
+def generate(loaded: LoadedLM, prompt_ids, *, max_new: int, temperature: float = 0.0, top_k: int = 0,
+             seed: int = 0, alternatives: int = ALTERNATIVES) -> Generation:
+    """Returns the Generation of max_new tokens after prompt_ids (int [P], P >= 1).
+
+    Greedy when temperature == 0, else temperature sampling, restricted to the top_k most probable
+    tokens when top_k > 0, drawn with jax.random.PRNGKey(seed) folded with each position.
+    """
+    cfg = loaded.config
+    prompt = np.asarray(prompt_ids, np.int32).reshape(-1)
+    n_prompt, total = len(prompt), len(prompt) + int(max_new)
+    buckets = length_buckets(cfg)
+    if n_prompt < 1 or max_new < 1 or total > buckets[-1]:
+        raise InputError(f"a prompt of {n_prompt} tokens and {max_new} new ones do not fit: {loaded.name} "
+                         f"generates at most {buckets[-1]} tokens in all here")
+    t_b = bucket(total, buckets)
+    ids = np.zeros(t_b, np.int32)
+    ids[:n_prompt] = prompt
+    out = generate_loop(loaded.state, ids, np.int32(n_prompt), np.int32(total), np.float32(temperature),
+                        np.int32(min(int(top_k), MAX_TOP_K)), np.uint32(seed),
+                        graphdef=loaded.graphdef, alternatives=min(alternatives, cfg.vocab_size))
+    ids, maps, chosen, top_ids, top_probs = (np.asarray(a) for a in out)
+    new = slice(n_prompt - 1, total - 1)
+    return Generation(ids[:total].copy(), n_prompt, np.ascontiguousarray(maps[:, :, :total, :total]),
+                      chosen[new].copy(), top_ids[new].copy(), top_probs[new].copy())
+
+
+# ----------------------------------------------------------------------------- the registry builder
+
+
+def _whole(options: Mapping[str, Any], name: str, default: int, low: int, high: int) -> int:
+    value = options.get(name)
+    value = default if value is None else value
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
+        raise InputError(f"{name.replace('_', ' ')} must be a whole number from {low} to {high}; got {value!r}")
+    return int(value)
+
+
+def read_generation_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Returns max_new, temperature, top_k and seed checked against the server's bounds (InputError, one line)."""
+    temperature = options.get("temperature")
+    temperature = 0.0 if temperature is None else temperature
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) \
+            or not 0.0 <= float(temperature) <= MAX_TEMPERATURE:
+        raise InputError(f"temperature must be a number from 0 to {MAX_TEMPERATURE:g} (0: greedy); got {temperature!r}")
+    return {"max_new": _whole(options, "max_new", 24, 1, MAX_NEW), "temperature": float(temperature),
+            "top_k": _whole(options, "top_k", 0, 0, MAX_TOP_K), "seed": _whole(options, "seed", 0, 0, 2**31 - 1)}
+
+
+def generation_record(runner: LMRunner, text: str, **settings: Any) -> AttentionRecord:
+    """Returns the lm-generate record of a prompt: maps [L, H, T, T] over prompt + generated tokens."""
+    settings = read_generation_options(settings)
+    encoding = runner.encode(text)
+    notices = list(encoding.notices)
+    ids = encoding.ids
+    limit = min(MAX_PROMPT_TOKENS, length_buckets(runner.config)[-1] - settings["max_new"])
+    if limit < 1:
+        raise InputError(f"{settings['max_new']} new tokens leave no room for a prompt: {runner.name} reads at most "
+                         f"{length_buckets(runner.config)[-1]} tokens here")
+    if len(ids) > limit:
+        notices.append(f"the prompt was cut to its last {limit} of {len(ids)} tokens")
+        ids = ids[-limit:]
+    result = generate(runner.lm, ids, **settings)
+    tokenizer = runner.lm.tokenizer
+    labels = list(encoding.labels[-len(ids):])
+    labels += [tokenizer.decode([int(i)], skip_special_tokens=False).replace("\n", "\\n") or str(int(i))
+               for i in result.ids[len(ids):]]
+    n = result.n_prompt
+    return AttentionRecord(
+        mechanism="lm-generate", weights=result.maps, axes=AXES, query_labels=labels, key_labels=labels,
+        meta={
+            "model": runner.name,
+            "architecture": runner.config.model_type,
+            "num_layers": runner.config.num_layers, "num_heads": runner.config.num_heads,
+            "n_prompt": n, "n_new": len(result.ids) - n,
+            "prompt_tokens": f"0-{n - 1}", "generated_tokens": f"{n}-{len(result.ids) - 1}",
+            "rows": "row t is the query at token t, which wrote token t + 1",
+            "probabilities": "the model's softmax before temperature and top-k",
+            **settings,
+            "generated_text": tokenizer.decode([int(i) for i in result.ids[n:]], skip_special_tokens=False),
+            "notice": "; ".join(notices) or None,
+        },
+        extras={
+            "ids": result.ids, "n_prompt": np.int32(n), "chosen_prob": result.chosen_prob,
+            "top_ids": result.top_ids, "top_probs": result.top_probs,
+            "top_tokens": np.asarray([[tokenizer.id_to_token(int(i)) or str(int(i)) for i in row]
+                                      for row in result.top_ids], dtype=str).reshape(result.top_ids.shape),
+        },
+    )
+
+
+def generate_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
+    """Registry builder: options text, model_dir, max_new, temperature, top_k, seed -> one lm-generate record."""
+    if not isinstance(options.get("text"), str) or not options["text"].strip():
+        raise InputError("type a prompt: the model continues it token by token")
+    settings = read_generation_options(options)  # before loading a model for nothing
+    return generation_record(shared_runner(_model_dir_option(options)), options["text"], **settings)
+
+
+def generate_record_size(mechanism, options: Mapping[str, Any]) -> int:
+    """Registry estimate: float32 maps of the whole bucket twice (the loop's buffer and the record)."""
+    runner = shared_runner(_model_dir_option(options))
+    cfg = runner.config
+    t_b = length_buckets(cfg)[-1]
+    return 8 * cfg.num_layers * cfg.num_heads * t_b * t_b
