@@ -5,6 +5,9 @@ import streamlit as st
 
 from ui.i18n import translator
 from ui.inside_lm import cached_runner, choose_model, prompt_box
+from ui.inside_lm_generate import generate_section
+from ui.inside_lm_lens import lens_section
+from ui.links import bound
 from ui.markdown import escape_markdown
 from ui.router import ensure_router
 from ui.widgets import checked
@@ -31,3 +34,18 @@ with st.spinner(_("Loading the model…")):
 cfg = runner.config
 st.caption(_("{model} ({architecture}, {layers} layers × {heads} heads)").format(
     model=escape_markdown(runner.name), architecture=cfg.model_type, layers=cfg.num_layers, heads=cfg.num_heads))
+
+SECTIONS = {
+    "generate": _("1 Generate & watch it read"),
+    "lens": _("2 Logit lens"),
+    "knockout": _("3 Head knock-out"),
+    "neuron": _("4 Neuron view"),
+    "sinks": _("5 Attention sinks"),
+}
+section = bound(st.segmented_control, _("Section"), list(SECTIONS), default="generate", required=True,
+                key="inside_section", format_func=SECTIONS.get, label_visibility="collapsed")
+if section == "generate":
+    generate_section(model_dir, prompt, runner.lm.tokenizer)
+elif section == "lens":
+    tokens = checked(runner.encode, prompt).labels
+    lens_section(model_dir, prompt, tokens)
