@@ -1,0 +1,145 @@
+"""The neuron view of a decoder LM: one head's query and keys, their product, scores and softmax.
+
+For a layer, a query head h and a query position i: q = the head's query vector at i and k = the keys
+of its key/value head h // G at every position (after q/k norm and RoPE where the model has them),
+q ⊙ k [T, d], scores = Σ_d (q ⊙ k) · scale (scale = 1/√d, and 1/(layer + 1) for GPT-2 configs that
+say so) and the softmax of the scores over the keys the query may see. The softmax row equals the
+record's attention map row (tests/models/lm/test_neuron.py).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import nnx
+
+from models.lm.generate import _layer_scale, _rope_tables
+from models.lm.loader import LoadedLM
+from models.lm.model import (
+    LENGTH_BUCKETS,
+    allowed_keys,
+    apply_rope,
+    attention_layer,
+    dense,
+    feed_forward,
+    normalize,
+    pad_ids,
+)
+from models.lm.records import MAX_TOKENS, _model_dir_option, shared_runner
+from models.record import AttentionRecord, InputError
+
+
+@dataclass(frozen=True)
+class NeuronParts:
+    """q [d], k [T, d], product = q ⊙ k [T, d], scores [T] (before the mask), visible bool [T]
+    (the keys the query may see), weights [T] (the softmax over the visible keys, 0 elsewhere),
+    scale (the factor of Σ q ⊙ k) and kv_head (the key/value head the query head reads)."""
+
+    q: np.ndarray
+    k: np.ndarray
+    product: np.ndarray
+    scores: np.ndarray
+    visible: np.ndarray
+    weights: np.ndarray
+    scale: float
+    kv_head: int
+
+
+@functools.partial(jax.jit, static_argnames=("graphdef",))
+def queries_and_keys(state, ids, key_mask, *, graphdef):
+    """Returns (q: L arrays [H, T, d], k: L arrays [K, T, d]) of sequence 0, as each layer's attention uses them.
+
+    ids int32 [1, T]; key_mask bool [1, T]. One compile per (graphdef, T).
+    """
+    model = nnx.merge(graphdef, state)
+    cfg = model.config
+    t = ids.shape[1]
+    x = model.embed[...][ids]
+    rope = _rope_tables(cfg, t)
+    if rope is None:
+        x = x + model.positions[...][jnp.minimum(jnp.arange(t), cfg.max_positions - 1)][None]
+    allowed = allowed_keys(cfg, key_mask)
+    qs, ks = [], []
+    for index, layer in enumerate(model.layers):
+        a = normalize(layer.attn_norm, x, cfg.norm_eps)
+        q = dense(layer.q, a)[0].reshape(t, cfg.num_heads, cfg.head_dim)
+        k = dense(layer.k, a)[0].reshape(t, cfg.num_kv_heads, cfg.head_dim)
+        if cfg.qk_norm:
+            q, k = normalize(layer.q_norm, q, cfg.norm_eps), normalize(layer.k_norm, k, cfg.norm_eps)
+        q, k = jnp.transpose(q, (1, 0, 2)), jnp.transpose(k, (1, 0, 2))
+        if rope is not None:
+            q, k = apply_rope(q, *rope), apply_rope(k, *rope)
+        qs.append(q)
+        ks.append(k)
+        out, _ = attention_layer(layer, cfg, a, allowed, rope, index)
+        x = x + out
+        x = x + feed_forward(layer, cfg, normalize(layer.mlp_norm, x, cfg.norm_eps))
+    return tuple(qs), tuple(ks)
+
+
+def _index(name: str, value: Any, count: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not -count <= value < count:
+        raise InputError(f"{name} must be a whole number from 0 to {count - 1} (or -1 for the last); got {value!r}")
+    return int(value) % count
+
+
+def neuron_parts(loaded: LoadedLM, ids, layer: int, head: int, query: int = -1) -> NeuronParts:
+    """Returns the NeuronParts of query position `query` (-1: the last) in `layer`, query head `head`.
+
+    ids int [T]. InputError (one line) for a layer, head or position outside the model or the text.
+    """
+    cfg = loaded.config
+    ids = np.asarray(ids, np.int32).reshape(-1)
+    t = len(ids)
+    layer, head = _index("layer", layer, cfg.num_layers), _index("head", head, cfg.num_heads)
+    query = _index("query position", query, t)
+    limit = min(cfg.max_positions, MAX_TOKENS)
+    padded, mask = pad_ids(ids[None], tuple(b for b in LENGTH_BUCKETS if b < limit) + (limit,))
+    qs, ks = queries_and_keys(loaded.state, padded, mask, graphdef=loaded.graphdef)
+    kv_head = head // cfg.queries_per_kv
+    q = np.asarray(qs[layer][head, query], np.float32)
+    k = np.asarray(ks[layer][kv_head, :t], np.float32)
+    product = q[None] * k
+    scale = _layer_scale(cfg, layer)
+    scores = product.sum(-1, dtype=np.float32) * np.float32(scale)
+    keys = np.arange(t)
+    visible = keys <= query
+    if cfg.sliding_window is not None:  # as models/lm/model.py's allowed_keys
+        visible &= query - keys < cfg.sliding_window
+    shown = np.where(visible, scores, -np.inf)
+    exp = np.exp(shown - shown.max())
+    return NeuronParts(q, k, product.astype(np.float32), scores.astype(np.float32), visible,
+                       (exp / exp.sum()).astype(np.float32), float(scale), kv_head)
+
+
+def neuron_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
+    """Registry builder: options text, model_dir, layer, head, query (default: the last token) -> one lm-neuron
+    record: weights [T] over the keys (the softmax row), extras q, k, product, scores, visible."""
+    if not isinstance(options.get("text"), str) or not options["text"].strip():
+        raise InputError("type some text: the model reads it token by token")
+    runner = shared_runner(_model_dir_option(options))
+    encoding = runner.encode(options["text"])
+    layer, head = options.get("layer") or 0, options.get("head") or 0
+    query = options.get("query")
+    parts = neuron_parts(runner.lm, encoding.ids, layer, head, -1 if query is None else query)
+    query = _index("query position", -1 if query is None else query, len(encoding.ids))
+    return AttentionRecord(
+        mechanism="lm-neuron", weights=parts.weights, axes=("key",),
+        query_labels=(encoding.labels[query],), key_labels=encoding.labels,
+        meta={
+            "model": runner.name, "architecture": runner.config.model_type, "layer": int(layer) % runner.config.num_layers,
+            "head": int(head) % runner.config.num_heads, "kv_head": parts.kv_head, "query": query,
+            "head_dim": runner.config.head_dim, "scale": parts.scale,
+            "rope": runner.config.arch.positions != "learned",
+            "scores": "Σ_d q ⊙ k · scale, before the causal mask; weights: softmax over the visible keys",
+            "notice": "; ".join(encoding.notices) or None,
+        },
+        extras={"q": parts.q, "k": parts.k, "product": parts.product, "scores": parts.scores,
+                "visible": parts.visible, "input_ids": encoding.ids},
+    )
