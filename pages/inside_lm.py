@@ -6,6 +6,7 @@ import streamlit as st
 from ui.i18n import translator
 from ui.inside_lm import cached_runner, choose_model, prompt_box
 from ui.inside_lm_generate import generate_section
+from ui.inside_lm_knockout import knockout_section
 from ui.inside_lm_lens import lens_section
 from ui.links import bound
 from ui.markdown import escape_markdown
@@ -49,3 +50,6 @@ if section == "generate":
 elif section == "lens":
     tokens = checked(runner.encode, prompt).labels
     lens_section(model_dir, prompt, tokens)
+elif section == "knockout":
+    tokens = checked(runner.encode, prompt).labels
+    knockout_section(model_dir, prompt, cfg.num_layers, cfg.num_heads, len(tokens))

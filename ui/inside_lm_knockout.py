@@ -1,0 +1,110 @@
+"""Section 3 of the "Inside a language model" page: head knock-out.
+
+models/lm/knockout.py knocks chosen heads out (mode "zero": the head's output is set to zero before
+the output projection; "first": its attention goes entirely to the first token) and measures the
+change in the probability of the model's own top-1 next token at the last position and in the
+prompt's mean next-token loss. The all-heads sweep knocks each head out alone, in batched forwards.
+
+A sweep above LARGE_SWEEP head-forwards × tokens asks first (a confirm box that no link ticks);
+above the operator's bound (ATTENTION_LAB_MAX_SWEEP) the model refuses it in one line.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from models.lm.knockout import MAX_CHOSEN_HEADS, MODES, knockout_record, max_sweep
+from models.record import AttentionRecord
+from ui.i18n import translator
+from ui.links import bound
+from ui.markdown import escape_markdown
+from ui.widgets import checked, show_figure
+from viz.figures import heatmap, weight_bars
+from viz.i18n_text import N_
+
+LARGE_SWEEP = 64 * 128  # head-forwards × tokens above which the page asks before a sweep
+MODE_LABELS = {"zero": N_("zero the head's output"), "first": N_("point its attention at the first token")}
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)  # shared, never mutated
+def cached_knockout(model_dir: str, prompt: str, heads: str, mode: str, sweep: bool) -> AttentionRecord:
+    """Returns the lm-knockout record of chosen heads ("0.1,1.3") or of the all-heads sweep."""
+    return knockout_record(None, {"text": prompt, "model_dir": model_dir or None, "heads": heads, "mode": mode,
+                                  "sweep": sweep})
+
+
+def head_name(pair: str) -> str:
+    """Returns "L0 H1" for the pair "0.1"."""
+    layer, _, head = pair.partition(".")
+    return f"L{layer} H{head}"
+
+
+def _diverging(fig, values: np.ndarray):
+    # changes are signed: a white zero, blue for a gain, red for a loss of probability
+    top = max(float(np.max(np.abs(values), initial=0.0)), 1e-9)
+    return fig.update_traces(zmin=-top, zmax=top, colorscale="RdBu", zmid=0.0)
+
+
+def knockout_section(model_dir: str, prompt: str, num_layers: int, num_heads: int, tokens: int) -> None:
+    """Shows section 3: the chosen heads and mode, their effect, and the all-heads sweep."""
+    _ = translator()
+    pairs = [f"{layer}.{head}" for layer in range(num_layers) for head in range(num_heads)]
+    default = [pairs[0], f"{num_layers - 1}.0"] if num_layers > 1 else [pairs[0]]
+    chosen = bound(st.multiselect, _("Heads to knock out"), pairs, default=default, key="inside_heads",
+                   format_func=head_name, max_selections=MAX_CHOSEN_HEADS)
+    chosen = [pair for pair in chosen if pair in pairs][:MAX_CHOSEN_HEADS]  # a scripted client's list, checked
+    mode = bound(st.radio, _("How a head is knocked out"), MODES, key="inside_mode", horizontal=True,
+                 format_func=lambda m: _(MODE_LABELS[m]) if m in MODE_LABELS else str(m))
+    if mode not in MODES:
+        st.error(_("Choose how a head is knocked out: zero or first."), icon=":material/error:")
+        st.stop()
+    st.caption(_("Knocked out here: {how}. Measured at the last token: the change in the probability of the "
+                 "model's own top-1 next token, and in the prompt's mean next-token loss (nats).").format(
+        how=_(MODE_LABELS[mode])))
+    if chosen:
+        with st.spinner(_("Running the model with the heads knocked out…")):
+            record = checked(cached_knockout, model_dir, prompt, ",".join(chosen), mode, False)
+        meta = record.meta
+        st.markdown(_("Without a knock-out the model gives “{answer}” probability {prob:.3f}; the prompt's loss is "
+                      "{loss:.3f} nats per token.").format(answer=escape_markdown(str(meta["answer"])),
+                                                          prob=meta["plain_prob"], loss=meta["plain_loss"]))
+        names = [head_name(p) for p in chosen] + ([_("all chosen")] if len(chosen) > 1 else [])
+        loss_change = np.asarray(record.extras["loss_change"], dtype=np.float32)
+        fig = weight_bars(record.weights, names, title=_("What the knock-out changes"),
+                          value_name=_("Δ p(top-1)"), compare=loss_change, compare_name=_("Δ loss (nats)"))
+        shown = AttentionRecord(record.mechanism, record.weights, record.axes, record.query_labels, names,
+                                dict(record.meta), dict(record.extras))
+        show_figure(fig, shown, key="inside_knockout", name=f"lm-knockout-{mode}")
+    else:
+        st.info(_("Choose heads above to knock them out, or run the sweep below."), icon=":material/touch_app:")
+
+    st.subheader(_("All heads, one at a time"))
+    work = num_layers * num_heads * tokens
+    sweep = bound(st.toggle, _("Knock out every head alone (sweep)"), key="inside_sweep")
+    if not sweep:
+        return
+    if work > max_sweep():
+        st.error(_("A sweep of {heads} heads over {tokens} tokens is above this server's bound; use a shorter "
+                   "prompt.").format(heads=num_layers * num_heads, tokens=tokens), icon=":material/error:")
+        return
+    if work > LARGE_SWEEP and not st.checkbox(
+            _("This sweep runs {heads} knock-outs over {tokens} tokens and may take a while: run it").format(
+                heads=num_layers * num_heads, tokens=tokens), key="inside_sweep_confirm"):
+        return
+    with st.status(_("Knocking out {heads} heads, one at a time…").format(heads=num_layers * num_heads),
+                   expanded=False) as status:
+        record = checked(cached_knockout, model_dir, prompt, "", mode, True)
+        status.update(label=_("Sweep done: {heads} heads.").format(heads=num_layers * num_heads), state="complete")
+    grid = _diverging(heatmap(record.weights, record.query_labels, record.key_labels,
+                              title=_("Δ p(top-1) when each head alone is knocked out"), query_title="",
+                              key_title="", value_name=_("Δ p")), record.weights)
+    show_figure(grid, record, key="inside_sweep_prob", name=f"lm-knockout-sweep-{mode}")
+    loss = np.asarray(record.extras["loss_change"], dtype=np.float32)
+    loss_record = AttentionRecord(record.mechanism, loss, record.axes, record.query_labels, record.key_labels,
+                                  {**dict(record.meta), "value": "change in the prompt's mean next-token loss"})
+    loss_grid = heatmap(loss, record.query_labels, record.key_labels,
+                        title=_("Δ loss (nats) when each head alone is knocked out"), query_title="",
+                        key_title="", value_name=_("Δ loss"))
+    show_figure(_diverging(loss_grid, loss).update_traces(colorscale="RdBu_r"), loss_record,
+                key="inside_sweep_loss", name=f"lm-knockout-sweep-{mode}-loss")
