@@ -46,7 +46,7 @@ SECTIONS = {
 section = bound(st.segmented_control, _("Section"), list(SECTIONS), default="generate", required=True,
                 key="inside_section", format_func=SECTIONS.get, label_visibility="collapsed")
 if section == "generate":
-    generate_section(model_dir, prompt, runner.lm.tokenizer)
+    generate_section(model_dir, prompt)
 elif section == "lens":
     tokens = checked(runner.encode, prompt).labels
     lens_section(model_dir, prompt, tokens)

@@ -3,8 +3,8 @@
 The model writes up to N tokens after the prompt (models/lm/generate.py, one record "lm-generate":
 the causal maps over prompt + written tokens, the chosen token's probability and the top
 alternatives at each step). A step slider picks the written token t; the page shows which earlier
-tokens each head of a layer looked at to write it (the row of the query just before it), the head
-view and model view of the causal maps, and the probabilities.
+tokens each head looked at to write it (the row of the query just before it; viz/lm_inside.py), the
+head view and model view of the causal maps, and the probabilities.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from ui.inside_lm import cached_runner
 from ui.links import bound
 from ui.markdown import escape_markdown
 from ui.widgets import checked, index_in, option_number, option_slider, show_figure
-from viz.figures import heatmap, weight_bars
+from viz.lm_inside import chosen_probabilities, generation_step
 from viz.transformer import head_heatmap, model_view
 
 MAX_NEW = Option("max_new", "int", default=12, low=1, high=64, step=1, help="tokens to write after the prompt")
@@ -32,7 +32,7 @@ TEMPERATURE = Option("temperature", "float", default=0.0, low=0.0, high=2.0, ste
 TOP_K = Option("top_k", "int", default=0, low=0, high=MAX_TOP_K, step=1,
                help="sample only among the k most probable tokens (0 = all)")
 SEED = Option("seed", "int", default=0, low=0, high=2**31 - 1, step=1, help="seed of the sampling")
-WRITTEN_MARK = "▸"  # before a token the model wrote, in the figures' labels
+ALL_LAYERS_ROWS = 48  # the step view shows every layer's heads up to this many rows, else the chosen layer's
 
 
 @st.cache_resource(show_spinner=False, max_entries=2)  # shared, never mutated
@@ -43,23 +43,27 @@ def cached_generation(model_dir: str, prompt: str, max_new: int, temperature: fl
                              top_k=top_k, seed=seed)
 
 
-def marked_labels(labels: tuple[str, ...], n_prompt: int) -> list[str]:
-    """Returns the token labels with the written ones (from n_prompt on) marked by WRITTEN_MARK."""
-    return [label if i < n_prompt else f"{WRITTEN_MARK}{label}" for i, label in enumerate(labels)]
-
-
-def token_text(tokenizer: Any, token_id: int) -> str:
-    """Returns how a token id reads (its decoded text, spaces and newlines made visible)."""
-    text = tokenizer.decode([int(token_id)])
-    return text.replace("\n", "\\n").replace(" ", "␣") if text.strip() == "" or text != text.strip() else text
-
-
-def step_rows(record: AttentionRecord, layer: int, step: int) -> tuple[np.ndarray, int]:
-    """Returns (weights [H, q + 1], q): every head's attention of layer `layer` from query q, the token
-    the model read to write written token `step` (1-based), over the keys 0..q."""
-    n_prompt = int(record.extras["n_prompt"])
+def step_record(record: AttentionRecord, step: int, layers: list[int]) -> AttentionRecord:
+    """Returns the record the step view draws: weights [L' × H, q + 1], every chosen layer's heads' row
+    of the query q = n_prompt − 2 + step (1-based step), over the keys 0..q."""
+    n_prompt = int(record.meta["n_prompt"])
     query = n_prompt - 2 + step
-    return record.weights[layer, :, query, : query + 1], query
+    heads = record.weights.shape[1]
+    rows = record.weights[layers][:, :, query, : query + 1].reshape(len(layers) * heads, query + 1)
+    names = [f"L{layer} H{head}" for layer in layers for head in range(heads)]
+    return AttentionRecord(record.mechanism, rows, ("head", "key"), names, record.key_labels[: query + 1],
+                           meta={**dict(record.meta), "step": step, "query": query, "layers": layers})
+
+
+def probability_record(record: AttentionRecord) -> AttentionRecord:
+    """Returns the record the probability chart draws: top_probs [step, rank], chosen_prob beside it."""
+    n_prompt = int(record.meta["n_prompt"])
+    top_probs = np.asarray(record.extras["top_probs"], dtype=np.float32)
+    written = record.query_labels[n_prompt: n_prompt + len(top_probs)]
+    return AttentionRecord(record.mechanism, top_probs, ("step", "rank"), written,
+                           [f"top {r + 1}" for r in range(top_probs.shape[1])], meta=dict(record.meta),
+                           extras={"chosen_prob": record.extras["chosen_prob"], "top_ids": record.extras["top_ids"],
+                                   "top_tokens": record.extras["top_tokens"]})
 
 
 def settings() -> dict[str, Any]:
@@ -77,98 +81,50 @@ def settings() -> dict[str, Any]:
     return {"max_new": max_new, "temperature": temperature, "top_k": top_k, "seed": seed}
 
 
-def generate_section(model_dir: str, prompt: str, tokenizer: Any) -> None:
+def generate_section(model_dir: str, prompt: str) -> None:
     """Shows section 1: the controls, then the step views of one generation."""
     _ = translator()
     values = settings()
     with st.spinner(_("Writing {count} tokens…").format(count=values["max_new"])):
         record = checked(cached_generation, model_dir, prompt, **values)
-    step_views(record, tokenizer)
+    step_views(record)
 
 
 @st.fragment
-def step_views(record: AttentionRecord, tokenizer: Any) -> None:
+def step_views(record: AttentionRecord) -> None:
     """Shows the step slider and the views of the chosen step (a fragment: moving the slider reruns it alone)."""
     _ = translator()
-    n_prompt = int(record.extras["n_prompt"])
-    chosen = np.asarray(record.extras["chosen_prob"], dtype=np.float32)
-    written = len(chosen)
-    labels = marked_labels(record.query_labels, n_prompt)
+    n_prompt, written = int(record.meta["n_prompt"]), int(record.meta["n_new"])
     layers, heads = record.weights.shape[:2]
     st.markdown(_("The model continued the prompt with: “{written}”").format(
         written=escape_markdown(str(record.meta.get("generated_text", "")))))
     if record.meta.get("notice"):
         st.warning(escape_markdown(str(record.meta["notice"])), icon=":material/info:")
+    step = 1
     if written > 1:
         step = index_in(bound(st.slider, _("Step"), 1, written, 1, key="inside_step",
                               help=_("the written token to look at: step t writes token t")) - 1, written) + 1
-    else:
-        step = 1
     pick_layer, pick_head = st.columns(2)
     layer = index_in(bound(pick_layer.selectbox, _("Layer"), range(layers), index=layers - 1, key="inside_layer"),
                      layers)
     head = index_in(bound(pick_head.selectbox, _("Head"), range(heads), index=0, key="inside_head"), heads)
-    rows, query = step_rows(record, layer, step)
-    target = labels[query + 1]
-    st.subheader(_("Step {step} of {count}: what the heads read to write {token}").format(
-        step=step, count=written, token=target))
-    st.caption(_("Each row is a head of layer {layer}; each column an earlier token. Tokens the model wrote "
-                 "itself are marked ▸; the dashed line separates them from the prompt.").format(layer=layer))
-    row_labels = [_("head {head}").format(head=h) for h in range(heads)]
-    step_fig = heatmap(rows, row_labels, labels[: query + 1],
-                       title=_("Layer {layer}, query {token} → written {target}").format(
-                           layer=layer, token=labels[query], target=target),
-                       query_title="", key_title=_("earlier token"))
-    if query + 1 > n_prompt:
-        step_fig.add_vline(x=n_prompt - 0.5, line_dash="dash", line_color="#555")
-    step_record = AttentionRecord(record.mechanism, rows, ("head", "key"), row_labels, labels[: query + 1],
-                                  meta={**dict(record.meta), "layer": layer, "step": step, "query": query})
-    show_figure(step_fig, step_record, key="inside_step_view", name=f"lm-generate-step{step}-layer{layer}")
-
-    probability_views(record, tokenizer, step, labels)
-
+    shown_layers = list(range(layers)) if layers * heads <= ALL_LAYERS_ROWS else [layer]
+    st.subheader(_("Step {step} of {count}").format(step=step, count=written))
+    st.caption(_("Each row is a head; each column a token before the one being written. The tokens the model "
+                 "wrote itself are framed; hover a cell to see whether a token is the prompt's or the model's."))
+    show_figure(generation_step(record, step - 1, layers=shown_layers, gettext=_),
+                step_record(record, step, shown_layers), key="inside_step_view",
+                name=f"lm-generate-step{step}")
+    show_figure(chosen_probabilities(record, step=step - 1, gettext=_), probability_record(record),
+                key="inside_probabilities", name="lm-generate-probabilities")
     st.subheader(_("Head view"))
     title = _("Layer {layer}, head {head}").format(layer=layer, head=head)
-    show_figure(head_heatmap(record.weights[layer, head], labels, title=title),
+    show_figure(head_heatmap(record.weights[layer, head], record.query_labels, title=title),
                 matrix_record(record, record.weights[layer, head], layer=layer, head=head),
                 key="inside_head_view", name=f"lm-generate-layer{layer}-head{head}")
     st.subheader(_("Model view"))
     st.caption(_("Every layer (rows) and head (columns) over the prompt and the written tokens; every map is "
-                 "exactly 0 above its diagonal (a token never reads the tokens after it)."))
-    view = model_view_record(_relabelled(record, labels))
+                 "exactly 0 above its diagonal (a token never reads the tokens after it). The prompt is tokens "
+                 "0 to {last}.").format(last=n_prompt - 1))
+    view = model_view_record(record)
     show_figure(model_view(view), view, key="inside_model_view", name="lm-generate-model-view")
-
-
-def _relabelled(record: AttentionRecord, labels: list[str]) -> AttentionRecord:
-    return AttentionRecord(record.mechanism, record.weights, record.axes, labels, labels, dict(record.meta),
-                           dict(record.extras))
-
-
-def probability_views(record: AttentionRecord, tokenizer: Any, step: int, labels: list[str]) -> None:
-    """Shows the chosen token's probability at every step, and the top alternatives at step `step`."""
-    _ = translator()
-    n_prompt = int(record.extras["n_prompt"])
-    chosen = np.asarray(record.extras["chosen_prob"], dtype=np.float32)
-    top_ids = np.asarray(record.extras["top_ids"])[step - 1]
-    top_probs = np.asarray(record.extras["top_probs"], dtype=np.float32)[step - 1]
-    written_labels = labels[n_prompt:]
-    alternatives = [token_text(tokenizer, i) for i in top_ids]
-    chosen_id = int(np.asarray(record.extras["ids"])[n_prompt + step - 1])
-    left, right = st.columns(2)
-    with left:
-        fig = weight_bars(chosen, written_labels, title=_("Probability of each written token"),
-                          value_name=_("p(chosen)"), highlight=[step - 1])
-        rec = AttentionRecord(record.mechanism, chosen[None], ("step", "token"), (_("p(chosen)"),), written_labels,
-                              meta={"model": record.meta.get("model")})
-        show_figure(fig, rec, key="inside_chosen_prob", name="lm-generate-chosen-probability")
-    with right:
-        highlight = [i for i, token_id in enumerate(top_ids) if int(token_id) == chosen_id]
-        fig = weight_bars(top_probs, alternatives, title=_("Step {step}: the top {k} next tokens").format(
-            step=step, k=len(top_ids)), value_name=_("probability"), highlight=highlight)
-        rec = AttentionRecord(record.mechanism, top_probs[None], ("step", "token"), (written_labels[step - 1],),
-                              alternatives, meta={"model": record.meta.get("model"), "step": step})
-        show_figure(fig, rec, key="inside_top_k_view", name=f"lm-generate-step{step}-top")
-        if not highlight:
-            st.caption(_("The token written at this step was sampled from outside the top {k}.").format(
-                k=len(top_ids)))
-
