@@ -2,6 +2,7 @@
 
     python cli.py corpus --mechanism transformer --input-file texts.txt --out stats/
     python cli.py corpus --mechanism transformer --input-file data.csv --column text --out stats/
+    python cli.py corpus --mechanism lm [--model-dir DIR] --input-file texts.txt --out stats/
 
 One text per line (or one CSV cell per row), streamed: memory does not grow with the file
 (models/corpus/run.py). A progress bar (tqdm) goes to stderr; Ctrl-C stops the pass and the
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from models.record import InputError
 
-MECHANISMS = ("transformer",)
+MECHANISMS = ("transformer", "lm")  # a BERT-family encoder; a decoder LM (models/lm)
 OUTPUTS = ("heads.csv", "top_inputs.csv", "statistics.npz")
 
 
@@ -30,7 +31,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
     corpus.add_argument("--input-file", required=True, help="UTF-8 text, one text per line; or a CSV with --column")
     corpus.add_argument("--column", help="read this column of a CSV file (its header names it)")
     corpus.add_argument("--out", required=True, help="output folder: heads.csv, top_inputs.csv, statistics.npz")
-    corpus.add_argument("--model-dir", help="a BERT-family folder (default: the installed all-MiniLM-L6-v2)")
+    corpus.add_argument("--model-dir", help="transformer: a BERT-family folder (default: the installed all-MiniLM-L6-v2); "
+                        "lm: a GPT-2/Llama folder (default: the GPT trained here, checkpoints/lm)")
     corpus.add_argument("--limit", type=int, help="read at most this many lines")
     corpus.add_argument("--max-batch-mb", type=float, help="bound on one batch's attention maps, in MB (default 256)")
     corpus.add_argument("--force", action="store_true", help="replace the outputs in an existing --out")
@@ -61,15 +63,27 @@ def _check(args) -> None:
         raise InputError(f"{out} already holds {', '.join(existing)}; give --force to replace them")
 
 
+def corpus_model(mechanism: str, model_dir: str | None, max_batch_bytes: int):
+    """Returns the corpus model of a mechanism ("transformer" or "lm") and folder (None: the default)."""
+    if mechanism == "lm":
+        from models.corpus.lm import LMCorpusModel
+        from models.lm.records import load_runner as load_lm
+
+        return LMCorpusModel(load_lm(model_dir), max_batch_bytes=max_batch_bytes)
+    from models.corpus.run import CorpusModel
+    from models.transformer.records import load_runner
+
+    return CorpusModel(load_runner(model_dir), max_batch_bytes=max_batch_bytes)
+
+
 def run(args: argparse.Namespace) -> int:
     """Runs the corpus pass for parsed arguments; prints a summary line; returns the exit status (0)."""
     _check(args)
     from models.corpus import run as corpus
     from models.corpus.texts import count_lines
-    from models.transformer.records import load_runner
 
     budget = corpus.MAX_BATCH_BYTES if args.max_batch_mb is None else int(args.max_batch_mb * 2**20)
-    model = corpus.CorpusModel(load_runner(args.model_dir), max_batch_bytes=budget)
+    model = corpus_model(args.mechanism, args.model_dir, budget)
     total = count_lines(args.input_file) - (1 if args.column else 0)
     total = total if args.limit is None else min(total, args.limit)
     stop = threading.Event()

@@ -20,28 +20,38 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from models.text import N_
 from models.transformer.stats import STATISTICS as SINGLE_INPUT_STATISTICS
 
 # The corpus statistics: the single-input page's, the induction score and the mean distance.
 STATISTIC_IDS: tuple[str, ...] = tuple(s.id for s in SINGLE_INPUT_STATISTICS) + ("induction_score", "distance")
 LABELS: dict[str, str] = {s.id: s.label for s in SINGLE_INPUT_STATISTICS} | {
-    "induction_score": "Induction score",
-    "distance": "Mean attention distance (tokens)",
+    "induction_score": N_("Induction score"),
+    "distance": N_("Mean attention distance (tokens)"),
+    "first": N_("Share on the first token"),
 }
 DESCRIPTIONS: dict[str, str] = {s.id: s.description for s in SINGLE_INPUT_STATISTICS} | {
-    "induction_score": "TransformerLens's score: Σ A·P / Σ A with P right after earlier copies of the query's token",
-    "distance": "mean over queries of Σ α(i → j)·|i − j|, in tokens",
+    "induction_score": N_("TransformerLens's score: Σ A·P / Σ A with P right after earlier copies of the query's token"),
+    "distance": N_("mean over queries of Σ α(i → j)·|i − j|, in tokens"),
+    "first": N_("mean over queries of the attention on position 0 (BOS where the tokenizer adds one)"),
 }
-# Key kinds, one bool column each in the batch's key_kinds [B, T, 3].
+# Key kinds, one bool column each in the batch's key_kinds [B, T, K].
 KEY_KINDS = ("cls", "sep", "punctuation")
 
+# A decoder LM's: the share on the first token takes [CLS]'s and [SEP]'s place, and "next" is
+# left out (a causal map has no weight above the diagonal).
+LM_STATISTIC_IDS: tuple[str, ...] = ("entropy", "first", "self", "previous", "punctuation", "previous_score",
+                                     "duplicate_score", "induction_score", "distance")
+LM_KEY_KINDS = ("first", "punctuation")
 
-def batch_statistics(probs, ids, lengths, key_kinds):
-    """Returns float32 [B, H, S] (S = len(STATISTIC_IDS), in that order) for one layer's maps.
+
+def batch_statistics(probs, ids, lengths, key_kinds, kinds=KEY_KINDS, statistics=STATISTIC_IDS):
+    """Returns float32 [B, H, S] (S = len(statistics), in that order) for one layer's maps.
 
     probs float32 [B, H, T, T] (rows of real queries sum to 1 over real keys; padding keys 0);
     ids int32 [B, T] token ids (equal ids = equal tokens); lengths int32 [B] real tokens per row
-    (a padding row has length 1); key_kinds bool [B, T, 3] in KEY_KINDS order.
+    (a padding row has length 1); key_kinds bool [B, T, K] in `kinds` order; each kind's share is
+    the statistic of the same name.
     """
     b, h, t, _ = probs.shape
     pos = jnp.arange(t)
@@ -54,7 +64,7 @@ def batch_statistics(probs, ids, lengths, key_kinds):
 
     safe = jnp.where(rows > 0, rows, 1.0)
     entropy = query_mean(-(rows * jnp.log(safe)).sum(-1), n)
-    shares = jnp.einsum("bhqk,bkc->bhc", rows, key_kinds.astype(probs.dtype)) / n[:, :, None]  # [B, H, 3]
+    shares = jnp.einsum("bhqk,bkc->bhc", rows, key_kinds.astype(probs.dtype)) / n[:, :, None]  # [B, H, K]
     diag = jnp.diagonal(rows, axis1=-2, axis2=-1)  # [B, H, T]
     below = jnp.diagonal(rows, offset=-1, axis1=-2, axis2=-1)  # α(q → q − 1), q = 1..T−1
     above = jnp.diagonal(rows, offset=1, axis1=-2, axis2=-1)  # α(q → q + 1), q = 0..T−2 (0 past n)
@@ -75,9 +85,8 @@ def batch_statistics(probs, ids, lengths, key_kinds):
     gap = jnp.abs(pos[:, None] - pos[None, :]).astype(probs.dtype)  # [T, T]
     distance = query_mean((rows * gap).sum(-1), n)
     by_id = {
-        "entropy": entropy, "cls": shares[..., 0], "sep": shares[..., 1], "self": self_share,
-        "previous": previous, "next": following, "punctuation": shares[..., 2],
+        "entropy": entropy, "self": self_share, "previous": previous, "next": following,
         "previous_score": previous_score, "duplicate_score": duplicate_score,
         "induction_score": induction_score, "distance": distance,
-    }
-    return jnp.stack([by_id[s] for s in STATISTIC_IDS], axis=-1)
+    } | {kind: shares[..., i] for i, kind in enumerate(kinds)}
+    return jnp.stack([by_id[s] for s in statistics], axis=-1)

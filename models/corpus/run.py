@@ -64,28 +64,57 @@ def _stats_forward(cfg):
 
 
 class CorpusModel:
-    """An AttentionRunner's weights and tokenizer with a jitted statistics function sharded over a mesh."""
+    """An AttentionRunner's weights and tokenizer with a jitted statistics function sharded over a mesh.
+
+    The pass (corpus_statistics) reads only: layers, heads, statistic_ids, name, buckets, encode,
+    token_count, rows, statistics and empty_stats; models/corpus/lm.py gives a decoder LM the same.
+    """
+
+    statistic_ids: tuple[str, ...] = STATISTIC_IDS
 
     def __init__(self, runner, mesh: Mesh | None = None, max_batch_bytes: int = MAX_BATCH_BYTES):
         self.runner = runner
         self.config = runner.config
+        self.layers, self.heads = self.config.num_hidden_layers, self.config.num_attention_heads
+        self._place(mesh, max_batch_bytes)
+        self.params = jax.device_put(runner.params, self.replicated)  # the runner's {path: array}, replicated
+        self._fn = self._jit(_stats_forward(self.config), 5)
+
+    def _place(self, mesh: Mesh | None, max_batch_bytes: int) -> None:
+        self.name, self.buckets = self.runner.name, self.runner.buckets
         self.mesh = device_mesh() if mesh is None else mesh
         self.devices = int(self.mesh.devices.size)
         self.max_batch_bytes = int(max_batch_bytes)
-        replicated = NamedSharding(self.mesh, PartitionSpec())
+        self.replicated = NamedSharding(self.mesh, PartitionSpec())
         self.batch_sharding = NamedSharding(self.mesh, PartitionSpec("batch"))
-        self.params = jax.device_put(runner.params, replicated)  # the runner's {path: array}, replicated
-        self._fn = jax.jit(_stats_forward(self.config), in_shardings=(replicated,) + (self.batch_sharding,) * 5,
-                           out_shardings=self.batch_sharding)
+
+    def _jit(self, forward, batch_inputs: int):
+        # parameters replicated, every batch input and the output sharded on the batch axis
+        return jax.jit(forward, in_shardings=(self.replicated,) + (self.batch_sharding,) * batch_inputs,
+                       out_shardings=self.batch_sharding)
+
+    def encode(self, text: str):
+        """Returns the encoding of one text (InputError for one the tokenizer makes nothing of)."""
+        return self.runner.encode(text)
+
+    def token_count(self, encoding) -> int:
+        return len(encoding)
+
+    def empty_stats(self, top_k: int = TOP_K) -> CorpusStats:
+        return CorpusStats.empty(self.layers, self.heads, top_k, self.name, self.statistic_ids)
 
     def rows(self, length: int) -> int:
-        cfg = self.config
-        return batch_rows(length, cfg.num_hidden_layers, cfg.num_attention_heads, self.devices, self.max_batch_bytes)
+        return batch_rows(length, self.layers, self.heads, self.devices, self.max_batch_bytes)
 
     def statistics(self, encodings) -> np.ndarray:
         """Returns float64 [n, L, H, S] for encodings of one length bucket (n ≤ rows of that bucket)."""
-        length = bucket(max(len(e) for e in encodings), self.runner.buckets)
-        rows = self.rows(length)
+        length = bucket(max(self.token_count(e) for e in encodings), self.buckets)
+        arrays = self._arrays(encodings, self.rows(length), length)
+        inputs = [jax.device_put(a, self.batch_sharding) for a in arrays]
+        out = np.asarray(self._fn(self.params, *inputs), dtype=np.float64)
+        return out[: len(encodings)]
+
+    def _arrays(self, encodings, rows: int, length: int) -> tuple[np.ndarray, ...]:
         ids = np.full((rows, length), self.config.pad_token_id, np.int32)
         types = np.zeros((rows, length), np.int32)
         mask = np.zeros((rows, length), bool)
@@ -96,9 +125,7 @@ class CorpusModel:
             ids[row, :n], types[row, :n], mask[row, :n], lengths[row] = enc.input_ids, enc.token_type_ids, True, n
             kinds[row, :n] = key_kinds(enc.tokens)
         mask[len(encodings):, 0] = True  # padding rows attend somewhere
-        inputs = [jax.device_put(a, self.batch_sharding) for a in (ids, types, mask, lengths, kinds)]
-        out = np.asarray(self._fn(self.params, *inputs), dtype=np.float64)
-        return out[: len(encodings)]
+        return ids, types, mask, lengths, kinds
 
 
 def key_kinds(tokens) -> np.ndarray:
@@ -125,9 +152,10 @@ class CorpusStats:
     texts: dict[int, str] = field(default_factory=dict)  # input number -> text cut to TOP_TEXT_CHARS
 
     @classmethod
-    def empty(cls, layers: int, heads: int, top_k: int = TOP_K, model: str = "") -> CorpusStats:
-        shape = (layers, heads, len(STATISTIC_IDS))
-        return cls(STATISTIC_IDS, np.zeros(shape), np.zeros(shape), model=model,
+    def empty(cls, layers: int, heads: int, top_k: int = TOP_K, model: str = "",
+              statistics: tuple[str, ...] = STATISTIC_IDS) -> CorpusStats:
+        shape = (layers, heads, len(statistics))
+        return cls(tuple(statistics), np.zeros(shape), np.zeros(shape), model=model,
                    top_entropy=np.full((layers, heads, top_k), np.inf), top_index=np.full((layers, heads, top_k), -1))
 
     @property
@@ -167,9 +195,7 @@ def corpus_statistics(texts: Iterable[str], model: CorpusModel, *, progress: Pro
     each text and ends the pass early (stats.stopped). limit: read at most this many texts.
     into: an empty CorpusStats to fill (the app keeps it, so a run cut short still shows what ran).
     """
-    cfg = model.config
-    stats = CorpusStats.empty(cfg.num_hidden_layers, cfg.num_attention_heads, top_k, model.runner.name) \
-        if into is None else into
+    stats = model.empty_stats(top_k) if into is None else into
     queues: dict[int, list] = {}
     started = time.perf_counter()
     read = 0
@@ -178,7 +204,7 @@ def corpus_statistics(texts: Iterable[str], model: CorpusModel, *, progress: Pro
         queue = queues.pop(length)
         values = model.statistics([enc for _, enc, _ in queue])
         stats.add(values, np.array([number for number, _, _ in queue]), [text for _, _, text in queue])
-        stats.tokens += sum(len(enc) for _, enc, _ in queue)
+        stats.tokens += sum(model.token_count(enc) for _, enc, _ in queue)
         if progress is not None:
             progress(read)
 
@@ -193,12 +219,12 @@ def corpus_statistics(texts: Iterable[str], model: CorpusModel, *, progress: Pro
             stats.skipped += 1
             continue
         try:
-            enc = model.runner.encode(str(text))
+            enc = model.encode(str(text))
         except InputError:
             stats.skipped += 1
             continue
         stats.truncated += bool(enc.truncated)
-        length = bucket(len(enc), model.runner.buckets)
+        length = bucket(model.token_count(enc), model.buckets)
         queues.setdefault(length, []).append((read - 1 - stats.skipped, enc, str(text)))
         if len(queues[length]) >= model.rows(length):
             run(length)

@@ -49,6 +49,24 @@ def test_a_text_file_gives_one_row_per_head_equal_to_the_pass(tiny_dir, tmp_path
     assert status == 2 and "--force" in capsys.readouterr().err
 
 
+def test_the_lm_mechanism_writes_the_decoder_statistics(tmp_path, capsys):
+    from models.corpus.heads import LM_STATISTIC_IDS
+    from models.corpus.lm import LMCorpusModel
+    from models.lm.records import load_runner as load_lm
+
+    corpus = tmp_path / "texts.txt"
+    corpus.write_text("The for statement iterates.\n\nprint(x) and print(x)\n", encoding="utf-8")
+    out = tmp_path / "lm-stats"
+    status = cli.main(["corpus", "--mechanism", "lm", "--input-file", str(corpus), "--out", str(out), "--quiet"])
+    assert status == 0, capsys.readouterr().err
+    z = np.load(out / "statistics.npz")
+    assert tuple(z["statistics"]) == LM_STATISTIC_IDS and int(z["count"]) == 2
+    expected = run.corpus_statistics(corpus.read_text(encoding="utf-8").splitlines(), LMCorpusModel(load_lm()))
+    np.testing.assert_allclose(z["mean"], expected.mean, atol=1e-6)
+    with (out / "heads.csv").open(encoding="utf-8") as handle:
+        assert "first_mean" in next(csv.DictReader(handle))
+
+
 def test_a_csv_column(tiny_dir, tmp_path, capsys):
     data = tmp_path / "data.csv"
     data.write_text('id,Text\n1,"the cat, the dog"\n2,hello world !\n3,"multi\nline cell"\n', encoding="utf-8")
