@@ -2,32 +2,59 @@
 
 import streamlit as st
 
-from models.registry import PAGES, get_mechanism, mechanisms_on_page
+from models.registry import PAGES, START_HERE, get_mechanism, mechanisms_on_page
+from ui.i18n import translator
 from ui.router import ensure_router
 from ui.widgets import checked, option_slider, show_figure
 from viz.figures import weight_bars
+from viz.formulas import symbol_legend
+from viz.i18n_text import N_
 
 ensure_router()
+_ = translator()
 
-st.title("Attention Lab")
-st.markdown(
+# The general view's symbols (q, k, v), and the papers' own names for them, mapped once. The
+# Playground shows the same legend.
+GENERAL_LEGEND = (
+    (r"q", N_("the query: what is being looked for"), N_("a vector of width d")),
+    (r"k_j", N_("key j: what item j offers to be matched against"), N_("a vector of width d")),
+    (r"v_j", N_("value j: what item j gives when it is chosen"), N_("a vector")),
+    (r"\operatorname{score}(q, k_j)", N_("the alignment function: how well key j matches the query"),
+     N_("a number")),
+    (r"\tau", N_("the temperature: small sharpens α, large flattens it"), N_("a number > 0")),
+    (r"\alpha_j", N_("the weight of item j; the weights sum to 1"), N_("a number in [0, 1]")),
+    (r"c", N_("the output: the α-weighted sum of the values (the context vector)"), N_("a vector, like v_j")),
+)
+PAPERS_NOTATION = N_(
+    "In the papers: Bahdanau writes the query s_{i−1} (the decoder's previous state), the keys and the values "
+    "h_j (the encoder's states) and the weight α_ij; Luong writes h_t for the query and h̄_s for the keys and "
+    "values; the Transformer writes Q, K, V for many queries, keys and values at once."
+)
+
+st.title(_("Attention Lab"))
+st.markdown(_(
     "Attention lets a model decide, for each thing it produces, **where to look**. "
     "Every mechanism in this lab is the same three steps: a **query** is scored against a set "
     "of **keys**, the scores are **normalised** into weights α (usually with a softmax), and "
     "the output is the **α-weighted sum of the values** that belong to those keys."
-)
+))
 st.latex(r"\alpha_j = \frac{\exp(\operatorname{score}(q, k_j)/\tau)}{\sum_{j'} \exp(\operatorname{score}(q, k_{j'})/\tau)}, \qquad c = \sum_j \alpha_j v_j")
-st.markdown(
+with st.expander(_("What the symbols mean")):
+    st.markdown(symbol_legend([(s, _(what), _(shape)) for s, what, shape in GENERAL_LEGEND],
+                              headers=(_("symbol"), _("what it is"), _("shape"))))
+    st.caption(_(PAPERS_NOTATION))
+st.markdown(_(
     "The mechanisms of the literature differ in how they score, which keys they allow "
     "(masks, local windows), and whether they take the expectation (soft) or pick one key (hard). "
     "Each page below shows real weights you can inspect, tweak and export."
-)
+))
+st.page_link(START_HERE.file, label=_("New here? Start the guided tour"), icon=":material/school:")
 
-st.subheader("Temperature in one picture")
-st.caption(
+st.subheader(_("Temperature in one picture"))
+st.caption(_(
     "Five keys scored against one query by dot product (the playground's default example). "
     "Lower the temperature and α concentrates on the best key; raise it and α spreads out."
-)
+))
 
 
 @st.fragment
@@ -36,21 +63,23 @@ def temperature_example() -> None:
     dot = get_mechanism("qkv-dot")
     temperature = option_slider(dot.option("temperature"), key="home_temperature")
     example = checked(dot.build, {"temperature": temperature})
-    fig = weight_bars(example.weights[0], example.key_labels, title=f"α at τ = {temperature:g}", value_name="α")
+    fig = weight_bars(example.weights[0], example.key_labels,
+                      title=_("α at τ = {temperature}").format(temperature=f"{temperature:g}"), value_name="α", gettext=_)
     show_figure(fig, example, key="home_example", chart_key="home_example")
 
 
 temperature_example()
 
-st.header("Catalogue")
+st.header(_("Catalogue"))
 for page in PAGES:
     mechanisms = mechanisms_on_page(page.file)
     if not mechanisms:
         continue
-    st.subheader(page.title)
-    st.page_link(page.file, label=f"Open {page.title}", icon=page.icon)
+    title = _(page.title)
+    st.subheader(title)
+    st.page_link(page.file, label=_("Open {page}").format(page=title), icon=page.icon)
     for mechanism in mechanisms:
         with st.container(border=True):
-            st.markdown(f"**{mechanism.name}** · `{mechanism.id}`")
+            st.markdown(f"**{_(mechanism.name)}** · `{mechanism.id}`")
             st.latex(mechanism.formula)
-            st.caption(f"{mechanism.summary} — {mechanism.paper}")
+            st.caption(f"{_(mechanism.summary)} — {mechanism.paper}")

@@ -14,36 +14,64 @@ from models.playground.records import (
     table_to_kv,
 )
 from models.registry import PLAYGROUND, get_mechanism, mechanisms_on_page
+from ui.i18n import translator
 from ui.links import bound, link_rows, linked_rows
 from ui.router import ensure_router
 from ui.widgets import checked, editor_key, option_number, option_radio, option_slider, show_panels, warm_in_background
 from viz.figures import attention_heatmap, bars_over_heatmap, vectors_2d, weight_bars
-from viz.formulas import formula_table, matrix_latex
+from viz.formulas import formula_table, matrix_latex, query_key_notation, symbol_legend
+from viz.i18n_text import N_
 from viz.plotly_json import side_by_side
+from viz.query_keys import query_key_plane
 
 ensure_router()
+_ = translator()
 
 TABLE_COLUMNS = ("label", "k1", "k2", "v1", "v2")
 
-st.title("A Query over Key/Value pairs")
-st.markdown(
+st.title(_("A Query over Key/Value pairs"))
+st.markdown(_(
     "Every attention mechanism does three things. **1. Score** the query against each key. "
     "**2. Normalise** the scores into weights α. **3. Sum** the values, weighted by α. "
     "Move the query, edit the keys and values, and watch each stage change."
-)
+))
 
 mechanisms = mechanisms_on_page(PLAYGROUND.file)
 warm_in_background(PLAYGROUND.file)  # the score functions not shown yet, so that switching to one does not wait
 
+# The symbols of the page, in the general view's notation (Home's): the papers' own names are mapped once.
+LEGEND = (
+    (r"q", N_("the query, set by the two sliders"), N_("2 numbers")),
+    (r"k_j", N_("key j: columns k1, k2 of row j of the table"), N_("2 numbers")),
+    (r"v_j", N_("value j: columns v1, v2 of row j"), N_("2 numbers")),
+    (r"\operatorname{score}(q, k_j)", N_("how well key j matches the query (the score function picked below)"),
+     N_("a number per key")),
+    (r"d", N_("the width of the query and the keys"), N_("2 here")),
+    (r"W_a, W, U, v_a, v", N_("the scores' parameters, hand-set here (not learned)"), N_("small matrices and vectors")),
+    (r"\tau", N_("the temperature: the scores are divided by τ before the softmax"), N_("a number > 0")),
+    (r"\alpha_j", N_("the weight of key j; the weights sum to 1"), N_("a number per key")),
+    (r"c", N_("the output: the α-weighted sum of the values"), N_("2 numbers")),
+)
+NOTATION = N_("The papers write the same things differently: Bahdanau's query is s_{i−1} and his keys h_j; Luong's "
+              "query is h_t and his keys h̄_s. Here, as on Home: q for the query, k_j for the keys, v_j for the values.")
+# τ each score opens with. The additive score's tanh saturates on keys this long, so its scores lie within
+# about ±1 of each other: at τ = 1 every α stays near 1/5 whatever the query; τ = 0.3 shows the differences.
+START_TEMPERATURE = {"qkv-additive": 0.3}
+
 # Every score's formula, and the hand-set parameters of those that have any, drawn once here, outside
 # the fragment below: picking a score or moving a slider then typesets no LaTeX (docs/PERFORMANCE.md, "The page").
-SCORE_PREFIX = r"\operatorname{score}(s, h) = "
-short = {m.variant: m.name.removesuffix(" score").split(" (")[0] for m in mechanisms}  # "General (bilinear) score" → "General"
-st.markdown(formula_table([(short[m.variant], m.formula) for m in mechanisms], row_label="score(s, h) =", prefix=SCORE_PREFIX))
-with st.expander(f"Parameters of the {', '.join(short[v] for v in PARAMETERS_OF_SCORE)} scores "
-                 "(hand-set for illustration, not learned)"):
+SCORE_PREFIX = r"\operatorname{score}(q, k) = "
+short = {m.variant: _(m.name).removesuffix(" score").split(" (")[0] for m in mechanisms}  # "General (bilinear) score" → "General"
+st.markdown(formula_table([(short[m.variant], query_key_notation(m.formula)) for m in mechanisms],
+                          row_label="score(q, k) =", prefix=SCORE_PREFIX))
+with st.expander(_("What the symbols mean")):
+    st.markdown(symbol_legend([(s, _(what), _(shape)) for s, what, shape in LEGEND],
+                              headers=(_("symbol"), _("what it is"), _("shape"))))
+    st.caption(_(NOTATION))
+with st.expander(_("Parameters of the {scores} scores (hand-set for illustration, not learned)").format(
+        scores=", ".join(short[v] for v in PARAMETERS_OF_SCORE))):
     for variant, names in PARAMETERS_OF_SCORE.items():
-        st.markdown(f"**{next(m.name for m in mechanisms if m.variant == variant)}**")
+        st.markdown(f"**{_(next(m.name for m in mechanisms if m.variant == variant))}**")
         st.latex(r",\qquad ".join(matrix_latex(name, getattr(HAND_SET_PARAMS, name)) for name in names))
 
 
@@ -54,20 +82,26 @@ with st.expander(f"Parameters of the {', '.join(short[v] for v in PARAMETERS_OF_
 def playground(key_values: tuple | None) -> None:
     score_col, query_col, norm_col = st.columns([4, 3, 3], gap="large")
     with score_col:
-        names = {m.id: m.name for m in mechanisms}
-        mechanism = get_mechanism(bound(st.radio, "Score function", list(names), format_func=names.get, key="mechanism"))
-        st.caption(f"{mechanism.summary} From {mechanism.paper}.")
+        names = {m.id: _(m.name) for m in mechanisms}
+        mechanism = get_mechanism(bound(st.radio, _("Score function"), list(names), format_func=names.get,
+                                        key="mechanism"))
+        st.caption(_("{summary} From {paper}.").format(summary=_(mechanism.summary), paper=mechanism.paper))
     with query_col:
-        qx = bound(st.slider, "Query, dimension 1", -3.0, 3.0, 1.5, 0.1, key="query_x")
-        qy = bound(st.slider, "Query, dimension 2", -3.0, 3.0, 0.5, 0.1, key="query_y")
+        qx = bound(st.slider, _("Query q, dimension 1"), -3.0, 3.0, 1.5, 0.1, key="query_x")
+        qy = bound(st.slider, _("Query q, dimension 2"), -3.0, 3.0, 0.5, 0.1, key="query_y")
     with norm_col:
+        start = START_TEMPERATURE.get(mechanism.id)
         temperature = option_slider(
-            mechanism.option("temperature"), key="temperature",
-            help="Scores are divided by τ before the softmax: small τ sharpens α towards one key, large τ flattens it.",
+            mechanism.option("temperature"), key="temperature" if start is None else f"temperature_{mechanism.variant}",
+            value=start if start is not None else mechanism.option("temperature").default,
+            help=_("Scores are divided by τ before the softmax: small τ sharpens α towards one key, large τ flattens it."),
         )
+        if start is not None:
+            st.caption(_("This score's values lie close together (its tanh saturates), so it starts at τ = {tau}.")
+                       .format(tau=f"{start:g}"))
         mode = option_radio(
             mechanism.option("mode"), key="mode", horizontal=True,
-            labels={"soft": "Soft (softmax)", "argmax": "Hard: argmax", "sample": "Hard: sampled"},
+            labels={"soft": _("Soft (softmax)"), "argmax": _("Hard: argmax"), "sample": _("Hard: sampled")},
         )
         # Drawn whatever the mode, greyed out unless it samples: a mode change then changes two
         # widgets' state rather than mounting them, and the stages below do not move.
@@ -80,40 +114,52 @@ def playground(key_values: tuple | None) -> None:
     if key_values is None:
         return
     labels, keys, values = key_values
+    query = np.array([qx, qy])
     record = checked(mechanism.build, {
-        "query": np.array([qx, qy]), "keys": keys, "values": values, "labels": labels,
+        "query": query, "keys": keys, "values": values, "labels": labels,
         "temperature": temperature, "mode": mode, "seed": seed, "samples": samples,
     })
 
     extras = record.extras
-    # The three stages are three panels of one figure: a query, τ or score change redraws one figure,
-    # not three. Each panel keeps its own Export menu, which exports that stage's record and figure.
+    # The stages are panels of one figure: a query, τ or score change redraws one figure, not four.
+    # Each stage keeps its own Export menu, which exports that stage's record and figure.
     scores = score_record(record)
-    score_fig = weight_bars(scores.weights[0], scores.key_labels, title="1 · Scores: score(q, kⱼ)", value_name="score")
+    plane_fig = query_key_plane(query, keys, record.key_labels, scores.weights[0], record.weights[0],
+                                title=_("0 · The query and the keys"), gettext=_)
+    score_fig = weight_bars(scores.weights[0], scores.key_labels, title=_("1 · Scores: score(q, kⱼ)"),
+                            value_name=_("score"), gettext=_)
     if mode == "sample":
         weight_fig = weight_bars(
-            extras["soft_weights"], record.key_labels, title=f"2 · Weights: α vs. frequency of {samples} samples",
-            value_name="α (soft)", compare=record.weights[0], compare_name="sample frequency",
+            extras["soft_weights"], record.key_labels,
+            title=_("2 · Weights: α vs. frequency of {samples} samples").format(samples=samples),
+            value_name=_("α (soft)"), compare=record.weights[0], compare_name=_("sample frequency"), gettext=_,
         )
+        # Inside the bars' plot, at its top right: above it, the legend lay over the panels' titles.
+        weight_fig.update_layout(legend={"orientation": "v", "x": 1.0, "xanchor": "right", "y": 1.0,
+                                         "yanchor": "top", "bgcolor": "rgba(255,255,255,0.85)"})
     else:
-        weight_fig = weight_bars(record.weights[0], record.key_labels, title="2 · Weights α", value_name="α")
+        weight_fig = weight_bars(record.weights[0], record.key_labels, title=_("2 · Weights α"), value_name="α",
+                                 gettext=_)
     # The bars and, under them, the heatmap row every other page draws.
-    heat_fig = attention_heatmap(record, title="", zmax=1.0, height=220)
+    heat_fig = attention_heatmap(record, title="", zmax=1.0, height=220, gettext=_)
     weights_panel = bars_over_heatmap(weight_fig, heat_fig)
     points = context_record(record)
     context_fig = vectors_2d(
         points.weights[:-1, :2], points.query_labels[:-1], weights=points.weights[:-1, 2], highlight=points.weights[-1, :2],
-        highlight_name=points.query_labels[-1], title="3 · Sum: values (size = α) and c",
-        x_title="value dim 1", y_title="value dim 2",
+        highlight_name=_("weighted sum c"), title=_("3 · Sum: values (size = α) and c"),
+        x_title=_("value dimension 1"), y_title=_("value dimension 2"), gettext=_,
     )
     panels = [
-        (score_fig, scores, "scores", f"{record.mechanism}-scores", "Export scores"),
-        (weights_panel, record, "weights", f"{record.mechanism}-weights", "Export α"),
-        (context_fig, points, "context", f"{record.mechanism}-context", "Export sum"),
+        (score_fig, scores, "scores", f"{record.mechanism}-scores", _("Export scores")),
+        (weights_panel, record, "weights", f"{record.mechanism}-weights", _("Export α")),
+        (context_fig, points, "context", f"{record.mechanism}-context", _("Export sum")),
     ]
-    show_panels(side_by_side([p[0] for p in panels], gap=0.07, height=480), panels, chart_key="weights_chart")
-    st.caption("Under the α bars: the same α as a one-row heatmap, as the other pages draw attention. "
-               f"The weighted sum c = ({points.weights[-1, 0]:.3f}, {points.weights[-1, 1]:.3f}).")
+    show_panels(side_by_side([plane_fig, *(p[0] for p in panels)], widths=[1.0, 0.9, 1.1, 1.0], gap=0.06,
+                             height=480), panels, chart_key="weights_chart")
+    frequency = _("the sample frequencies") if mode == "sample" else _("the same α")
+    st.caption(_("Panel 0: hover a key for its score and α; a key's dot grows with its α. Under the α bars: {what} "
+                 "as a one-row heatmap, as the other pages draw attention. The weighted sum c = ({c1}, {c2}).").format(
+        what=frequency, c1=f"{points.weights[-1, 0]:.3f}", c2=f"{points.weights[-1, 1]:.3f}"))
 
 
 # The key/value editor and, under it, the controls and stages are one fragment: an edit reruns the
@@ -123,7 +169,7 @@ def playground(key_values: tuple | None) -> None:
 def table_and_stages() -> None:
     table_col, about_col = st.columns([2, 1], gap="large", vertical_alignment="center")
     with table_col:
-        st.markdown("**Keys and values** (edit cells, add or delete rows)")
+        st.markdown(_("**Keys and values** (edit cells, add or delete rows)"))
         start_rows = linked_rows("kv", default_table(), TABLE_COLUMNS, MAX_KEYS)
         table = st.data_editor(
             pd.DataFrame(start_rows, columns=TABLE_COLUMNS), num_rows="dynamic", width="stretch",
@@ -131,9 +177,9 @@ def table_and_stages() -> None:
             hide_index=True,
         )
     with about_col:
-        st.caption(f"Each row is one key k = (k1, k2) and its value v = (v1, v2), up to {MAX_KEYS} rows. "
-                   "The query q is set by the sliders below; the score compares q with every key, and α "
-                   "weights the values.")
+        st.caption(_("Each row is one key k = (k1, k2) and its value v = (v1, v2), up to {count} rows. "
+                     "The query q is set by the sliders below; the score compares q with every key, and α "
+                     "weights the values.").format(count=MAX_KEYS))
     rows = table.to_dict("records")
     link_rows("kv", rows, default_table())
     # A table that cannot be read is said in one line, and the controls below stay as they were.

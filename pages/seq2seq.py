@@ -7,22 +7,25 @@ from models.registry import SEQ2SEQ, get_mechanism, mechanisms_on_page
 from models.seq2seq.bottleneck import curve_record, read_curve
 from models.seq2seq.quality import per_format_rows
 from models.seq2seq.records import random_example, snapshot_steps, warm_start_of
+from ui.i18n import translator
 from ui.links import bound, linked_text
 from ui.router import ensure_router
 from ui.widgets import checked, option_slider, show_figure, view_switch, warm_in_background
 from viz.compare import difference_heatmap
-from viz.formulas import formula_lines
+from viz.formulas import formula_lines, symbol_legend
+from viz.i18n_text import N_
 from viz.seq2seq import alignment_heatmap, bottleneck_curve, context_bars
 
 ensure_router()
+_ = translator()
 
-st.title("Seq2seq alignment")
-st.markdown(
+st.title(_("Seq2seq alignment"))
+st.markdown(_(
     "A character-level encoder–decoder turns a free-form date into `YYYY-MM-DD`. At every output "
     "character the decoder attends over the input characters; the heatmap shows those weights α. "
     "The models were trained here on generated dates whose true alignment is known: year digits "
     "come from the year, month digits from the month name or number, day digits from the day."
-)
+))
 
 mechanisms = {m.id: m for m in mechanisms_on_page(SEQ2SEQ.file)}
 warm_in_background(SEQ2SEQ.file)  # the variants not shown yet, so that switching to one does not wait
@@ -32,7 +35,7 @@ WINDOW = next(m.option("window") for m in mechanisms.values() if any(o.name == "
 
 
 def _name(variant_id: str) -> str:
-    return mechanisms[variant_id].name
+    return _(mechanisms[variant_id].name)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -49,14 +52,36 @@ def _has_alpha(record) -> bool:
 def _figure(record, *, truth=None, title: str, height: int | None = None):
     # α as a heatmap; a model without attention has none: its context vector c instead.
     if _has_alpha(record):
-        return alignment_heatmap(record, truth=truth, title=title, height=height)
-    return context_bars(record.weights, record.key_labels, title=title.replace("α over the input", "its one context "
-                                                                            "vector c"), height=height)
+        return alignment_heatmap(record, truth=truth, title=title, height=height, gettext=_)
+    return context_bars(record.weights, record.key_labels, title=title, height=height, gettext=_)
 
 
-NO_ALPHA = ("This model has **no attention**, so there is no α to draw: its decoder reads one context vector "
-            "c = q(h_1, …, h_T) — {what} — as its first state and at every output step. The bars are c "
-            "(one per unit; the forward GRU's units, then the backward's).")
+NO_ALPHA = N_("This model has **no attention**, so there is no α to draw: its decoder reads one context vector "
+              "c = q(h_1, …, h_T) — {what} — as its first state and at every output step. The bars are c "
+              "(one per unit; the forward GRU's units, then the backward's).")
+# What c is, by variant (the record's meta["context"] in the page's words).
+CONTEXT_OF = {"no-attention": N_("c = h_T, the encoder's state at the last input character"),
+              "no-attention-mean": N_("c = the mean of the encoder's states h_1 … h_T")}
+
+# The symbols of the variants' formulas: what each is, and its shape (E: the encoder GRU's width per direction).
+LEGEND = (
+    (r"h_j,\ ar h_s", N_("the encoder's state at input character j (Luong: s); forward and backward GRU joined"),
+     N_("a vector of 2E numbers")),
+    (r"s_{i-1}", N_("Bahdanau: the decoder's state before it writes output character i (the query)"), N_("a vector")),
+    (r"h_t", N_("Luong: the decoder's state at output step t (the query)"), N_("a vector")),
+    (r"e_{ij}", N_("the score of input j for output i"), N_("a number per (i, j)")),
+    (r"lpha_{ij},\ a_t(s)", N_("the weight output i (t) gives input j (s); each row sums to 1"),
+     N_("a number per (i, j)")),
+    (r"c,\ c_i,\ c_t", N_("the context vector the decoder reads: one for the whole input without attention, one "
+                          "per output step with it"), N_("a vector of 2E numbers")),
+    (r"	ilde h_t", N_("Luong's attentional state, from c_t and h_t; it predicts the next character"), N_("a vector")),
+    (r"p_t", N_("the centre of the local window at output step t"), N_("a position")),
+    (r"D", N_("the window's half-width: positions [p_t − D, p_t + D] are allowed"), N_("a whole number")),
+    (r"\sigma", N_("the Gaussian's width around p_t, D/2"), N_("a number")),
+    (r"S,\ T", N_("the input's length (Luong: S; Sutskever: T)"), N_("a whole number")),
+    (r"W_a, U_a, v_a, W_p, v_p, W_c, W_s", N_("learned weights"), N_("matrices and vectors")),
+    (r"y_{i-1}", N_("the output character written at the step before"), N_("a character")),
+)
 
 
 def _draw_random():
@@ -70,8 +95,11 @@ def _draw_random():
 # redraws the main map and the shown view's figures, not all seven. Sections whose own controls
 # change only their own figures are fragments (st.fragment) as well: moving one reruns that section
 # alone; the Link boxes read the browser's address, so none goes stale.
-VIEWS = ("Compare two variants", "Compare two inputs", "Watch it learn", "Why local-m fails",
-         "Why attention: the bottleneck")
+VIEWS = (N_("Compare two variants"), N_("Compare two inputs"), N_("Watch it learn"), N_("Why local-m fails"),
+         N_("Why attention: the bottleneck"))
+# The second date's default differs from the first example in one place (the day, 9 → 19), so the
+# difference map shows where that change moves the weights.
+SECOND_DATE = "Wednesday, May 19, 2018"
 
 
 @st.fragment
@@ -79,22 +107,24 @@ def compare_variants(text: str, window: int, truth) -> None:
     left, right = st.columns(2, gap="medium")
     for column, default, key in ((left, "bahdanau", "a"), (right, "local-m", "b")):
         with column:
-            chosen = bound(st.selectbox, "Variant", ids, index=ids.index(default), format_func=_name,
+            chosen = bound(st.selectbox, _("Variant"), ids, index=ids.index(default), format_func=_name,
                            key=f"s2s_compare_{key}")
             other = _record(chosen, text, window, None)
-            st.markdown(f"**Output:** `{other.meta['output']}`")
+            st.markdown(_("**Output:** `{output}`").format(output=other.meta["output"]))
             cfig = _figure(other, truth=truth, title=_name(chosen), height=360)
             show_figure(cfig, other, key=f"s2s_compare_{key}", name=f"seq2seq-{chosen}")
 
 
 @st.fragment
 def compare_inputs(variant: str, record, window: int) -> None:
-    text_b = linked_text(st.text_input, "Second date (B)", "9 June 2018", key="s2s_text_b",
+    text_b = linked_text(st.text_input, _("Second date (B)"), SECOND_DATE, key="s2s_text_b",
                          max_chars=mechanisms[variant].option("text").max_chars)
     if text_b.strip() and not _has_alpha(record):
         record_b = checked(_record, variant, text_b, window, None)
-        st.markdown(f"**Output A:** `{record.meta['output']}` · **Output B:** `{record_b.meta['output']}`")
-        st.caption("This model has no α to compare: pick an attention variant above to see where each input is read.")
+        st.markdown(_("**Output A:** `{a}` · **Output B:** `{b}`").format(a=record.meta["output"],
+                                                                       b=record_b.meta["output"]))
+        st.caption(_("This model has no α to compare: pick an attention variant above to see where each input is "
+                     "read."))
     elif text_b.strip():
         record_b = checked(_record, variant, text_b, window, None)
         diff = difference_record(record.weights, record_b.weights, (record.query_labels, record.key_labels),
@@ -102,13 +132,16 @@ def compare_inputs(variant: str, record, window: int) -> None:
                                  meta={"output_a": record.meta["output"], "output_b": record_b.meta["output"]})
         left, right = st.columns(2, gap="medium")
         with left:
-            show_figure(alignment_heatmap(record, title=f"A: {record.meta['output']}", height=360), record,
+            show_figure(alignment_heatmap(record, title=f"A: {record.meta['output']}", height=360, gettext=_), record,
                         key="s2s_cmp_a", name=f"seq2seq-{variant}-A")
         with right:
-            show_figure(alignment_heatmap(record_b, title=f"B: {record_b.meta['output']}", height=360), record_b,
+            show_figure(alignment_heatmap(record_b, title=f"B: {record_b.meta['output']}", height=360, gettext=_),
+                        record_b,
                         key="s2s_cmp_b", name=f"seq2seq-{variant}-B")
-        st.caption(f"Largest change {diff.meta['max_abs_difference']:.3f}. Red: B attends more; blue: A attends more.")
-        show_figure(difference_heatmap(diff, title="α_B − α_A", query_title="output character", key_title="input character"),
+        st.caption(_("Largest change {change}. Red: B attends more; blue: A attends more.").format(
+            change=f"{diff.meta['max_abs_difference']:.3f}"))
+        show_figure(difference_heatmap(diff, title="α_B − α_A", query_title=_("output character"),
+                                       key_title=_("input character"), gettext=_),
                     diff, key="s2s_cmp_diff", name=f"seq2seq-{variant}-difference")
 
 
@@ -117,10 +150,17 @@ def snapshot_section(variant: str, text: str, window: int, truth) -> None:
     steps = snapshot_steps(variant)
     if st.session_state.get("s2s_step") not in steps:
         st.session_state.s2s_step = steps[-1]
-    step = bound(st.select_slider, "Training step", steps, key="s2s_step")
+    step = bound(st.select_slider, _("Training step"), steps, key="s2s_step")
     snap = _record(variant, text, window, step)
-    st.markdown(f"**Output at step {step}:** `{snap.meta['output']}`")
-    sfig = _figure(snap, truth=truth, title=f"{_name(variant)} at training step {step}")
+    st.markdown(_("**Output at step {step}:** `{output}`").format(step=step, output=snap.meta["output"]))
+    if step == 0:
+        st.caption(_("Step 0 shows the weights before any training on this task: the warm start the variant begins "
+                     "from.") if warm_start_of(variant) else
+                   _("Step 0 shows the weights before any training on this task: random weights, so α (or c) is "
+                     "noise and the output is not a date yet."))
+    what = _("α over the input") if _has_alpha(snap) else _("its one context vector c")
+    sfig = _figure(snap, truth=truth, title=_("{variant} at training step {step}: {what}").format(
+        variant=_name(variant), step=step, what=what))
     show_figure(sfig, snap, key="s2s_step", name=f"seq2seq-{variant}-step{step}")
 
 
@@ -130,34 +170,39 @@ def snapshot_section(variant: str, text: str, window: int, truth) -> None:
 def seq2seq_view() -> None:
     controls, main = st.columns([1, 2], gap="large")
     with controls:
-        text = linked_text(st.text_input, "Date to normalise (or anything)", mechanisms[ids[0]].example["text"],
+        text = linked_text(st.text_input, _("Date to normalise (or anything)"), mechanisms[ids[0]].example["text"],
                            key="s2s_text", max_chars=mechanisms[ids[0]].option("text").max_chars)
-        st.button("Random example", on_click=_draw_random, icon=":material/casino:", key="s2s_random",
-                  help="Draws a generated date and overlays its true alignment on the heatmap.")
-        variant = bound(st.radio, "Attention variant", ids, format_func=_name, key="s2s_variant")
+        st.button(_("Random example"), on_click=_draw_random, icon=":material/casino:", key="s2s_random",
+                  help=_("Draws a generated date and overlays its true alignment on the heatmap."))
+        variant = bound(st.radio, _("Attention variant"), ids, format_func=_name, key="s2s_variant")
         mechanism = mechanisms[variant]
         st.latex(formula_lines(mechanism.formula))  # the narrow column would cut the local variants' formulas off
+        with st.expander(_("What the symbols mean")):
+            st.markdown(symbol_legend([(s, _(what), _(shape)) for s, what, shape in LEGEND],
+                                      headers=(_("symbol"), _("what it is"), _("shape"))))
         st.caption(mechanism.paper)
         window = option_slider(
-            WINDOW, label="Window half-width D (local variants)", key="s2s_window",
-            help="Local attention only looks at input positions [p_t − D, p_t + D], weighted by a Gaussian "
-            "with σ = D/2. The models were trained with D = 3; here D is applied at inference.",
+            WINDOW, label=_("Window half-width D (local variants)"), key="s2s_window",
+            help=_("Local attention only looks at input positions [p_t − D, p_t + D], weighted by a Gaussian "
+                   "with σ = D/2. The models were trained with D = 3; here D is applied at inference."),
         )
-        st.caption(mechanism.summary)
+        st.caption(_(mechanism.summary))
 
     truth_state = st.session_state.get("s2s_truth")
     truth = truth_state["spans"] if truth_state and truth_state["source"] == text else None
 
     with main:
         record = checked(_record, variant, text, window, None)
-        st.markdown(f"**Output:** `{record.meta['output']}`")
+        st.markdown(_("**Output:** `{output}`").format(output=record.meta["output"]))
         for notice in record.meta["notices"]:
-            st.warning(notice, icon=":material/info:")
+            st.warning(_(notice), icon=":material/info:")
         if not _has_alpha(record):
-            st.info(NO_ALPHA.format(what=record.meta["context"]), icon=":material/block:")
+            st.info(_(NO_ALPHA).format(what=_(CONTEXT_OF.get(variant, record.meta["context"]))),
+                    icon=":material/block:")
         elif truth is not None:
-            st.caption("Red squares: the true source span of each output digit (from the generator).")
-        fig = _figure(record, truth=truth, title=f"{_name(variant)}: α over the input")
+            st.caption(_("Red squares: the true source span of each output digit (from the generator)."))
+        what = _("α over the input") if _has_alpha(record) else _("its one context vector c")
+        fig = _figure(record, truth=truth, title=_("{variant}: {what}").format(variant=_name(variant), what=what))
         show_figure(fig, record, key="s2s_main", name=f"seq2seq-{variant}")
 
     views(variant, record, text, window, truth)
@@ -168,39 +213,41 @@ def seq2seq_view() -> None:
 # seq2seq_view, which calls this again with the new arguments.
 @st.fragment
 def views(variant: str, record, text: str, window: int, truth) -> None:
-    chosen = view_switch(VIEWS, key="s2s_view")
+    shown = [_(v) for v in VIEWS]
+    chosen = VIEWS[shown.index(view_switch(shown, key="s2s_view"))]
     if chosen == VIEWS[0]:
-        st.markdown("Two variants on the same date, side by side (the window D above applies to the local ones).")
+        st.markdown(_("Two variants on the same date, side by side (the window D above applies to the local ones)."))
         compare_variants(text, window, truth)
 
     if chosen == VIEWS[1]:
-        st.markdown(
-            f"The selected variant (**{_name(variant)}**) on the date above (A) and on a second one (B). The "
+        st.markdown(_(
+            "The selected variant (**{variant}**) on the date above (A) and on a second one (B). The "
             "difference α_B − α_A is drawn over the output and input characters both share, in order; a character "
             "only one has gets a blank row or column, marked in its input's colour."
-        )
+        ).format(variant=_name(variant)))
         compare_inputs(variant, record, window)
 
     if chosen == VIEWS[2]:
         teacher = warm_start_of(variant)
         if teacher:
-            st.markdown(
-                f"The same input under snapshots of the selected variant taken during training. This variant "
-                f"starts from the trained **{teacher}** model: step 0 is that warm start, with its own attention head "
-                f"fitted to {teacher}'s attention (the README explains why and how); training refines it from there."
-            )
+            st.markdown(_(
+                "The same input under snapshots of the selected variant taken during training. This variant "
+                "starts from the trained **{teacher}** model: at step 0 it has that model's encoder and decoder, "
+                "and its own attention is first fitted to copy {teacher}'s weights, so that it does not have to "
+                "learn to read the input from scratch; training then refines it."
+            ).format(teacher=_name(teacher) if teacher in mechanisms else teacher))
         elif not _has_alpha(record):
-            st.markdown("The same input under snapshots of the selected variant taken during training: its output "
-                        "and its context vector c (this model has no α), from the untrained model at step 0.")
+            st.markdown(_("The same input under snapshots of the selected variant taken during training: its output "
+                          "and its context vector c (this model has no α), from the untrained model at step 0."))
         else:
-            st.markdown(
+            st.markdown(_(
                 "The same input under snapshots of the selected variant taken during training: step 0 is the "
                 "untrained (random) model, whose α is meaningless; the alignment forms as the loss falls."
-            )
+            ))
         snapshot_section(variant, text, window, truth)
 
     if chosen == VIEWS[3]:
-        st.markdown(
+        st.markdown(_(
             "Local-m assumes a **monotonic** alignment: output character t looks at input positions "
             "[t − D, t + D] only (p_t = t). That holds when the input is written year first — "
             "`2018-5-9`, `2018/05/09`, `2018年5月9日` — because the year sits at positions 0–3, exactly "
@@ -211,11 +258,11 @@ def views(variant: str, record, text: str, window: int, truth) -> None:
             "bidirectional encoder carries the year along the whole sequence, so the states inside the window "
             "already know it. Local-p *predicts* p_t and moves its window towards the field it needs; widen D and "
             "local-m's window starts to reach the year."
-        )
+        ))
         rows = per_format_rows("local-m")
         if rows:
-            st.markdown("Measured on held-out generated dates: local-m's exact match, and the share of output digits "
-                        "whose true span lies (at least partly) inside the window, per format:")
+            st.markdown(_("Measured on held-out generated dates: local-m's exact match, and the share of output "
+                          "digits whose true span lies (at least partly) inside the window, per format:"))
             st.dataframe(rows, hide_index=True)
 
     if chosen == VIEWS[4]:
@@ -229,29 +276,29 @@ def _curve():
 
 
 def bottleneck_view() -> None:
-    st.markdown(
+    st.markdown(_(
         "Without attention the decoder reads **one** vector c = h_T for the whole input (Sutskever et al. 2014); "
         "with attention it reads a new mix c_i = Σ_j α_ij h_j at every step. Bahdanau et al. (2015, Fig. 2) "
         "showed the fixed vector failing as sentences grow. The same here: each date is written inside "
         "filler text (`we will meet near the 9 May 2018 old station …`); the model without attention (c = h_T), "
         "Bahdanau and Luong general, with the same encoder, decoder and sizes, each start from their date model and "
         "are trained the same way on it, and exact match is measured per input length on held-out text."
-    )
+    ))
     record = _curve()
     if record is None:
-        st.caption("The curve has not been measured yet (python -m models.seq2seq.bottleneck --write).")
+        st.caption(_("The curve has not been measured yet (python -m models.seq2seq.bottleneck --write)."))
         return
     names = {m: _name(m) for m in record.query_labels if m in mechanisms}
     fig = bottleneck_curve(record.key_labels, dict(zip(record.query_labels, record.weights)), names=names,
-                           title="Exact match against input length")
+                           title=_("Exact match against input length"), gettext=_)
     show_figure(fig, record, key="s2s_bottleneck", name="seq2seq-bottleneck")
     claims = record.meta["claims"]
-    st.caption(
-        f"{record.meta['per_bucket']} held-out inputs per length bucket. On the longest inputs attention beats "
-        f"no attention by {claims['long_gap']:.0%} of exact match; on the shortest they differ by "
-        f"{claims['short_gap']:.0%}. c = h_T must carry the date past all the text after it; attention reads "
-        "the date's characters wherever they are."
-    )
+    st.caption(_(
+        "{count} held-out inputs per length bucket. On the longest inputs attention beats no attention by "
+        "{long_gap} of exact match; on the shortest they differ by {short_gap}. c = h_T must carry the date past "
+        "all the text after it; attention reads the date's characters wherever they are."
+    ).format(count=record.meta["per_bucket"], long_gap=f"{claims['long_gap']:.0%}",
+             short_gap=f"{claims['short_gap']:.0%}"))
 
 
 seq2seq_view()

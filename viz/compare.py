@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 from models.compare import ONLY_A, ONLY_B
 from models.record import AttentionRecord
 from viz.figures import MAX_TICKS, heatmap, heatmap_height
+from viz.i18n_text import Gettext, untranslated
 from viz.labels import safe_label, unique_labels
 
 DIVERGING = "RdBu_r"  # blue: A attends more, red: B attends more, white: no change
@@ -34,10 +35,14 @@ def _tick_text(labels: tuple[str, ...]) -> list[str]:
     return out
 
 
-def difference_heatmap(record: AttentionRecord, *, title: str, query_title: str = "query token",
-                       key_title: str = "key token") -> go.Figure:
+def difference_heatmap(record: AttentionRecord, *, title: str, query_title: str | None = None,
+                       key_title: str | None = None, gettext: Gettext = untranslated) -> go.Figure:
     """Returns the heatmap of a difference record (models/compare.py): NaN cells (a token only
-    one input has) stay blank; the colour scale is symmetric around 0."""
+    one input has) stay blank; the colour scale is symmetric around 0. Axis titles left None are
+    "query token" and "key token" in gettext's language."""
+    _ = gettext
+    query_title = _("query token") if query_title is None else query_title
+    key_title = _("key token") if key_title is None else key_title
     diff = record.weights
     finite = diff[np.isfinite(diff)]
     bound = max(float(np.abs(finite).max()) if finite.size else 0.0, 1e-6)

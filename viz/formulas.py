@@ -4,6 +4,7 @@ row of formulas under their names, a small matrix. Strings only: no streamlit, n
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -46,3 +47,31 @@ def matrix_latex(name: str, matrix: np.ndarray, *, digits: int = 2) -> str:
     body = r" \\ ".join(" & ".join(f"{x:.{digits}f}" for x in row) for row in rows)
     symbol = "".join(ch if ch.isalnum() else ("\\_" if ch == "_" else "") for ch in name)
     return rf"\mathtt{{{symbol}}} = \begin{{bmatrix}} {body} \end{{bmatrix}}"
+
+
+def symbol_legend(rows: Sequence[tuple[str, ...]], *, headers: Sequence[str]) -> str:
+    """Returns a formula's legend as a markdown table: one row per symbol, the symbol as inline LaTeX
+    and the other cells as prose (what it is, its shape), under `headers` (one per column).
+
+    rows: (LaTeX symbol, text, …) tuples with as many cells as `headers`; texts arrive translated.
+    """
+    def text(value: str) -> str:
+        return html.escape(value, quote=False).replace("|", "&#124;").replace("\n", " ").replace("$", r"\$")
+
+    if any(len(row) != len(headers) for row in rows):
+        raise ValueError(f"every legend row needs {len(headers)} cells")
+    lines = ["| " + " | ".join(text(h) for h in headers) + " |", "|" + "---|" * len(headers)]
+    for symbol, *cells in rows:
+        lines.append("| " + " | ".join([r"$" + symbol.replace("|", r"\vert ") + r"$", *(text(c) for c in cells)]) + " |")
+    return "\n".join(lines)
+
+
+_QUERY_S = re.compile(r"(?<![\\A-Za-z])s(?![A-Za-z])")
+_KEY_H = re.compile(r"(?<![\\A-Za-z])h(?![A-Za-z])")
+
+
+def query_key_notation(formula: str) -> str:
+    """Returns a score written with the papers' s (query) and h (key) in the general view's q and k:
+    `\\operatorname{score}(s, h) = s^\\top h` → `\\operatorname{score}(q, k) = q^\\top k`. Only a lone
+    s or h is renamed, never a letter of a command or a word (\\tanh, \\sqrt, softmax)."""
+    return _KEY_H.sub("k", _QUERY_S.sub("q", formula))

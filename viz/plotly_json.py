@@ -166,7 +166,7 @@ def side_by_side(
                     axis[key] = ref(axis[key])
             if old[0] == "x":
                 lo, hi = axis.get("domain", (0.0, 1.0))
-                axis["domain"] = [across(lo), across(hi)]
+                axis["domain"] = [max(0.0, across(lo)), min(1.0, across(hi))]  # shares may sum to 1 + 1e-16
             elif share_y:
                 if index == 0 and old == "y":
                     first_y = new

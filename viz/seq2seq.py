@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 
 from models.record import AttentionRecord
 from viz.figures import COLORSCALE
+from viz.i18n_text import Gettext, untranslated
 from viz.labels import safe_label
 from viz.plotly_json import quick_figure
 
@@ -35,30 +36,33 @@ def _hover_name(name: str) -> str:
 
 
 def _truth_trace(truth: Sequence[tuple[int, int]], query_ticks: Sequence[str], key_ticks: Sequence[str],
-                 query_name: str, key_name: str) -> dict:
+                 query_name: str, key_name: str, gettext: Gettext) -> dict:
     # The true source span of each output character, as outlined cells. Hover reads the cell as
     # the heatmap's does, from customdata (row label, column label, row, column): %{x} and %{y}
     # would show the axes' tick text, i.e. the characters, not the positions.
+    _ = gettext
     num_queries, num_keys = len(query_ticks), len(key_ticks)
+    row, pos = html.escape(_("row")), html.escape(_("pos"))
     cells = [(j, i) for i, (start, end) in enumerate(truth[:num_queries]) for j in range(start, end)
              if start >= 0 and j < num_keys]
     return {
         "type": "scatter", "x": [c[0] for c in cells], "y": [c[1] for c in cells], "mode": "markers",
         "marker": {"symbol": "square-open", "size": 16, "color": TRUTH_COLOR, "line": {"width": 2}},
-        "name": "true alignment", "customdata": [[query_ticks[i], key_ticks[j], i, j] for j, i in cells],
-        "hovertemplate": f"{_hover_name(query_name)}%{{customdata[0]}} (row %{{customdata[2]}})<br>"
-        f"{_hover_name(key_name)}%{{customdata[1]}} (pos %{{customdata[3]}})<br>in the true span<extra></extra>",
+        "name": html.escape(_("true alignment")), "customdata": [[query_ticks[i], key_ticks[j], i, j] for j, i in cells],
+        "hovertemplate": f"{_hover_name(query_name)}%{{customdata[0]}} ({row} %{{customdata[2]}})<br>"
+        f"{_hover_name(key_name)}%{{customdata[1]}} ({pos} %{{customdata[3]}})<br>"
+        f"{html.escape(_('in the true span'))}<extra></extra>",
     }
 
 
-def _windows(centers: np.ndarray, half_width: float) -> tuple[list[dict], dict]:
+def _windows(centers: np.ndarray, half_width: float, gettext: Gettext) -> tuple[list[dict], dict]:
     # Each row's window [p_t − D, p_t + D] as a dotted band (shapes), and p_t as a diamond (a trace).
     shapes = [{"type": "rect", "x0": float(p - half_width - 0.5), "x1": float(p + half_width + 0.5),
                "y0": i - 0.5, "y1": i + 0.5, "line": {"color": WINDOW_COLOR, "width": 1.5, "dash": "dot"},
                "fillcolor": "rgba(0,0,0,0)"} for i, p in enumerate(centers)]
     marker = {
         "type": "scatter", "x": centers, "y": np.arange(len(centers)), "mode": "markers",
-        "name": f"p_t (window ±{half_width:g})",
+        "name": html.escape(gettext("p_t (window ±{half_width})").format(half_width=f"{half_width:g}")),
         "marker": {"symbol": "diamond", "size": 9, "color": WINDOW_COLOR, "line": {"color": "white", "width": 1}},
         "hovertemplate": "p_t = %{x:.2f}<extra></extra>",
     }
@@ -72,12 +76,13 @@ def alignment_heatmap(
     title: str | None = None,
     zmax: float | None = 1.0,
     height: int | None = None,
-    x_title: str = "input character",
-    y_title: str = "output character",
+    x_title: str | None = None,
+    y_title: str | None = None,
     masked: np.ndarray | None = None,
     background: str | None = None,
-    query_name: str = "output",
-    key_name: str = "input",
+    query_name: str | None = None,
+    key_name: str | None = None,
+    gettext: Gettext = untranslated,
 ) -> go.Figure:
     """Returns α (output characters × input characters) as a heatmap.
 
@@ -89,8 +94,15 @@ def alignment_heatmap(
     Hover names a cell "{query_name} <row label> (row i)", "{key_name} <column label> (pos j)":
     the names say what the rows and columns are (plain text, escaped here; "" shows the label
     alone), and i, j are the true indices, read from customdata as the labels are (%{y} and %{x}
-    would show the axes' tick text, i.e. the labels again).
+    would show the axes' tick text, i.e. the labels again). Titles and names left None are the
+    defaults, "input character", "output character", "output" and "input", in gettext's language.
     """
+    _ = gettext
+    x_title = _("input character") if x_title is None else x_title
+    y_title = _("output character") if y_title is None else y_title
+    query_name = _("output") if query_name is None else query_name
+    key_name = _("input") if key_name is None else key_name
+    row, pos = html.escape(_("row")), html.escape(_("pos"))
     weights = record.matrix()  # [Tq, Tk]
     tq, tk = weights.shape
     xs, ys = np.arange(tk), np.arange(tq)
@@ -102,15 +114,16 @@ def alignment_heatmap(
         "colorscale": COLORSCALE, "colorbar": {"title": {"text": "α"}}, "name": "α",
         # [Tq, Tk, 4]: (row label, column label, row index, column index) of each cell.
         "customdata": np.array([[[yt[i], xt[j], i, j] for j in range(tk)] for i in range(tq)], dtype=object),
-        "hovertemplate": f"{_hover_name(query_name)}%{{customdata[0]}} (row %{{customdata[2]}})<br>"
-        f"{_hover_name(key_name)}%{{customdata[1]}} (pos %{{customdata[3]}})<br>α = %{{z:.4f}}<extra></extra>",
+        "hovertemplate": f"{_hover_name(query_name)}%{{customdata[0]}} ({row} %{{customdata[2]}})<br>"
+        f"{_hover_name(key_name)}%{{customdata[1]}} ({pos} %{{customdata[3]}})<br>α = %{{z:.4f}}<extra></extra>",
     }]
     if truth is not None:
-        data.append(_truth_trace(truth, yt, xt, query_name, key_name))
+        data.append(_truth_trace(truth, yt, xt, query_name, key_name, gettext))
     shapes = []
     centers = record.extras.get("window_center")
     if centers is not None:
-        shapes, marker = _windows(np.asarray(centers, np.float32), float(record.extras.get("window_half_width", 0)))
+        shapes, marker = _windows(np.asarray(centers, np.float32), float(record.extras.get("window_half_width", 0)),
+                                  gettext)
         data.append(marker)
     # plotly.js centres the title in the top margin, and the legend fills the margin's last 29 px:
     # 34 px more keep them apart.
@@ -140,9 +153,10 @@ MODEL_COLORS = {"no-attention": "#d62728", "no-attention-mean": "#ff9896", "bahd
 
 
 def context_bars(context: np.ndarray, labels: Sequence[object], *, title: str | None = None,
-                 height: int | None = None) -> go.Figure:
+                 height: int | None = None, gettext: Gettext = untranslated) -> go.Figure:
     """Returns the context vector c [n] of a model without attention as bars, one per unit (blue
     positive, red negative): the one vector its decoder reads at every output step."""
+    _ = gettext
     values = np.asarray(context, np.float32).reshape(-1)
     if len(labels) != len(values):
         raise ValueError(f"{len(labels)} labels for {len(values)} values")
@@ -152,13 +166,13 @@ def context_bars(context: np.ndarray, labels: Sequence[object], *, title: str | 
     data = [{
         "type": "bar", "x": xs, "y": values, "name": "c",
         "marker": {"color": [CONTEXT_POSITIVE if v >= 0 else CONTEXT_NEGATIVE for v in values]},
-        "customdata": ticks, "hovertemplate": "unit %{customdata}<br>c = %{y:.4f}<extra></extra>",
+        "customdata": ticks, "hovertemplate": f"{html.escape(_('unit'))} %{{customdata}}<br>c = %{{y:.4f}}<extra></extra>",
     }]
     layout = {
         "title": {"text": html.escape(title) if title else None},
         "height": height or 320,
         "margin": {"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
-        "xaxis": {"title": {"text": "unit of c (forward GRU, then backward)"}, "tickmode": "array",
+        "xaxis": {"title": {"text": html.escape(_("unit of c (forward GRU, then backward)"))}, "tickmode": "array",
                   "tickvals": xs[::stride].tolist(), "ticktext": ticks[::stride], "range": [-0.5, len(values) - 0.5]},
         "yaxis": {"title": {"text": "c"}, "range": [-1.05, 1.05]},
         "showlegend": False,
@@ -167,11 +181,14 @@ def context_bars(context: np.ndarray, labels: Sequence[object], *, title: str | 
 
 
 def bottleneck_curve(buckets: Sequence[str], exact_match: dict[str, Sequence[float]], *,
-                     names: dict[str, str] | None = None, title: str | None = None) -> go.Figure:
+                     names: dict[str, str] | None = None, title: str | None = None,
+                     gettext: Gettext = untranslated) -> go.Figure:
     """Returns exact match (0–1, drawn in %) against input length, one line per model.
 
     buckets: the length buckets' names (x axis); exact_match: model id -> one value per bucket;
     names: model id -> legend name (default: the id)."""
+    _ = gettext
+    characters, exact = html.escape(_("characters")), html.escape(_("exact match"))
     data = []
     for model, values in exact_match.items():
         values = np.asarray(values, np.float64)
@@ -182,14 +199,14 @@ def bottleneck_curve(buckets: Sequence[str], exact_match: dict[str, Sequence[flo
             "type": "scatter", "mode": "lines+markers", "x": list(buckets), "y": 100 * values, "name": html.escape(name),
             "line": {"color": MODEL_COLORS.get(model), "width": 3, "dash": "dash" if "no-attention" in model else "solid"},
             "marker": {"size": 9},
-            "hovertemplate": f"{_hover_name(name)}<br>%{{x}} characters<br>exact match %{{y:.1f}}%<extra></extra>",
+            "hovertemplate": f"{_hover_name(name)}<br>%{{x}} {characters}<br>{exact} %{{y:.1f}}%<extra></extra>",
         })
     layout = {
         "title": {"text": html.escape(title) if title else None},
         "height": 380,
         "margin": {"l": 10, "r": 10, "t": (50 if title else 20) + 34, "b": 10},
-        "xaxis": {"title": {"text": "input length (characters)"}, "type": "category"},
-        "yaxis": {"title": {"text": "exact match (%)"}, "range": [0, 103]},
+        "xaxis": {"title": {"text": html.escape(_("input length (characters)"))}, "type": "category"},
+        "yaxis": {"title": {"text": html.escape(_("exact match (%)"))}, "range": [0, 103]},
         "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0},
         "showlegend": True,
     }

@@ -75,10 +75,12 @@ def test_training_step_slider_shows_step_0_and_says_what_it_is(at):
     assert not at.exception
     first = chart_data(at, 1)
     assert first.shape == final.shape and not np.allclose(first, final)
-    assert "starts from the trained **luong-general** model: step 0 is that warm start" in _markdown(at)
+    assert "starts from the trained **Luong global, general** model: at step 0 it has that model's" in _markdown(at)
+    assert any("Step 0 shows" in c.value and "warm start" in c.value for c in at.caption)
     at.radio(key="s2s_variant").set_value("bahdanau").run()
     at.select_slider(key="s2s_step").set_value(0).run()
     assert "step 0 is the untrained (random) model" in _markdown(at)
+    assert any("Step 0 shows" in c.value and "random weights" in c.value for c in at.caption)
     assert "warm start" not in _markdown(at)
     at.radio(key="s2s_variant").set_value("local-p").run()
     _view(at, "Compare two variants")
@@ -115,7 +117,12 @@ def test_two_inputs_and_their_difference(at):
     from models.registry import get_mechanism
 
     at.radio(key="s2s_variant").set_value("bahdanau").run()
+    at.text_input(key="s2s_text").input("Wednesday, May 9, 2018").run()  # an earlier test drew a random date
     _view(at, "Compare two inputs")
+    # By default B differs from A in one place (the day): most cells are shared, and some change visibly.
+    assert at.text_input(key="s2s_text_b").value == "Wednesday, May 19, 2018"
+    default = np.asarray(chart_data(at, 3), float)
+    assert np.isnan(default).mean() < 0.3 and np.nanmax(np.abs(default)) > 0.1
     at.text_input(key="s2s_text_b").input("9 June 2018").run()
     assert not at.exception
     a = get_mechanism("bahdanau").build({"text": at.text_input(key="s2s_text").value})

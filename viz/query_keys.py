@@ -1,0 +1,74 @@
+"""The Playground's query–key plane: the query q and every key k_j as points of the plane, each key
+sized by its weight α_j, with its score and α in its hover, so that one sees why a key scores high
+(for a dot product: a long key pointing the query's way). No streamlit, no jax."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz.i18n_text import Gettext, untranslated
+from viz.labels import safe_label
+from viz.plotly_json import quick_figure
+
+KEY_COLOR, QUERY_COLOR = "#1f77b4", "#d62728"
+
+
+def query_key_plane(
+    query: np.ndarray,
+    keys: np.ndarray,
+    labels: Sequence[object],
+    scores: np.ndarray,
+    weights: np.ndarray,
+    *,
+    title: str | None = None,
+    height: int | None = None,
+    gettext: Gettext = untranslated,
+) -> go.Figure:
+    """Returns the query [2] and the keys [n, 2] as points, with a line from the origin to each (the
+    dot product compares directions and lengths); a key's marker grows with its weight α [n], and
+    its hover gives its score [n] and α."""
+    _ = gettext
+    query = np.asarray(query, np.float32).reshape(-1)
+    keys = np.asarray(keys, np.float32)
+    scores, weights = np.asarray(scores, np.float32).reshape(-1), np.asarray(weights, np.float32).reshape(-1)
+    if query.shape != (2,) or keys.ndim != 2 or keys.shape[1] != 2:
+        raise ValueError(f"query_key_plane needs a query [2] and keys [n, 2], got {query.shape} and {keys.shape}")
+    if not len(labels) == len(scores) == len(weights) == len(keys):
+        raise ValueError("one label, score and weight per key")
+    names = [safe_label(x) for x in labels]
+    key_name, query_name = _("keys k_j"), _("query q")
+    score_word = html.escape(_("score"))
+    lines_x, lines_y = [], []
+    for x, y in keys:
+        lines_x += [0.0, float(x), None]
+        lines_y += [0.0, float(y), None]
+    data = [
+        {"type": "scatter", "x": lines_x, "y": lines_y, "mode": "lines", "hoverinfo": "skip", "showlegend": False,
+         "line": {"color": "rgba(31,119,180,0.35)", "width": 1}},
+        {"type": "scatter", "x": [0.0, float(query[0])], "y": [0.0, float(query[1])], "mode": "lines",
+         "hoverinfo": "skip", "showlegend": False, "line": {"color": QUERY_COLOR, "width": 2, "dash": "dot"}},
+        {"type": "scatter", "x": keys[:, 0], "y": keys[:, 1], "mode": "markers+text", "text": names,
+         "textposition": "top center", "name": html.escape(key_name),
+         "marker": {"size": 8 + 40 * np.clip(weights, 0, 1), "color": KEY_COLOR, "opacity": 0.8},
+         "customdata": np.stack([scores, weights], axis=1),
+         "hovertemplate": f"%{{text}}: k = (%{{x:.2f}}, %{{y:.2f}})<br>{score_word} = %{{customdata[0]:.3f}}"
+                          "<br>α = %{customdata[1]:.3f}<extra></extra>"},
+        {"type": "scatter", "x": [float(query[0])], "y": [float(query[1])], "mode": "markers+text", "text": ["q"],
+         "textposition": "bottom center", "name": html.escape(query_name),
+         "marker": {"size": 18, "symbol": "star", "color": QUERY_COLOR},
+         "hovertemplate": f"{html.escape(query_name)} = (%{{x:.2f}}, %{{y:.2f}})<extra></extra>"},
+    ]
+    reach = float(max(np.abs(keys).max(initial=0.0), np.abs(query).max(initial=0.0), 1.0)) * 1.2
+    layout = {
+        "title": {"text": html.escape(title) if title else None},
+        "height": height or 420,
+        "margin": {"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
+        "xaxis": {"title": {"text": html.escape(_("dimension 1"))}, "range": [-reach, reach], "zeroline": True},
+        "yaxis": {"title": {"text": html.escape(_("dimension 2"))}, "range": [-reach, reach], "zeroline": True},
+        "showlegend": False,
+    }
+    return quick_figure(data, layout)
