@@ -33,3 +33,27 @@ def test_formula_table_is_one_row_of_formulas_under_their_names():
     assert rule == "|---|---|---|---|---|"
     # The prefix is named once, in the label cell; a formula without it is shown whole; a bar is \vert.
     assert row == r"| score(s, h) = | ${\small s^\top h}$ | ${\small a = W s}$ | ${\small \vert x\vert }$ | ${\small x}$ |"
+
+
+def test_symbol_legend_is_a_table_of_symbols_in_latex_and_escaped_prose():
+    table = formulas.symbol_legend([(r"\alpha_{ij}", "weight <b>|</b>", "a number"), (r"|x|", "cost $5", "n")],
+                                   headers=("symbol", "what it is", "shape"))
+    header, rule, first, second = table.split("\n")
+    assert header == "| symbol | what it is | shape |" and rule == "|---|---|---|"
+    assert first == r"| $\alpha_{ij}$ | weight &lt;b&gt;&#124;&lt;/b&gt; | a number |"
+    assert second == r"| $\vert x\vert $ | cost \$5 | n |"  # a bar never breaks the row; a $ opens no formula
+    with pytest.raises(ValueError):
+        formulas.symbol_legend([("q", "query")], headers=("symbol", "what it is", "shape"))
+
+
+def test_query_key_notation_renames_the_papers_s_and_h_only():
+    cases = {
+        r"\operatorname{score}(s, h) = s^\top h": r"\operatorname{score}(q, k) = q^\top k",
+        r"\operatorname{score}(s, h) = \frac{s^\top h}{\sqrt{d}}": r"\operatorname{score}(q, k) = \frac{q^\top k}{\sqrt{d}}",
+        r"v^\top \tanh(W s + U h)": r"v^\top \tanh(W q + U k)",
+        r"\frac{s^\top h}{\lVert s\rVert\,\lVert h\rVert}": r"\frac{q^\top k}{\lVert q\rVert\,\lVert k\rVert}",
+        r"a = \operatorname{softmax}(W_a s)": r"a = \operatorname{softmax}(W_a q)",
+        r"v_a^\top \tanh\!\left(W_a [s; h]\right)": r"v_a^\top \tanh\!\left(W_a [q; k]\right)",
+    }
+    for paper, general in cases.items():
+        assert formulas.query_key_notation(paper) == general
