@@ -150,3 +150,18 @@ def test_a_sweep_above_the_operators_bound_asks_first(monkeypatch):
     assert "\n" not in str(error.value) and isinstance(error.value, InputError)
     assert parse_heads("0.1", 2, 4) == ((0, 1),)  # chosen heads alone are not bounded by the sweep's size
     knockout_record(None, {"text": TEXT, "model_dir": str(FIXTURES / "gpt2"), "heads": "0.1"})
+
+
+def test_the_knock_out_figures_centre_at_zero():
+    from viz.lm_lens import knockout_bars, knockout_grid
+
+    record = knockout_record(None, {"text": TEXT, "model_dir": str(FIXTURES / "gpt2"), "heads": "0.1,1.2",
+                                    "sweep": True, "mode": "first"})
+    fig = knockout_grid(record)
+    heat = fig.data[0]
+    np.testing.assert_allclose(np.asarray(heat.z, np.float64), record.weights, atol=1e-7)
+    assert heat.zmid == 0 and heat.zmin == -heat.zmax and heat.zmax == pytest.approx(np.abs(record.weights).max())
+    assert "attention put on the first token" in fig.layout.title.text
+    bars = knockout_bars(record)
+    assert list(bars.data[0].x) == ["L0H1", "L1H2", "all chosen"]
+    np.testing.assert_allclose(bars.data[1].y, record.meta["loss_change"])

@@ -108,3 +108,20 @@ def test_bad_options_get_one_line(options, words):
     with pytest.raises(InputError, match=words) as error:
         lens_record(None, raw)
     assert "\n" not in str(error.value)
+
+
+def test_the_lens_figures_show_the_record(case):
+    from viz.i18n_text import gettext_for
+    from viz.lm_lens import lens_grid, lens_position_bars
+
+    runner, reference, ids, _, _ = case
+    record = lens_record(None, {"text": str(reference["text_0"]), "model_dir": str(runner.lm.folder), "top_k": 2})
+    fig = lens_grid(record)
+    heat = fig.data[0]
+    np.testing.assert_allclose(np.asarray(heat.z, np.float64), record.weights, atol=1e-7)
+    assert heat.text[-1][0] == record.extras["top_tokens"][-1, 0, 0][:10]  # the last layer's top token in its cell
+    assert "final answer" in heat.customdata[0][0] and fig.layout.yaxis.ticktext[0] == "embedding"
+    bars = lens_position_bars(record)
+    np.testing.assert_allclose(bars.data[0].y, record.weights[:, -1], atol=1e-7)
+    zh = lens_grid(record, gettext=gettext_for("zh"))
+    assert zh.layout.xaxis.title.text != fig.layout.xaxis.title.text

@@ -67,3 +67,18 @@ def test_a_log_without_shares_gives_none_and_a_broken_one_one_line(tmp_path):
     (tmp_path / "broken.json").write_text("{")
     with pytest.raises(sinks.InputError, match="training log"):
         sinks.training_sinks(tmp_path / "broken.json")
+
+
+def test_the_sink_figures():
+    from viz.lm_lens import SINK_TEXT, sink_grid, sink_rate_curve
+
+    runner = load_runner(FIXTURES / "gpt2")
+    record = sinks.sink_record(runner.attention("the lazy dog sleeps on the mat"))
+    fig = sink_grid(record)
+    np.testing.assert_allclose(np.asarray(fig.data[0].z, np.float64), record.weights, atol=1e-7)
+    assert sum(cell == "sink" for row in fig.data[0].text for cell in row) == int(np.sum(record.weights > 0.3))
+    history = sinks.training_sinks()
+    curve = sink_rate_curve(history.steps, history.shares, epsilon=history.epsilon)
+    np.testing.assert_allclose(curve.data[0].y, history.rates)
+    np.testing.assert_allclose(curve.data[1].y, history.shares.reshape(len(history.steps), -1).max(1))
+    assert "sum to 1" in SINK_TEXT
