@@ -4,10 +4,11 @@ neuron view and attention sinks, on the GPT trained here or your own GPT-2/Llama
 import streamlit as st
 
 from ui.i18n import translator
-from ui.inside_lm import cached_runner, choose_model, prompt_box
+from ui.inside_lm import cached_runner, choose_model, neuron_view_section, prompt_box
 from ui.inside_lm_generate import generate_section
 from ui.inside_lm_knockout import knockout_section
 from ui.inside_lm_lens import lens_section
+from ui.inside_lm_sinks import sinks_section
 from ui.links import bound
 from ui.markdown import escape_markdown
 from ui.router import ensure_router
@@ -53,3 +54,7 @@ elif section == "lens":
 elif section == "knockout":
     tokens = checked(runner.encode, prompt).labels
     knockout_section(model_dir, prompt, cfg.num_layers, cfg.num_heads, len(tokens))
+elif section == "neuron":
+    neuron_view_section(runner, prompt)
+else:
+    sinks_section(model_dir, prompt)

@@ -10,9 +10,11 @@ from __future__ import annotations
 import streamlit as st
 
 from models.lm.folders import max_model_bytes, model_root, resolve_model_dir
+from models.lm.neuron import neuron_parts
 from models.lm.records import LMRunner, load_runner
 from ui.i18n import translator
 from ui.links import linked_text
+from ui.neuron import neuron_section
 from ui.widgets import checked
 
 PROMPT_MAX_CHARS = 2000  # a prompt's characters at most, checked again on the server
@@ -45,5 +47,23 @@ def choose_model() -> str:
 def prompt_box() -> str:
     """Shows the prompt box (its text travels in the URL); returns the prompt, checked for length."""
     _ = translator()
-    return linked_text(st.text_area, _("Prompt"), DEFAULT_PROMPT, key="inside_prompt", height=80,
-                       max_chars=PROMPT_MAX_CHARS)
+    prompt = linked_text(st.text_area, _("Prompt"), DEFAULT_PROMPT, key="inside_prompt", height=80,
+                         max_chars=PROMPT_MAX_CHARS)
+    if not isinstance(prompt, str) or len(prompt) > PROMPT_MAX_CHARS:  # a scripted client's value
+        st.error(_("The prompt may have at most {count} characters.").format(count=PROMPT_MAX_CHARS),
+                 icon=":material/error:")
+        st.stop()
+    return prompt
+
+
+def neuron_view_section(runner: LMRunner, prompt: str) -> None:
+    """Shows section 4: one head's score taken apart (ui/neuron.py) on the page's model and prompt."""
+    _ = translator()
+    encoding = checked(runner.encode, prompt)
+    st.markdown(_("One head's attention score, taken apart: the query vector q of the chosen token and the key "
+                  "vectors k of every token (after RoPE where the model has it), their elementwise product q ⊙ k, "
+                  "its sum scaled by 1/√d (the score), and the softmax of the scores over the keys the query may "
+                  "see, which is the row of the attention map."))
+    cfg = runner.config
+    neuron_section(lambda layer, head, query: neuron_parts(runner.lm, encoding.ids, layer, head, query),
+                   encoding.labels, cfg.num_layers, cfg.num_heads, "inside_neuron", meta={"model": runner.name})

@@ -1,0 +1,185 @@
+"""AppTest of the Inside a language model page: it opens with its defaults in English and Chinese, each
+section draws what its model computed (checked against the models and a numpy oracle), links open
+it as they were, and values a browser should not send get one line, never a traceback."""
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from models.lm.generate import generation_record
+from models.lm.knockout import knockout_record
+from models.lm.model import run
+from models.lm.records import load_runner
+from tests.pages.conftest import APP, chart_data, chart_specs, decode, open_page
+from ui.inside_lm import DEFAULT_PROMPT, PROMPT_MAX_CHARS
+from viz.i18n_text import gettext_for
+
+PAGE = "pages/inside_lm.py"
+STEP, CHOSEN, HEAD, MODEL = range(4)  # the generation section's charts, in order
+
+
+@pytest.fixture(scope="module")
+def runner():
+    return load_runner(None)
+
+
+@pytest.fixture(scope="module")
+def generated(runner):
+    # The page's defaults: 12 tokens, greedy.
+    return generation_record(runner, DEFAULT_PROMPT, max_new=12, temperature=0.0, top_k=0, seed=0)
+
+
+@pytest.fixture(scope="module")
+def at():
+    app = open_page(PAGE, timeout=300)
+    assert not app.exception, app.exception
+    return app
+
+
+def open_link(params: dict) -> AppTest:
+    app = AppTest.from_file(APP, default_timeout=300)
+    app.switch_page(PAGE)
+    app.query_params.update(params)
+    app.run()
+    assert not app.exception, app.exception
+    return app
+
+
+def test_generation_opens_on_the_first_step_of_what_the_model_wrote(at, generated):
+    assert at.title[0].value == "Inside a language model"
+    specs = chart_specs(at)
+    assert len(specs) == 4
+    n = int(generated.extras["n_prompt"])
+    layers, heads = generated.weights.shape[:2]
+    # Step 1: the last prompt token (query n - 1) wrote the first new token; layer L - 1 by default.
+    z = chart_data(at, STEP)  # every layer's heads: 2 × 4 rows
+    np.testing.assert_allclose(z, generated.weights[:, :, n - 1, :n].reshape(layers * heads, n), atol=1e-6)
+    np.testing.assert_allclose(z.sum(1), 1.0, atol=1e-4)
+    written = specs[CHOSEN]["data"]
+    np.testing.assert_allclose(decode(written[0]["y"]), generated.extras["chosen_prob"], atol=1e-6)
+    np.testing.assert_allclose(decode(written[1]["y"]), generated.extras["top_probs"][:, 0], atol=1e-6)
+    maps = generated.weights[layers - 1, 0]
+    np.testing.assert_allclose(chart_data(at, HEAD), maps, atol=1e-6)
+    assert np.all(maps[np.triu_indices(len(maps), 1)] == 0)
+    assert generated.meta["generated_text"] in at.markdown[1].value.replace("\\", "")
+
+
+def test_the_step_slider_moves_the_query(at, generated):
+    n = int(generated.extras["n_prompt"])
+    layers = generated.weights.shape[0]
+    at.slider(key="inside_step").set_value(4).run()
+    assert not at.exception
+    z = chart_data(at, STEP)
+    heads = generated.weights.shape[1]
+    assert z.shape == (layers * heads, n + 3)  # the query before the 4th written token sees n + 3 keys
+    np.testing.assert_allclose(z, generated.weights[:, :, n + 2, : n + 3].reshape(layers * heads, n + 3), atol=1e-6)
+
+
+def test_logit_lens_last_row_is_the_models_own_prediction(at, runner):
+    at.segmented_control(key="inside_section").set_value("lens").run()
+    assert not at.exception
+    ids = runner.encode(DEFAULT_PROMPT).ids
+    logits, _ = run(runner.lm.graphdef, runner.lm.state, ids[None], attention=False)
+    z = logits[0].astype(np.float64)
+    p = np.exp(z - z.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    grid = chart_data(at, 1)
+    assert grid.shape == (runner.config.num_layers + 1, len(ids))
+    np.testing.assert_allclose(grid[-1], p.max(-1), atol=1e-4)  # the final answer is the last row's top token
+    position = chart_data(at, 0)
+    np.testing.assert_allclose(position[-1, 0], p[-1].max(), atol=1e-4)
+
+
+def test_knockout_of_chosen_heads_and_the_sweep(at, runner):
+    at.segmented_control(key="inside_section").set_value("knockout").run()
+    assert not at.exception
+    chosen = at.multiselect(key="inside_heads").value
+    expected = knockout_record(None, {"text": DEFAULT_PROMPT, "heads": ",".join(chosen), "mode": "zero"})
+    np.testing.assert_allclose(chart_data(at, 0, "y"), expected.weights, atol=1e-6)
+    np.testing.assert_allclose(chart_data(at, 0, "y", trace=1), expected.extras["loss_change"], atol=1e-6)
+    at.radio(key="inside_mode").set_value("first").run()
+    at.toggle(key="inside_sweep").set_value(True).run()
+    assert not at.exception
+    sweep = chart_data(at, 1)
+    assert sweep.shape == (runner.config.num_layers, runner.config.num_heads)
+    alone = knockout_record(None, {"text": DEFAULT_PROMPT, "heads": "1.2", "mode": "first"})
+    np.testing.assert_allclose(sweep[1, 2], alone.weights[0], atol=1e-5)
+
+
+def test_neuron_view_softmax_is_the_attention_row(at, runner):
+    at.segmented_control(key="inside_section").set_value("neuron").run()
+    assert not at.exception
+    maps = runner.attention(DEFAULT_PROMPT).weights
+    spec = chart_specs(at)[0]
+    weights = np.asarray(decode(spec["data"][-1]["x"]), dtype=float)
+    np.testing.assert_allclose(weights, maps[-1, 0, -1], atol=1e-5)  # layer L - 1, head 0, the last query
+    at.selectbox(key="inside_neuron_layer").set_value(0).run()
+    at.selectbox(key="inside_neuron_query").set_value(3).run()
+    weights = np.asarray(decode(chart_specs(at)[0]["data"][-1]["x"]), dtype=float)
+    np.testing.assert_allclose(weights, maps[0, 0, 3], atol=1e-5)
+    assert np.all(weights[4:] == 0)  # causal: later keys get nothing
+
+
+def test_sinks_share_and_rate_against_a_numpy_oracle(at, runner):
+    at.segmented_control(key="inside_section").set_value("sinks").run()
+    assert not at.exception
+    maps = runner.attention(DEFAULT_PROMPT).weights.astype(np.float64)
+    shares = maps[:, :, 1:, 0].mean(-1)  # mean attention on the first token over queries 1..T-1
+    np.testing.assert_allclose(chart_data(at, 0), shares, atol=1e-5)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Sink rate"] == f"{np.mean(shares > 0.3):.0%}"
+    assert metrics["Sink heads"] == f"{int(np.sum(shares > 0.3))} / {shares.size}"
+    assert "every row" in at.markdown[1].value  # the paragraph says why softmax makes a sink
+    rates = chart_data(at, 1, "y")
+    history = chart_data(at, 2)
+    np.testing.assert_allclose(rates, (history > 0.3).mean(0), atol=1e-6)  # the rate over training, per step
+
+
+def test_chinese_opens_with_its_texts():
+    _ = gettext_for("zh")
+    app = open_link({"lang": "zh"})
+    assert app.title[0].value == _("Inside a language model") != "Inside a language model"
+    assert len(chart_specs(app)) == 4
+    for section in ("lens", "knockout", "neuron", "sinks"):
+        app.segmented_control(key="inside_section").set_value(section).run()
+        assert not app.exception and chart_specs(app)
+
+
+@pytest.mark.parametrize("params, says", [
+    ({"inside_n": "100000"}, "is not one this control takes"),
+    ({"inside_temperature": "inf"}, "is not one this control takes"),
+    ({"inside_top_k": "-3"}, "is not one this control takes"),
+    ({"inside_prompt": "x" * (PROMPT_MAX_CHARS + 1)}, "more than this box takes"),
+])
+def test_values_out_of_bounds_get_one_line(params, says):
+    app = open_link(params)
+    assert len(app.warning) == 1 and says in app.warning[0].value
+    assert len(chart_specs(app)) == 4  # the defaults are shown
+
+
+def test_scripted_values_over_the_bounds_never_reach_the_model():
+    app = open_page(PAGE, timeout=300)
+    app.session_state["inside_prompt"] = "x" * (PROMPT_MAX_CHARS + 500)
+    app.session_state["inside_n"] = 10**6
+    app.run()
+    assert not app.exception
+    # Neither reaches the model: the text is cut to the box's bound, N goes back to its default.
+    assert len(app.text_area(key="inside_prompt").value) == PROMPT_MAX_CHARS
+    assert app.session_state["inside_n"] == 12
+    assert len(app.warning) == 1 and "cut to its first 128" in app.warning[0].value  # the model's own bound, one line
+
+
+def test_a_link_reopens_a_step(generated):
+    app = open_link({"inside_step": "3", "inside_layer": "0", "inside_head": "2"})
+    n = int(generated.extras["n_prompt"])
+    np.testing.assert_allclose(chart_data(app, STEP)[:4], generated.weights[0, :, n + 1, : n + 2], atol=1e-6)
+    np.testing.assert_allclose(chart_data(app, HEAD), generated.weights[0, 2], atol=1e-6)
+
+
+def test_a_link_reopens_a_section_and_a_bad_head_list_is_refused():
+    # Bound choices travel as the labels the controls show.
+    app = open_link({"inside_section": "3 Head knock-out", "inside_heads": ["L0 H1", "L9 H9"],
+                     "inside_mode": "point its attention at the first token"})
+    assert app.radio(key="inside_mode").value == "first"
+    assert not app.exception
+    assert len(app.warning) == 1 and "L9 H9" in app.warning[0].value  # no head of this model: one line

@@ -1,0 +1,83 @@
+"""Section 5 of the "Inside a language model" page: attention sinks.
+
+models/lm/sinks.py: each head's first-token share (mean attention on key 0 over query rows 1..T−1)
+on the prompt, the model's sink rate (the share of heads above ε = 0.3, Gu et al., ICLR 2025), and,
+for the model trained here, the same rate over its training log's snapshots.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from models.lm.sinks import SINK_EPSILON, sink_record, training_sinks
+from models.record import AttentionRecord
+from ui.i18n import translator
+from ui.inside_lm import cached_runner
+from ui.markdown import escape_markdown
+from ui.widgets import checked, show_figure
+from viz.figures import heatmap, weight_bars
+from viz.i18n_text import N_
+
+SINK_PARAGRAPH = N_(
+    "An **attention sink** is a token that receives a large share of a head's attention whatever the query is, "
+    "most often the first token. Softmax makes one: every row of attention weights must sum to 1, so a head "
+    "that has nothing useful to read for a query still has to put its weight somewhere, and the first token, "
+    "which every later token can see, becomes the place to park it (its value vector is often small, so "
+    "parking there changes little). A head's **first-token share** is its mean attention on the first token "
+    "over the queries after it; the model's **sink rate** is the share of heads whose first-token share "
+    "exceeds ε = {epsilon} (Gu et al., \"When Attention Sink Emerges in Language Models\", ICLR 2025).")
+
+
+@st.cache_resource(show_spinner=False, max_entries=2)  # shared, never mutated
+def cached_sinks(model_dir: str, prompt: str) -> AttentionRecord:
+    """Returns the sink record (first-token share per head) of the prompt's attention in every layer."""
+    return sink_record(cached_runner(model_dir).attention(prompt))
+
+
+@st.cache_data(show_spinner=False)
+def _history():
+    return training_sinks()
+
+
+def sinks_section(model_dir: str, prompt: str) -> None:
+    """Shows section 5: the paragraph, the prompt's per-head shares and sink rate, and (for the model
+    trained here) the sink rate over training."""
+    _ = translator()
+    st.markdown(_(SINK_PARAGRAPH).format(epsilon=SINK_EPSILON))
+    with st.spinner(_("Running the model on the prompt…")):
+        record = checked(cached_sinks, model_dir, prompt)
+    meta = record.meta
+    heads = record.weights.size
+    sinks = int(np.sum(record.weights > SINK_EPSILON))
+    cols = st.columns(2)
+    cols[0].metric(_("Sink rate"), f"{meta['sink_rate']:.0%}",
+                   help=_("share of heads whose first-token share exceeds ε = {epsilon}").format(epsilon=SINK_EPSILON))
+    cols[1].metric(_("Sink heads"), f"{sinks} / {heads}")
+    st.caption(_("On this prompt, whose first token is “{token}”.").format(token=escape_markdown(str(meta["first_token"]))))
+    fig = heatmap(record.weights, record.query_labels, record.key_labels,
+                  title=_("Each head's share of attention on the first token"), zmax=1.0, query_title="",
+                  key_title="", value_name=_("share"))
+    show_figure(fig, record, key="inside_sinks", name="lm-sinks")
+    if model_dir:
+        return
+    history = checked(_history, stop=False)
+    if history is None:
+        return
+    st.subheader(_("Over training"))
+    st.caption(_("The same measure on held-out windows at every logged step of the training run of the model "
+                 "trained here."))
+    steps = [f"{int(s):,}" for s in history.steps]
+    rate_record = AttentionRecord(record.mechanism, history.rates[None].astype(np.float32), ("measure", "step"),
+                                  (_("sink rate"),), steps, meta={"epsilon": history.epsilon},
+                                  extras={"steps": history.steps})
+    show_figure(weight_bars(history.rates, steps, title=_("Sink rate at each training step"),
+                            value_name=_("sink rate")), rate_record, key="inside_sink_rate", name="lm-sink-rate")
+    layers, heads_per_layer = history.shares.shape[1:]
+    names = [f"L{layer} H{head}" for layer in range(layers) for head in range(heads_per_layer)]
+    shares = history.shares.reshape(len(steps), -1).T.astype(np.float32)  # [head, step]
+    share_record = AttentionRecord(record.mechanism, shares, ("head", "step"), names, steps,
+                                   meta={"epsilon": history.epsilon}, extras={"steps": history.steps})
+    show_figure(heatmap(shares, names, steps, title=_("Each head's first-token share during training"), zmax=1.0,
+                        query_title="", key_title=_("training step"), value_name=_("share")),
+                share_record, key="inside_sink_history", name="lm-sink-history")
