@@ -11,20 +11,17 @@ above the operator's bound (ATTENTION_LAB_MAX_SWEEP) the model refuses it in one
 
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 
 from models.lm.knockout import MAX_CHOSEN_HEADS, MODES, knockout_record, max_sweep
 from models.record import AttentionRecord
 from ui.i18n import translator
 from ui.links import bound
-from ui.markdown import escape_markdown
 from ui.widgets import checked, show_figure
-from viz.figures import heatmap, weight_bars
-from viz.i18n_text import N_
+from viz.lm_lens import MODE_NOTES, knockout_bars, knockout_grid
 
 LARGE_SWEEP = 64 * 128  # head-forwards × tokens above which the page asks before a sweep
-MODE_LABELS = {"zero": N_("zero the head's output"), "first": N_("point its attention at the first token")}
+MODE_LABELS = MODE_NOTES  # "its output set to zero", "its attention put on the first token"
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)  # shared, never mutated
@@ -38,12 +35,6 @@ def head_name(pair: str) -> str:
     """Returns "L0 H1" for the pair "0.1"."""
     layer, _, head = pair.partition(".")
     return f"L{layer} H{head}"
-
-
-def _diverging(fig, values: np.ndarray):
-    # changes are signed: a white zero, blue for a gain, red for a loss of probability
-    top = max(float(np.max(np.abs(values), initial=0.0)), 1e-9)
-    return fig.update_traces(zmin=-top, zmax=top, colorscale="RdBu", zmid=0.0)
 
 
 def knockout_section(model_dir: str, prompt: str, num_layers: int, num_heads: int, tokens: int) -> None:
@@ -65,17 +56,7 @@ def knockout_section(model_dir: str, prompt: str, num_layers: int, num_heads: in
     if chosen:
         with st.spinner(_("Running the model with the heads knocked out…")):
             record = checked(cached_knockout, model_dir, prompt, ",".join(chosen), mode, False)
-        meta = record.meta
-        st.markdown(_("Without a knock-out the model gives “{answer}” probability {prob:.3f}; the prompt's loss is "
-                      "{loss:.3f} nats per token.").format(answer=escape_markdown(str(meta["answer"])),
-                                                          prob=meta["plain_prob"], loss=meta["plain_loss"]))
-        names = [head_name(p) for p in chosen] + ([_("all chosen")] if len(chosen) > 1 else [])
-        loss_change = np.asarray(record.extras["loss_change"], dtype=np.float32)
-        fig = weight_bars(record.weights, names, title=_("What the knock-out changes"),
-                          value_name=_("Δ p(top-1)"), compare=loss_change, compare_name=_("Δ loss (nats)"))
-        shown = AttentionRecord(record.mechanism, record.weights, record.axes, record.query_labels, names,
-                                dict(record.meta), dict(record.extras))
-        show_figure(fig, shown, key="inside_knockout", name=f"lm-knockout-{mode}")
+        show_figure(knockout_bars(record, gettext=_), record, key="inside_knockout", name=f"lm-knockout-{mode}")
     else:
         st.info(_("Choose heads above to knock them out, or run the sweep below."), icon=":material/touch_app:")
 
@@ -96,15 +77,5 @@ def knockout_section(model_dir: str, prompt: str, num_layers: int, num_heads: in
                    expanded=False) as status:
         record = checked(cached_knockout, model_dir, prompt, "", mode, True)
         status.update(label=_("Sweep done: {heads} heads.").format(heads=num_layers * num_heads), state="complete")
-    grid = _diverging(heatmap(record.weights, record.query_labels, record.key_labels,
-                              title=_("Δ p(top-1) when each head alone is knocked out"), query_title="",
-                              key_title="", value_name=_("Δ p")), record.weights)
-    show_figure(grid, record, key="inside_sweep_prob", name=f"lm-knockout-sweep-{mode}")
-    loss = np.asarray(record.extras["loss_change"], dtype=np.float32)
-    loss_record = AttentionRecord(record.mechanism, loss, record.axes, record.query_labels, record.key_labels,
-                                  {**dict(record.meta), "value": "change in the prompt's mean next-token loss"})
-    loss_grid = heatmap(loss, record.query_labels, record.key_labels,
-                        title=_("Δ loss (nats) when each head alone is knocked out"), query_title="",
-                        key_title="", value_name=_("Δ loss"))
-    show_figure(_diverging(loss_grid, loss).update_traces(colorscale="RdBu_r"), loss_record,
-                key="inside_sweep_loss", name=f"lm-knockout-sweep-{mode}-loss")
+    st.caption(_("Hover a head for the change in the prompt's loss as well."))
+    show_figure(knockout_grid(record, gettext=_), record, key="inside_sweep_prob", name=f"lm-knockout-sweep-{mode}")

@@ -16,17 +16,8 @@ from ui.i18n import translator
 from ui.inside_lm import cached_runner
 from ui.markdown import escape_markdown
 from ui.widgets import checked, show_figure
-from viz.figures import heatmap, weight_bars
-from viz.i18n_text import N_
-
-SINK_PARAGRAPH = N_(
-    "An **attention sink** is a token that receives a large share of a head's attention whatever the query is, "
-    "most often the first token. Softmax makes one: every row of attention weights must sum to 1, so a head "
-    "that has nothing useful to read for a query still has to put its weight somewhere, and the first token, "
-    "which every later token can see, becomes the place to park it (its value vector is often small, so "
-    "parking there changes little). A head's **first-token share** is its mean attention on the first token "
-    "over the queries after it; the model's **sink rate** is the share of heads whose first-token share "
-    "exceeds ε = {epsilon} (Gu et al., \"When Attention Sink Emerges in Language Models\", ICLR 2025).")
+from viz.figures import heatmap
+from viz.lm_lens import SINK_TEXT, sink_grid, sink_rate_curve
 
 
 @st.cache_resource(show_spinner=False, max_entries=2)  # shared, never mutated
@@ -44,7 +35,7 @@ def sinks_section(model_dir: str, prompt: str) -> None:
     """Shows section 5: the paragraph, the prompt's per-head shares and sink rate, and (for the model
     trained here) the sink rate over training."""
     _ = translator()
-    st.markdown(_(SINK_PARAGRAPH).format(epsilon=SINK_EPSILON))
+    st.markdown(_(SINK_TEXT))
     with st.spinner(_("Running the model on the prompt…")):
         record = checked(cached_sinks, model_dir, prompt)
     meta = record.meta
@@ -55,10 +46,7 @@ def sinks_section(model_dir: str, prompt: str) -> None:
                    help=_("share of heads whose first-token share exceeds ε = {epsilon}").format(epsilon=SINK_EPSILON))
     cols[1].metric(_("Sink heads"), f"{sinks} / {heads}")
     st.caption(_("On this prompt, whose first token is “{token}”.").format(token=escape_markdown(str(meta["first_token"]))))
-    fig = heatmap(record.weights, record.query_labels, record.key_labels,
-                  title=_("Each head's share of attention on the first token"), zmax=1.0, query_title="",
-                  key_title="", value_name=_("share"))
-    show_figure(fig, record, key="inside_sinks", name="lm-sinks")
+    show_figure(sink_grid(record, gettext=_), record, key="inside_sinks", name="lm-sinks")
     if model_dir:
         return
     history = checked(_history, stop=False)
@@ -68,11 +56,13 @@ def sinks_section(model_dir: str, prompt: str) -> None:
     st.caption(_("The same measure on held-out windows at every logged step of the training run of the model "
                  "trained here."))
     steps = [f"{int(s):,}" for s in history.steps]
-    rate_record = AttentionRecord(record.mechanism, history.rates[None].astype(np.float32), ("measure", "step"),
-                                  (_("sink rate"),), steps, meta={"epsilon": history.epsilon},
-                                  extras={"steps": history.steps})
-    show_figure(weight_bars(history.rates, steps, title=_("Sink rate at each training step"),
-                            value_name=_("sink rate")), rate_record, key="inside_sink_rate", name="lm-sink-rate")
+    flat = history.shares.reshape(len(steps), -1)
+    curves = np.stack([history.rates, flat.max(1)]).astype(np.float32)
+    rate_record = AttentionRecord(record.mechanism, curves, ("measure", "step"),
+                                  ("sink rate", "largest first-token share"), steps,
+                                  meta={"epsilon": history.epsilon}, extras={"steps": history.steps})
+    show_figure(sink_rate_curve(history.steps, history.shares, epsilon=history.epsilon, gettext=_), rate_record,
+                key="inside_sink_rate", name="lm-sink-rate")
     layers, heads_per_layer = history.shares.shape[1:]
     names = [f"L{layer} H{head}" for layer in range(layers) for head in range(heads_per_layer)]
     shares = history.shares.reshape(len(steps), -1).T.astype(np.float32)  # [head, step]

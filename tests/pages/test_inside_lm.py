@@ -86,8 +86,11 @@ def test_logit_lens_last_row_is_the_models_own_prediction(at, runner):
     grid = chart_data(at, 1)
     assert grid.shape == (runner.config.num_layers + 1, len(ids))
     np.testing.assert_allclose(grid[-1], p.max(-1), atol=1e-4)  # the final answer is the last row's top token
-    position = chart_data(at, 0)
-    np.testing.assert_allclose(position[-1, 0], p[-1].max(), atol=1e-4)
+    bars = chart_data(at, 0, "y")  # the last position's final answer, layer by layer
+    np.testing.assert_allclose(bars, grid[:, -1], atol=1e-6)
+    assert bars[-1] == pytest.approx(p[-1].max(), abs=1e-4)
+    table = at.dataframe[0].value
+    assert list(table.columns) == ["", "#1", "#2", "#3", "#4", "#5"] and len(table) == runner.config.num_layers + 1
 
 
 def test_knockout_of_chosen_heads_and_the_sweep(at, runner):
@@ -97,6 +100,7 @@ def test_knockout_of_chosen_heads_and_the_sweep(at, runner):
     expected = knockout_record(None, {"text": DEFAULT_PROMPT, "heads": ",".join(chosen), "mode": "zero"})
     np.testing.assert_allclose(chart_data(at, 0, "y"), expected.weights, atol=1e-6)
     np.testing.assert_allclose(chart_data(at, 0, "y", trace=1), expected.extras["loss_change"], atol=1e-6)
+    assert len(expected.weights) == len(chosen) + 1  # each head alone, then all chosen at once
     at.radio(key="inside_mode").set_value("first").run()
     at.toggle(key="inside_sweep").set_value(True).run()
     assert not at.exception
@@ -129,10 +133,11 @@ def test_sinks_share_and_rate_against_a_numpy_oracle(at, runner):
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Sink rate"] == f"{np.mean(shares > 0.3):.0%}"
     assert metrics["Sink heads"] == f"{int(np.sum(shares > 0.3))} / {shares.size}"
-    assert "every row" in at.markdown[1].value  # the paragraph says why softmax makes a sink
+    assert "must sum to 1" in at.markdown[1].value  # the paragraph says why softmax makes a sink
     rates = chart_data(at, 1, "y")
-    history = chart_data(at, 2)
+    history = chart_data(at, 2)  # [head, step]
     np.testing.assert_allclose(rates, (history > 0.3).mean(0), atol=1e-6)  # the rate over training, per step
+    np.testing.assert_allclose(chart_data(at, 1, "y", trace=1), history.max(0), atol=1e-6)
 
 
 def test_chinese_opens_with_its_texts():
@@ -179,7 +184,7 @@ def test_a_link_reopens_a_step(generated):
 def test_a_link_reopens_a_section_and_a_bad_head_list_is_refused():
     # Bound choices travel as the labels the controls show.
     app = open_link({"inside_section": "3 Head knock-out", "inside_heads": ["L0 H1", "L9 H9"],
-                     "inside_mode": "point its attention at the first token"})
+                     "inside_mode": "its attention put on the first token"})
     assert app.radio(key="inside_mode").value == "first"
     assert not app.exception
     assert len(app.warning) == 1 and "L9 H9" in app.warning[0].value  # no head of this model: one line
