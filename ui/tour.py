@@ -305,7 +305,8 @@ STEPS: tuple[Step, ...] = (
                 "alignment function (dot product, additive, …); the scores are normalised into weights, usually "
                 "by a softmax; and the weights average the values that belong to the keys. The mechanisms differ "
                 "in where Q, K and V come from, in the score, and in which keys are allowed. The temperature τ "
-                "sharpens or flattens the softmax."),
+                "sharpens or flattens the softmax. The neuron view of the page Inside a language model takes the "
+                "three stages apart in a real language model."),
         formula=r"\alpha_j = \frac{\exp(\operatorname{score}(q, k_j)/\tau)}{\sum_{j'} \exp(\operatorname{score}(q, k_{j'})/\tau)},"
                 r"\quad \operatorname{Attention}(q, K, V) = \sum_j \alpha_j v_j",
         legend=((r"q", N_("the query: what is being looked for")), (r"k_j", N_("key j: what item j offers to be found by")),
