@@ -1,0 +1,89 @@
+"""The Inside a language model page in Chromium: the GPT trained here (the step view of what each head read
+to write a token, moved by the step slider; the step in the link; the Chinese page), then a user's folder
+from the model root (a copy of the committed GPT-2 folder) on a server started with ATTENTION_LAB_MODEL_ROOT."""
+
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+from models.lm.generate import generation_record
+from models.lm.quality import CHECKPOINT_DIR
+from models.lm.records import load_runner
+from tests.e2e.conftest import plotly_traces, screenshot_path, streamlit_server, wait_for_charts, wait_idle, wait_stable
+from ui.inside_lm import DEFAULT_PROMPT
+
+pytestmark = pytest.mark.e2e
+
+LONG_WAIT = 300_000  # a cold server loads the model and compiles the generation first
+STEP, CHOSEN, HEAD, MODEL = range(4)
+DEFAULTS = {"max_new": 12, "temperature": 0.0, "top_k": 0, "seed": 0}
+
+
+def _open(page, url: str, query: str = "") -> list:
+    page.goto(f"{url}/inside_lm{query}", timeout=LONG_WAIT)
+    wait_for_charts(page, 4, timeout=LONG_WAIT)
+    wait_idle(page, timeout=LONG_WAIT)
+    return plotly_traces(page)
+
+
+def _step_rows(record, step: int) -> np.ndarray:
+    # every layer's heads' row of the query that wrote written token `step` (1-based)
+    n = int(record.meta["n_prompt"])
+    layers, heads = record.weights.shape[:2]
+    query = n - 2 + step
+    return record.weights[:, :, query, : query + 1].reshape(layers * heads, query + 1)
+
+
+def test_the_model_trained_here_and_its_step_slider(page, app_url):
+    record = generation_record(load_runner(None), DEFAULT_PROMPT, **DEFAULTS)
+    before = _open(page, app_url)
+    np.testing.assert_allclose(np.asarray(before[STEP][0]["z"]), _step_rows(record, 1), atol=1e-5)
+    page.screenshot(path=screenshot_path("inside_lm.png"), full_page=True)
+
+    slider = page.locator('[data-testid="stSlider"]').filter(has_text="Step").locator('input[type="range"]')
+    slider.focus()
+    for _ in range(3):
+        slider.press("ArrowRight")
+    after = wait_stable(page)
+    np.testing.assert_allclose(np.asarray(after[STEP][0]["z"]), _step_rows(record, 4), atol=1e-5)
+    assert "inside_step=4" in page.url  # the step is in the link
+
+    zh = _open(page, app_url, "?lang=zh")
+    page.get_by_text("语言模型内部").first.wait_for()
+    np.testing.assert_allclose(np.asarray(zh[STEP][0]["z"]), _step_rows(record, 1), atol=1e-5)
+
+
+@pytest.fixture
+def root_url(tmp_path):
+    root = tmp_path / "models"
+    shutil.copytree(CHECKPOINT_DIR, root / "my-gpt")
+    saved = os.environ.get("ATTENTION_LAB_MODEL_ROOT")
+    os.environ["ATTENTION_LAB_MODEL_ROOT"] = str(root)
+    try:
+        with streamlit_server() as url:
+            yield url, root
+    finally:
+        if saved is None:
+            os.environ.pop("ATTENTION_LAB_MODEL_ROOT", None)
+        else:
+            os.environ["ATTENTION_LAB_MODEL_ROOT"] = saved
+
+
+def test_a_user_folder_from_the_model_root(page, root_url):
+    url, root = root_url
+    _open(page, url)
+    page.get_by_text("Model folder").click()
+    box = page.get_by_label("A Hugging Face folder under the model root", exact=False)
+    box.fill("my-gpt")
+    box.press("Enter")
+    page.get_by_text("my-gpt").first.wait_for(timeout=LONG_WAIT)
+    now = wait_stable(page)
+    record = generation_record(load_runner(root / "my-gpt"), DEFAULT_PROMPT, **DEFAULTS)
+    np.testing.assert_allclose(np.asarray(now[STEP][0]["z"]), _step_rows(record, 1), atol=1e-5)
+    np.testing.assert_allclose(np.asarray(now[CHOSEN][0]["y"]), record.extras["chosen_prob"], atol=1e-5)
+
+    box.fill("../outside")
+    box.press("Enter")
+    page.get_by_text("that model folder is not available here").first.wait_for(timeout=60_000)
