@@ -17,7 +17,17 @@ from models.registry import PLAYGROUND, get_mechanism, mechanisms_on_page
 from ui.i18n import translator
 from ui.links import bound, link_rows, linked_rows
 from ui.router import ensure_router
-from ui.widgets import checked, editor_key, option_number, option_radio, option_slider, show_panels, warm_in_background
+from ui.widgets import (
+    CHART_CONFIG,
+    checked,
+    editor_key,
+    option_number,
+    option_radio,
+    option_slider,
+    show_panels,
+    warm_in_background,
+)
+from viz.chart_style import for_the_page
 from viz.figures import attention_heatmap, bars_over_heatmap, vectors_2d, weight_bars
 from viz.formulas import formula_table, matrix_latex, query_key_notation, symbol_legend
 from viz.i18n_text import N_
@@ -61,7 +71,9 @@ START_TEMPERATURE = {"qkv-additive": 0.3}
 # Every score's formula, and the hand-set parameters of those that have any, drawn once here, outside
 # the fragment below: picking a score or moving a slider then typesets no LaTeX (docs/PERFORMANCE.md, "The page").
 SCORE_PREFIX = r"\operatorname{score}(q, k) = "
-short = {m.variant: _(m.name).removesuffix(" score").split(" (")[0] for m in mechanisms}  # "General (bilinear) score" → "General"
+SHORT_NAMES = {"dot": N_("Dot product"), "scaled-dot": N_("Scaled dot product"), "general": N_("General"),
+               "concat": N_("Concat"), "additive": N_("Additive"), "location": N_("Location"), "cosine": N_("Cosine")}
+short = {m.variant: _(SHORT_NAMES.get(m.variant, m.name)) for m in mechanisms}
 st.markdown(formula_table([(short[m.variant], query_key_notation(m.formula)) for m in mechanisms],
                           row_label="score(q, k) =", prefix=SCORE_PREFIX))
 with st.expander(_("What the symbols mean")):
@@ -121,11 +133,9 @@ def playground(key_values: tuple | None) -> None:
     })
 
     extras = record.extras
-    # The stages are panels of one figure: a query, τ or score change redraws one figure, not four.
-    # Each stage keeps its own Export menu, which exports that stage's record and figure.
+    # The three stages are three panels of one figure: a query, τ or score change redraws one figure,
+    # not three. Each panel keeps its own Export menu, which exports that stage's record and figure.
     scores = score_record(record)
-    plane_fig = query_key_plane(query, keys, record.key_labels, scores.weights[0], record.weights[0],
-                                title=_("0 · The query and the keys"), gettext=_)
     score_fig = weight_bars(scores.weights[0], scores.key_labels, title=_("1 · Scores: score(q, kⱼ)"),
                             value_name=_("score"), gettext=_)
     if mode == "sample":
@@ -134,9 +144,8 @@ def playground(key_values: tuple | None) -> None:
             title=_("2 · Weights: α vs. frequency of {samples} samples").format(samples=samples),
             value_name=_("α (soft)"), compare=record.weights[0], compare_name=_("sample frequency"), gettext=_,
         )
-        # Inside the bars' plot, at its top right: above it, the legend lay over the panels' titles.
-        weight_fig.update_layout(legend={"orientation": "v", "x": 1.0, "xanchor": "right", "y": 1.0,
-                                         "yanchor": "top", "bgcolor": "rgba(255,255,255,0.85)"})
+        # Under the panels, where the sum's legend goes: above the bars it lay over the panels' titles.
+        weight_fig.update_layout(legend={"orientation": "h", "x": 0.0, "y": -0.3, "yanchor": "top"})
     else:
         weight_fig = weight_bars(record.weights[0], record.key_labels, title=_("2 · Weights α"), value_name="α",
                                  gettext=_)
@@ -154,12 +163,23 @@ def playground(key_values: tuple | None) -> None:
         (weights_panel, record, "weights", f"{record.mechanism}-weights", _("Export α")),
         (context_fig, points, "context", f"{record.mechanism}-context", _("Export sum")),
     ]
-    show_panels(side_by_side([plane_fig, *(p[0] for p in panels)], widths=[1.0, 0.9, 1.1, 1.0], gap=0.06,
-                             height=480), panels, chart_key="weights_chart")
+    show_panels(side_by_side([p[0] for p in panels], gap=0.07, height=480), panels, chart_key="weights_chart")
     frequency = _("the sample frequencies") if mode == "sample" else _("the same α")
-    st.caption(_("Panel 0: hover a key for its score and α; a key's dot grows with its α. Under the α bars: {what} "
-                 "as a one-row heatmap, as the other pages draw attention. The weighted sum c = ({c1}, {c2}).").format(
-        what=frequency, c1=f"{points.weights[-1, 0]:.3f}", c2=f"{points.weights[-1, 1]:.3f}"))
+    st.caption(_("Under the α bars: {what} as a one-row heatmap, as the other pages draw attention. The weighted "
+                 "sum c = ({c1}, {c2}).").format(what=frequency, c1=f"{points.weights[-1, 0]:.3f}",
+                                                 c2=f"{points.weights[-1, 1]:.3f}"))
+    # Why one key scores high: the query and the keys where they are. After the stages, so that the stages
+    # stay the page's first figure; no Export menu of its own (the scores' menu exports its numbers).
+    plane_col, why_col = st.columns([3, 2], gap="large", vertical_alignment="center")
+    with plane_col:
+        plane = query_key_plane(query, keys, record.key_labels, scores.weights[0], record.weights[0],
+                                title=_("Why a key scores high: the query and the keys"), height=400, gettext=_)
+        st.plotly_chart(for_the_page(plane), key="plane_chart", theme=None, config=CHART_CONFIG)
+    with why_col:
+        st.markdown(_("The star is the query q, the dots are the keys k_j; hover a key for its score and α, and watch "
+                      "its dot grow with α. A dot product q·k = |q| |k| cos θ is large for a key that is long and "
+                      "points the query's way; the cosine score looks at the angle θ alone. Move the query with the "
+                      "sliders above and see which keys it comes close to."))
 
 
 # The key/value editor and, under it, the controls and stages are one fragment: an edit reruns the

@@ -68,7 +68,8 @@ def query_key_plane(
         "height": height or 420,
         "margin": {"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
         "xaxis": {"title": {"text": html.escape(_("dimension 1"))}, "range": [-reach, reach], "zeroline": True},
-        "yaxis": {"title": {"text": html.escape(_("dimension 2"))}, "range": [-reach, reach], "zeroline": True},
+        "yaxis": {"title": {"text": html.escape(_("dimension 2"))}, "range": [-reach, reach], "zeroline": True,
+                  "scaleanchor": "x"},  # the same scale on both axes: angles and lengths as they are
         "showlegend": False,
     }
     return quick_figure(data, layout)

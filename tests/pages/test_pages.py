@@ -5,9 +5,10 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from models.registry import PAGES
-from tests.pages.conftest import ROOT, chart_data, chart_specs, open_page
+from tests.pages.conftest import ROOT, chart_data, chart_specs, decode, open_page
 
 
 def test_registered_pages_are_exactly_the_files_in_pages():
@@ -40,24 +41,48 @@ def test_playground_three_stages_and_widgets_change_the_figures():
     at = open_page("pages/playground.py")
     assert not at.exception
     specs = chart_specs(at)
-    # One figure of four panels: the query and the keys; the scores; α as bars over its heatmap row;
-    # the weighted sum.
-    assert len(specs) == 1
+    # One figure of three panels: the scores; α as bars over its heatmap row; the weighted sum. Under it, the
+    # query and the keys.
+    assert len(specs) == 2
     types = [t["type"] for t in specs[0]["data"]]
-    assert types[:7] == ["scatter"] * 4 + ["bar", "bar", "heatmap"] and set(types[7:]) == {"scatter"}
-    domains = [specs[0]["layout"][f"xaxis{t.get('xaxis', 'x')[1:]}"]["domain"] for t in specs[0]["data"][3:8]]
-    assert domains[0][1] < domains[1][0] and domains[1][1] < domains[2][0] and domains[2] == domains[3]
-    assert domains[3][1] < domains[4][0]
-    weights_before = chart_data(at, 0, "y", trace=5)
-    np.testing.assert_allclose(chart_data(at, 0, "z", trace=6), [weights_before], rtol=1e-6)  # the same α
+    assert types[:3] == ["bar", "bar", "heatmap"] and set(types[3:]) == {"scatter"}
+    domains = [specs[0]["layout"][f"xaxis{t.get('xaxis', 'x')[1:]}"]["domain"] for t in specs[0]["data"][:4]]
+    assert domains[0][1] < domains[1][0] and domains[1] == domains[2] and domains[2][1] < domains[3][0]
+    weights_before = chart_data(at, 0, "y", trace=1)
+    np.testing.assert_allclose(chart_data(at, 0, "z", trace=2), [weights_before], rtol=1e-6)  # the same α
     np.testing.assert_allclose(weights_before.sum(), 1.0, rtol=1e-5)
     assert [b.proto.popover.label for b in at.get("popover")][:3] == ["Export scores", "Export α", "Export sum"]
     at.slider(key="query_x").set_value(-2.0).run()
     assert not at.exception
-    assert not np.allclose(chart_data(at, 0, "y", trace=5), weights_before)
+    assert not np.allclose(chart_data(at, 0, "y", trace=1), weights_before)
     at.radio(key="mode").set_value("argmax").run()
-    hard = chart_data(at, 0, "y", trace=5)
+    hard = chart_data(at, 0, "y", trace=1)
     assert sorted(hard.tolist()) == [0, 0, 0, 0, 1]
+
+
+def test_playground_draws_the_query_and_the_keys_with_their_scores():
+    at = open_page("pages/playground.py")
+    plane = chart_specs(at)[1]  # under the stages
+    keys, query = plane["data"][2], plane["data"][3]
+    assert (query["x"], query["y"]) == ([1.5], [0.5])
+    scores = chart_data(at, 0, "y", trace=0)
+    np.testing.assert_allclose(np.asarray(decode(keys["customdata"]))[:, 0], scores, rtol=1e-5)
+    at.slider(key="query_x").set_value(-1.2).run()
+    assert chart_specs(at)[1]["data"][3]["x"] == [pytest.approx(-1.2)]
+
+
+def test_playground_additive_score_starts_where_the_query_changes_alpha():
+    # The additive score's tanh saturates: at τ = 1 its α stayed near 1/5 whatever the query. It opens at τ = 0.3,
+    # where moving the query moves α.
+    at = open_page("pages/playground.py")
+    at.radio(key="mechanism").set_value("qkv-additive").run()
+    assert at.slider(key="temperature_additive").value == 0.3
+    before = chart_data(at, 0, "y", trace=1)
+    at.slider(key="query_x").set_value(-3.0).run()
+    at.slider(key="query_y").set_value(3.0).run()
+    after = chart_data(at, 0, "y", trace=1)
+    assert np.abs(after - before).max() > 0.2
+    assert any("τ = 0.3" in c.value for c in at.caption)
 
 
 def test_playground_sampling_converges_with_more_samples():
@@ -65,10 +90,10 @@ def test_playground_sampling_converges_with_more_samples():
     at.radio(key="mode").set_value("sample").run()
     at.slider(key="samples").set_value(2000).run()
     spec = chart_specs(at)[0]
-    soft = np.asarray(chart_data(at, 0, "y", trace=5))
-    freq = np.asarray(chart_data(at, 0, "y", trace=6))
-    # the query-key plane; scores; soft α, frequency and the heatmap row; then the weighted sum
-    assert [t["type"] for t in spec["data"]][4:8] == ["bar", "bar", "bar", "heatmap"]
+    soft = np.asarray(chart_data(at, 0, "y", trace=1))
+    freq = np.asarray(chart_data(at, 0, "y", trace=2))
+    # scores; soft α, frequency and the heatmap row; then the weighted sum
+    assert [t["type"] for t in spec["data"]][:4] == ["bar", "bar", "bar", "heatmap"]
     assert spec["layout"]["showlegend"] is True  # which bar is which
     assert np.abs(soft - freq).max() < 0.05
 
@@ -81,12 +106,12 @@ def test_playground_sampling_controls_stay_drawn_and_are_greyed_out_unless_sampl
     at.radio(key="mode").set_value("sample").run()
     assert not at.slider(key="samples").disabled and not at.number_input(key="seed").disabled
     at.slider(key="samples").set_value(40).run()
-    assert "frequency of 40 samples" in chart_specs(at)[0]["layout"]["annotations"][2]["text"]
+    assert "frequency of 40 samples" in chart_specs(at)[0]["layout"]["annotations"][1]["text"]
     at.radio(key="mode").set_value("soft").run()
     assert at.slider(key="samples").disabled and at.slider(key="samples").value == 40
     assert "frequency" not in json.dumps(chart_specs(at)[0]["layout"])
     at.radio(key="mode").set_value("sample").run()
-    assert "frequency of 40 samples" in chart_specs(at)[0]["layout"]["annotations"][2]["text"]
+    assert "frequency of 40 samples" in chart_specs(at)[0]["layout"]["annotations"][1]["text"]
 
 
 def test_playground_shows_every_formula_and_parameter_outside_the_fragment():

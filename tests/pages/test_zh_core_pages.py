@@ -19,7 +19,7 @@ TAG = re.compile(r"<[^>]+>")
 
 def english_texts() -> tuple[set[str], list[str]]:
     """Returns the catalog's English texts whose Chinese differs: (whole texts, the longest fixed part of each
-    text of 12+ characters, or 8+ beside a placeholder, to look for inside a longer shown string)."""
+    text of 12+ characters, or of two words and 8+ beside a placeholder, to look for inside a longer shown string)."""
     with open(po_path("zh"), "rb") as po:
         messages = [m for m in read_po(po, locale="zh") if m.id and isinstance(m.id, str)]
     whole, parts = set(), []
@@ -28,7 +28,7 @@ def english_texts() -> tuple[set[str], list[str]]:
             continue
         whole.add(m.id)
         part = max(PLACEHOLDER.split(m.id.replace("**", "")), key=len).strip()
-        if len(part) >= 12 or (len(part) >= 8 and PLACEHOLDER.search(m.id) and re.search(r"[A-Za-z]{4}", part)):
+        if len(part) >= 12 or (len(part) >= 8 and " " in part and PLACEHOLDER.search(m.id) and re.search(r"[A-Za-z]{4}", part)):
             parts.append(part)
     return whole, parts
 
