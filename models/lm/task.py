@@ -15,7 +15,8 @@ rebuilds the same text.
   of its path alone, so the split is the same on every machine and for every package version.
 - ``token_stream(ids_per_document)`` joins tokenised pages with <|endoftext|> (GPT-2's
   separator); ``sample_windows`` draws training windows from it, each led by that token as BOS; some of them
-  may hold one passage of the text written twice, where copying is the best prediction.
+  may hold one passage of their own text written a second time (``repeat_spans``: random length and
+  places), where copying is the best prediction.
 """
 
 from __future__ import annotations
@@ -238,15 +239,34 @@ def token_stream(ids_per_document: Iterable[Sequence[int]], eot: int) -> np.ndar
 
 
 def sample_windows(rng: np.random.Generator, stream: np.ndarray, batch: int, length: int, bos: int,
-                   repeated: int = 0) -> np.ndarray:
-    """Returns int32 [batch, length]: [BOS] + stream[s : s + length − 1] for random starts s; the first
-    `repeated` rows instead hold one passage of (length − 1) // 2 stream tokens written twice
-    ([BOS] + p + p, and the token after p's first copy when length − 1 is odd)."""
+                   repeated: int = 0, span: tuple[int, int] | None = None) -> np.ndarray:
+    """Returns int32 [batch, length]: [BOS] + stream[s : s + length − 1] for random starts s.
+
+    The first `repeated` rows hold a passage of the window's own text written a second time. With
+    span None: the first (length − 1) // 2 tokens twice ([BOS] + p + p, and the token after p's first
+    copy when length − 1 is odd). With span (lo, hi): see repeat_spans (a passage of lo..hi tokens,
+    copied to a random later place), so that only matching content, not a fixed offset, finds it."""
     starts = rng.integers(0, len(stream) - (length - 1), size=batch)
     body = stream[starts[:, None] + np.arange(length - 1)[None, :]]
+    if span is not None:
+        return np.concatenate([np.full((batch, 1), bos, np.int32), repeat_spans(rng, body, repeated, *span)], axis=1)
     half = (length - 1) // 2
     body[:repeated, half : 2 * half] = body[:repeated, :half]
     return np.concatenate([np.full((batch, 1), bos, np.int32), body], axis=1)
+
+
+def repeat_spans(rng: np.random.Generator, body: np.ndarray, rows: int, lo: int, hi: int) -> np.ndarray:
+    """Returns body [B, N] with, in each of its first `rows` rows, one passage of n tokens (n uniform in
+    lo..hi, at most N // 2) copied from a random place a to a random later place b ≥ a + n, overwriting
+    the text there: row[b : b + n] = row[a : a + n]. The rest of the row keeps its own text."""
+    body = np.array(body, copy=True)
+    width = body.shape[1]
+    for row in range(min(rows, len(body))):
+        n = int(rng.integers(min(lo, width // 2), min(hi, width // 2) + 1))
+        a = int(rng.integers(0, width - 2 * n + 1))
+        b = int(rng.integers(a + n, width - n + 1))
+        body[row, b : b + n] = body[row, a : a + n]
+    return body
 
 
 def eval_windows(stream: np.ndarray, length: int, bos: int, limit: int | None = None) -> np.ndarray:

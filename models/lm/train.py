@@ -50,6 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--vocab", type=int, default=VOCAB_SIZE, help=f"BPE vocabulary size (default {VOCAB_SIZE})")
     parser.add_argument("--repeat-share", type=float, default=0.25,
                         help="share of each batch's windows that hold one passage written twice (default 0.25)")
+    parser.add_argument("--repeat-span", type=int, nargs=2, default=None, metavar=("LO", "HI"),
+                        help="repeated windows copy one passage of LO..HI tokens to a random later place in the window "
+                             "(task.repeat_spans); default: the window's first half written twice")
     parser.add_argument("--minutes", type=float, default=None,
                         help="stop after this many minutes of training, keeping what was learnt (default: no limit)")
     parser.add_argument("--source", type=Path, default=None,
@@ -131,7 +134,8 @@ def train(args: argparse.Namespace, data, stop: StopRequest | None = None, progr
         if stop.requested or (deadline is not None and time.perf_counter() > deadline):
             print(f"lm: stopping early at step {done}")
             break
-        batch = task.sample_windows(rng, train_stream, args.batch, args.context + 1, EOT_ID, repeated)
+        batch = task.sample_windows(rng, train_stream, args.batch, args.context + 1, EOT_ID, repeated,
+                                    None if args.repeat_span is None else tuple(args.repeat_span))
         params, opt_state, loss, _ = step_fn(params, opt_state, batch)
         losses.append(loss)
         done = step
@@ -192,5 +196,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _flags(args: argparse.Namespace) -> list[str]:
-    return [f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items()
+    return [f"--{k.replace('_', '-')} " + (" ".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v))
+            for k, v in vars(args).items()
             if k not in ("task", "out", "overwrite_committed", "sample_out", "source") and v is not None]
