@@ -19,6 +19,7 @@ from models.captioner.task import (
 )
 from models.image_input import fit_square, read_any_image
 from models.registry import IMAGES, mechanisms_on_page
+from ui.i18n import translator
 from ui.links import bound, linked_index, unlink
 from ui.router import ensure_router
 from ui.widgets import (
@@ -31,36 +32,104 @@ from ui.widgets import (
     option_slider,
     show_figure,
     show_panels,
-    view_switch,
 )
 from viz.figures import png_data_uri
 from viz.formulas import formula_lines
+from viz.i18n_text import N_
 from viz.images import caption_figure, captions_figure, patch_figure
 
 ensure_router()
+_ = translator()
 
+
+def symbol_legend(rows: tuple[tuple[str, str, str], ...]) -> None:
+    """Shows a formula's symbols under it, in an expander: (LaTeX symbol, what it is, shape), texts marked N_."""
+    def cell(text: str) -> str:  # a "|" (as in p(y | s)) would end the table's cell
+        return text.replace("|", r"\vert " if text.startswith("$") else "&#124;")
+
+    header = (_("symbol"), _("what it is"), _("shape"))
+    cells = [(cell(f"${symbol}$"), cell(_(what)), cell(_(shape))) for symbol, what, shape in rows]
+    with st.expander(_("What the symbols mean")):
+        st.markdown("\n".join(["| " + " | ".join(row) + " |" for row in (header, ("---",) * 3, *cells)]))
+
+
+# The patch view's first τ. On the built scene, from the centre patch, τ = 0.1 gives a nearly even α
+# (largest 0.020, smallest 0.009 over 64 patches, normalised entropy 0.997): one teal. At τ = 0.02 the
+# largest weight is 47 times the smallest (0.047 and 0.001, entropy 0.95): the patches of the query's
+# colour and side light up and the red circle's go dark, so moving τ up from there visibly flattens it.
+PATCH_TAU = 0.02
 UPLOAD_TYPES = ["png", "jpg", "jpeg", "gif", "bmp", "webp"]
 MODEL_INPUT = 64
-VIEWS = ("Captioner: soft vs hard", "Self-attention on any photo")
+VIEWS = ("Captioner: soft vs hard", "Self-attention on any photo")  # URL values; shown translated
+VIEW_LABELS = {VIEWS[0]: N_("Captioner: soft vs hard"), VIEWS[1]: N_("Self-attention on any photo")}
 QUERY_PATCH = ("patch_row", "patch_col")
+# The widgets' values (in the URL) stay English; each is shown by its translated label.
+SOURCE_LABELS = {"Build a scene": N_("Build a scene"), "Random scene": N_("Random scene"),
+                 "Upload an image": N_("Upload an image")}
+SOURCES = list(SOURCE_LABELS)
+SHOW_LABELS = {"Soft and hard": N_("Soft and hard"), "Soft": N_("Soft"), "Hard": N_("Hard")}
+VARIANT_LABELS = {"soft": N_("soft"), "hard": N_("hard")}
+SHAPE_NAMES = {"circle": N_("circle"), "square": N_("square"), "triangle": N_("triangle")}
+COLOUR_NAMES = {"red": N_("red"), "green": N_("green"), "blue": N_("blue"), "yellow": N_("yellow")}
 
-st.title("Hard vs soft attention (images)")
-st.markdown(
+# The symbols of the two captioners' formulas: (LaTeX, what it is, shape). 64 cells = the 8 × 8 grid.
+SOFT_LEGEND = (
+    (r"a_i", N_("the image feature of grid cell i, from the convolutional encoder (32 channels and the cell's row "
+                "and column)"), N_("34 numbers; 64 cells")),
+    (r"h_{t-1}", N_("the decoder's state before it writes word t"), N_("64 numbers")),
+    (r"E y_{t-1}", N_("the embedding of the word written before"), N_("16 numbers")),
+    (r"W, U, v", N_("learned weights of the scoring network"), N_("matrices; v has 32 numbers")),
+    (r"e_{ti}", N_("the score of cell i for word t"), N_("one number per cell")),
+    (r"\alpha_t", N_("the weights of the 64 cells for word t; they sum to 1"), N_("64 numbers")),
+    (r"\beta_t", N_("a learned gate between 0 and 1: how much of the image the decoder takes in at word t"),
+     N_("one number")),
+    (r"z_t", N_("what the decoder reads for word t: the α-weighted average of the cells, scaled by β_t"),
+     N_("34 numbers")),
+)
+HARD_LEGEND = (
+    (r"s_t", N_("the one cell hard attention reads for word t, drawn at random with the probabilities α_t"),
+     N_("a cell number, 0 to 63")),
+    (r"p(y \mid s)", N_("the probability of the right caption y when the model reads the drawn cells s"),
+     N_("one number")),
+    (r"\nabla", N_("the gradient estimate the training follows (REINFORCE: drawing a cell has no gradient)"),
+     N_("one per weight")),
+    (r"\lambda_r", N_("the weight of the REINFORCE term"), N_("one number, set before training")),
+    (r"b", N_("the baseline: a moving average of log p(y | s) over training, subtracted so that only draws "
+              "better than usual are rewarded"), N_("one number")),
+    (r"\lambda_e", N_("the weight of the entropy bonus"), N_("one number, set before training")),
+    (r"H[s]", N_("the entropy of α_t: large when the weight is spread; the bonus keeps the model trying other "
+                 "cells"), N_("one number per word")),
+)
+PATCH_LEGEND = (
+    (r"x_j", N_("patch j's features: its mean colour (red, green, blue) and its position (row, column), centred"),
+     N_("5 numbers")),
+    (r"x_q", N_("the query patch's features (the patch outlined in the picture)"), N_("5 numbers")),
+    (r"d", N_("the number of features, 5; dividing by √d keeps the scores from growing with it"), N_("one number")),
+    (r"\tau", N_("the temperature: small τ sharpens α onto the most similar patches, large τ flattens it"),
+     N_("one number")),
+    (r"\alpha_{qj}", N_("the weight patch q gives patch j; they sum to 1 over all patches"),
+     N_("one number per patch")),
+)
+
+st.title(_(IMAGES.title))
+st.markdown(_(
     "A small *Show, Attend and Tell* captioner (Xu et al., 2015), trained here on a world of "
     "shapes with known answers, writes a caption one word at a time and, for every word, "
     "chooses where to look on an 8×8 grid. **Soft** attention reads the α-weighted average of "
     "all cells (a smooth map); **hard** attention reads one cell drawn from α. Draw many samples "
     "and their frequencies converge to α."
-)
+))
 mechanisms = {m.id: m for m in mechanisms_on_page(IMAGES.file)}
 soft, hard, patches = mechanisms["soft"], mechanisms["hard"], mechanisms["patch-self-attention"]
 # The two captioners' formulas sit here, outside the fragments below: a control reruns a fragment,
 # and a formula inside one would be typeset again by the browser on every step (docs/PERFORMANCE.md,
 # "The page").
-for column, mechanism in zip(st.columns(2, gap="large"), (soft, hard)):
+for column, mechanism, legend in zip(st.columns(2, gap="large"), (soft, hard), (SOFT_LEGEND, HARD_LEGEND)):
     with column:
-        st.markdown(f"**{mechanism.name}**")
-        st.latex(formula_lines(mechanism.formula))  # one clause per line: the hard formula is long
+        st.markdown(f"**{_(mechanism.name)}**")
+        # One clause per line, and the hard formula's gradient over two: in half the page it ran past the edge.
+        st.latex(formula_lines(mechanism.formula).replace(r"+ \lambda_r", r"\\ {}+ \lambda_r", 1))
+        symbol_legend(legend)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -94,56 +163,59 @@ def position_slider(label: str, key: str, size_key: str, start: int, size: int) 
     value = bound(st.slider, label, 0, SIZE - MIN_OBJECT, min(start, top), key=key,
                   on_change=_fit, args=(key, size_key))
     if value > top:  # only a link's value can still be past the edge here
-        st.caption(f"{label.split()[0]} = {value} puts a {size} px object past the edge; it is drawn at {top}.")
+        st.caption(_("{axis} = {value} puts a {size} px object past the edge; it is drawn at {top}.").format(
+            axis=key.split("_")[1], value=value, size=size, top=top))
     return min(value, top)
 
 
 def scene_builder() -> np.ndarray:
-    count = bound(st.radio, "Objects", [1, 2], horizontal=True, key="build_count")
+    count = bound(st.radio, _("Objects"), [1, 2], horizontal=True, key="build_count")
     objects = []
     defaults = [("circle", "red", 8, 20), ("square", "blue", 38, 22)]
     for i in range(count):
         shape0, colour0, x0, y0 = defaults[i]
-        with st.expander(f"Object {i + 1}", expanded=i == 0):
+        with st.expander(_("Object {number}").format(number=i + 1), expanded=i == 0):
             # One below the other: side by side, the narrow source column cut both names to a letter.
             # Pills, not select boxes: one click, and the browser sends the change
             # some 20 ms sooner than a select box's menu does (docs/PERFORMANCE.md, "The page").
-            shape = bound(st.pills, "Shape", SHAPES, default=shape0, required=True, key=f"build_shape_{i}")
-            colour = bound(st.pills, "Colour", COLOURS, default=colour0, required=True,
-                           key=f"build_colour_{i}")
-            size = bound(st.slider, "Size (px)", MIN_OBJECT, MAX_OBJECT, 18, key=f"build_size_{i}")
+            shape = bound(st.pills, _("Shape"), SHAPES, default=shape0, required=True, key=f"build_shape_{i}",
+                          format_func=lambda name: _(SHAPE_NAMES.get(name, name)))
+            colour = bound(st.pills, _("Colour"), COLOURS, default=colour0, required=True,
+                           key=f"build_colour_{i}", format_func=lambda name: _(COLOUR_NAMES.get(name, name)))
+            size = bound(st.slider, _("Size (px)"), MIN_OBJECT, MAX_OBJECT, 18, key=f"build_size_{i}")
             x, y = (position_slider(label, f"build_{axis}_{i}", f"build_size_{i}", start, size)
-                    for axis, label, start in (("x", "x (left edge)", x0), ("y", "y (top edge)", y0)))
+                    for axis, label, start in (("x", _("x (left edge)"), x0), ("y", _("y (top edge)"), y0)))
             objects.append(SceneObject(shape, colour, x, y, size))
     scene = checked(build_scene, objects)
-    st.caption(f"True caption: {scene.caption}")
+    st.caption(_("True caption: {caption}").format(caption=scene.caption))
     return render_clean(scene)
 
 
 def image_source() -> tuple[np.ndarray, np.ndarray]:
     """Returns (model input [64, 64, 3], full-resolution photo for the patch view)."""
     source = bound(
-        st.radio, "Image", ["Build a scene", "Random scene", "Upload an image"], horizontal=True, key="image_source"
+        st.radio, _("Image"), SOURCES, horizontal=True, key="image_source",
+        format_func=lambda source: _(SOURCE_LABELS[source]),
     )
     # Each choice's controls sit in a container of their own key: a switch of the choice replaces
     # one container by the other rather than matching the controls of one to the other place by place.
     # It keeps each choice's layout apart; it buys no measurable time (bench/ui_latency.py, paired).
-    if source == "Build a scene":
+    if source == SOURCES[0]:
         with st.container(key="image_builder"):
             image = scene_builder()
         return image, scene_photo(image)
-    if source == "Random scene":
+    if source == SOURCES[1]:
         with st.container(key="image_random"):
-            seed = bound(st.number_input, "Scene seed", 0, 2**31 - 1, 7, key="scene_seed")
+            seed = bound(st.number_input, _("Scene seed"), 0, 2**31 - 1, 7, key="scene_seed")
             scene = random_scene(np.random.default_rng(int(seed)))
-            st.caption(f"True caption: {scene.caption}")
+            st.caption(_("True caption: {caption}").format(caption=scene.caption))
         image = render_clean(scene)
         return image, scene_photo(image)
     upload = st.file_uploader(
-        "PNG or JPEG (checked by content; at most 10 MB and 40 megapixels)", type=UPLOAD_TYPES, key="upload"
+        _("PNG or JPEG (checked by content; at most 10 MB and 40 megapixels)"), type=UPLOAD_TYPES, key="upload"
     )
     if upload is None:
-        st.info("Upload an image to caption it. The model only knows circles, squares and triangles in four colours.")
+        st.info(_("Upload an image to caption it. The model only knows circles, squares and triangles in four colours."))
         st.stop()
     photo = checked(decode_upload, upload.getvalue())
     return fit_square(photo, MODEL_INPUT), photo
@@ -157,7 +229,8 @@ def caption_view(image: np.ndarray) -> None:
     # The seed's column keeps its number box over 120 px from 1280 px screens up: below that Streamlit
     # hides the box's − and + buttons.
     show_col, tau_col, samples_col, seed_col, mode_col = st.columns([2, 2, 2, 2.3, 2], vertical_alignment="bottom")
-    show = bound(show_col.radio, "Show", ["Soft and hard", "Soft", "Hard"], horizontal=True, key="show")
+    show = bound(show_col.radio, _("Show"), list(SHOW_LABELS), horizontal=True, key="show",
+                 format_func=lambda choice: _(SHOW_LABELS[choice]))
     with tau_col:
         temperature = option_slider(hard.option("temperature"), key="cap_temperature")
     with samples_col:
@@ -166,27 +239,28 @@ def caption_view(image: np.ndarray) -> None:
         seed = int(option_number(hard.option("seed"), key="cap_seed"))
     with mode_col:
         mode = option_radio(hard.option("mode"), key="cap_mode", horizontal=True,
-                            labels={"sample": "a sampled cell", "argmax": "the argmax cell"})
+                            labels={"sample": _("a sampled cell"), "argmax": _("the argmax cell")})
     settings = {"temperature": temperature, "samples": samples, "seed": seed, "mode": mode}
     shown = {"Soft and hard": [soft, hard], "Soft": [soft], "Hard": [hard]}[show]
     records = []
-    with st.spinner("Captioning…"):  # one spinner (a timer thread) for both captioners
+    with st.spinner(_("Captioning…")):  # one spinner (a timer thread) for both captioners
         for mechanism in shown:
             own = declared(mechanism, settings) if mechanism is hard else {}  # soft reads Σ α a at τ = 1
             record = checked(caption, mechanism.id, image, own, stop=False)
             if record is not None:
-                st.markdown(f"**Caption:** {record.extras['caption']} · *{mechanism.variant}*")
+                st.markdown(_("**Caption:** {caption} · *{variant}*").format(caption=record.extras["caption"],
+                                                                         variant=_(VARIANT_LABELS[mechanism.variant])))
                 records.append((mechanism, record))
     if not records:
         return
-    for notice in next((r.meta["notices"] for _, r in records if r.meta.get("notices")), []):  # once per image
+    for notice in next((r.meta["notices"] for _m, r in records if r.meta.get("notices")), []):  # once per image
         st.warning(notice, icon=":material/help:")
     # Both captioners' panels are one figure (a scene change redraws one figure, not two), each block
     # on its own colour scale; each keeps its own Export menu with its own record and figure, built
     # only when an image is exported.
-    panels = [(functools.partial(caption_figure, image, record), record, f"export_{mechanism.id}",
-               f"caption-{mechanism.id}", f"Export {mechanism.variant}") for mechanism, record in records]
-    show_panels(captions_figure(image, [record for _, record in records]), panels, chart_key="caption_panels",
+    panels = [(functools.partial(caption_figure, image, record, gettext=_), record, f"export_{mechanism.id}",
+               f"caption-{mechanism.id}", _("Export {variant}").format(variant=_(VARIANT_LABELS[mechanism.variant]))) for mechanism, record in records]
+    show_panels(captions_figure(image, [record for _m, record in records], gettext=_), panels, chart_key="caption_panels",
                 width="stretch")
 
 
@@ -198,7 +272,7 @@ def query_patch(grid_h: int, grid_w: int) -> tuple[int, int]:
         # is ignored, with one line, and the boxes keep their patch.
         index = index_or_none(clicked[0]["customdata"], grid_h * grid_w)
         if index is None:
-            st.caption("That click named no patch of this grid; the query patch stays where it was.")
+            st.caption(_("That click named no patch of this grid; the query patch stays where it was."))
         else:
             st.session_state["patch_clicked"] = index
             st.session_state["patch_row"], st.session_state["patch_col"] = divmod(index, grid_w)
@@ -207,24 +281,25 @@ def query_patch(grid_h: int, grid_w: int) -> tuple[int, int]:
             st.session_state[name] = top
     row_col, col_col = st.columns(2)
     # Always in the URL (ui.links.linked_index): their default, the grid's centre, moves with the patch size.
-    row = linked_index(row_col.number_input, "Query patch row", grid_h - 1, grid_h // 2, key="patch_row")
-    col = linked_index(col_col.number_input, "Query patch column", grid_w - 1, grid_w // 2, key="patch_col")
+    row = linked_index(row_col.number_input, _("Query patch row"), grid_h - 1, grid_h // 2, key="patch_row")
+    col = linked_index(col_col.number_input, _("Query patch column"), grid_w - 1, grid_w // 2, key="patch_col")
     return row, col
 
 
 def patch_view(photo: np.ndarray) -> None:
     """The patch view: parameter-free self-attention of one query patch over the photo."""
-    st.markdown(
+    st.markdown(_(
         "**Self-attention with no learned weights (Q = K = V).** The photo is cut into square "
         "patches; each patch is described by its mean colour and its position (centred). One query "
         "patch scores every patch by the scaled dot product, and a softmax turns the scores into α."
-    )
+    ))
     st.latex(patches.formula)
-    st.caption(
+    symbol_legend(PATCH_LEGEND)
+    st.caption(_(
         "What it shows: how a dot product turns similarity into a distribution, and how temperature "
         "and the choice of features decide what counts as similar. What it does not show: anything "
         "learned. There are no weights and no semantics: a red car and a red wall look the same here."
-    )
+    ))
     size_col, query_col, tau_col, mode_col = st.columns([2, 3, 2, 3], vertical_alignment="bottom")
     with size_col:
         patch = option_slider(patches.option("patch"), key="patch_size")
@@ -232,26 +307,33 @@ def patch_view(photo: np.ndarray) -> None:
     with query_col:
         row, col = query_patch(grid_h, grid_w)
     with tau_col:
-        temperature = option_slider(patches.option("temperature"), key="patch_temperature")
+        temperature = option_slider(patches.option("temperature"), key="patch_temperature", value=PATCH_TAU)
     with mode_col:
         mode = option_radio(patches.option("mode"), key="patch_mode", horizontal=True,
-                            labels={"soft": "soft", "argmax": "hard: argmax", "sample": "hard: sampled"})
+                            labels={"soft": _("soft"), "argmax": _("hard: argmax"), "sample": _("hard: sampled")})
     values = {"patch": patch, "query_patch": (row, col), "temperature": temperature, "mode": mode}
     # Drawn whatever the mode, greyed out unless it samples, as the Playground's: a mode change
     # changes their state rather than mounting them, and the picture below does not move.
-    samples_col, seed_col, _ = st.columns([2, 2, 3])
+    samples_col, seed_col, _rest = st.columns([2, 2, 3])
     with samples_col:
         samples = option_slider(patches.option("samples"), key="patch_samples", disabled=mode != "sample")
     with seed_col:
         seed = int(option_number(patches.option("seed"), key="patch_seed", disabled=mode != "sample"))
     if mode == "sample":
         values.update(samples=samples, seed=seed)
-    st.caption("Click a patch in the picture to make it the query.")
+    st.caption(_("Click a patch in the picture to make it the query."))
     cropped = prepare_photo(photo, patch)
     record = checked(patches.build, {"image": cropped, **values})
     qr, qc = record.meta["query"]
-    show_figure(patch_figure(cropped, record, title=f"Patch r{qr}c{qc} attends to…"), record,
-                key="export_patch", chart_key="patch_chart", name="patch-self-attention",
+    if mode == "sample":  # the record's weights count draws: said in the caption, the figure and the file name
+        st.caption(_("Hard, sampled: the colours are sample frequencies, the share of the {samples} draws that fell "
+                     "on each patch (crosses: how often), not α itself. With more samples they approach α.").format(
+                         samples=samples))
+        title, name = _("Patch r{row}c{col}: frequency of {samples} samples"), "patch-self-attention-sample-frequencies"
+    else:
+        title, name = _("Patch r{row}c{col} attends to…"), "patch-self-attention"
+    show_figure(patch_figure(cropped, record, title=title.format(row=qr, col=qc, samples=samples), gettext=_), record,
+                key="export_patch", chart_key="patch_chart", name=name,
                 on_select="rerun", selection_mode=("points",), width="stretch")
 
 
@@ -265,7 +347,7 @@ def image_views() -> None:
         image, photo = image_source()
         # Inline (a data URI), not a media file: the browser draws it from the message, with no
         # request of its own, and the server keeps no file per session.
-        st.image(png_data_uri(image, compress_level=1), caption="Model input (64×64)", width=160)
+        st.image(png_data_uri(image, compress_level=1), caption=_("Model input (64×64)"), width=160)
     with views_col:
         views(image, photo)
 
@@ -275,7 +357,10 @@ def image_views() -> None:
 # calls this again with it.
 @st.fragment
 def views(image: np.ndarray, photo: np.ndarray) -> None:
-    if view_switch(VIEWS, key="img_view") == VIEWS[0]:
+    # ui.widgets.view_switch, with each view's name translated (the URL keeps the English value).
+    view = bound(st.segmented_control, _("View"), list(VIEWS), default=VIEWS[0], required=True, key="img_view",
+                 label_visibility="collapsed", format_func=lambda v: _(VIEW_LABELS[v]))
+    if view == VIEWS[0]:
         unlink(*QUERY_PATCH)  # the patch view's query, kept in the URL while that view shows
         caption_view(image)
     else:

@@ -6,11 +6,13 @@ Long sequences (up to 10,000 steps) are drawn as one WebGL line, never as thousa
 from __future__ import annotations
 
 import html
+import math
 
 import numpy as np
 import plotly.graph_objects as go
 
 from models.record import AttentionRecord
+from viz.i18n_text import Gettext, untranslated
 from viz.plotly_json import quick_figure
 
 WEBGL_ABOVE = 2_000  # steps; longer series use Scattergl
@@ -25,6 +27,7 @@ def alpha_over_time(
     row_titles: list[str] | None = None,
     log_y: bool | None = None,
     height: int | None = None,
+    gettext: Gettext = untranslated,
 ) -> go.Figure:
     """Returns a line of α_t over t, diamonds on the marked steps and the uniform level 1/T.
 
@@ -32,7 +35,9 @@ def alpha_over_time(
     of panels, one above the other, on one shared time axis, each titled by row_titles[r].
     extras["marked"] (2,) optional, the same steps in every row.
     One figure for all rows: a control that changes every row redraws one figure, not R.
+    gettext: translates the figure's own texts (legend, axis title, hover, the uniform line's label).
     """
+    _ = gettext
     alphas = np.asarray(record.weights, np.float64)
     alphas = alphas.reshape(-1, alphas.shape[-1])
     rows, length = alphas.shape
@@ -55,17 +60,20 @@ def alpha_over_time(
         if marked.size:
             data.append({
                 "type": "scatter", "x": marked, "y": alpha[marked], "xaxis": x, "yaxis": y, "mode": "markers",
-                "name": "marked steps", "showlegend": r == 0, "legendgroup": "marked",
+                "name": _("marked steps"), "showlegend": r == 0, "legendgroup": "marked",
                 "marker": {"symbol": "diamond", "size": 11, "color": MARK_COLOR, "line": {"color": "white", "width": 1}},
-                "hovertemplate": "marked t = %{x}<br>α = %{y:.3g}<extra></extra>",
+                "hovertemplate": _("marked t = {step}").format(step="%{x}") + "<br>α = %{y:.3g}<extra></extra>",
             })
             shapes += [{"type": "line", "x0": int(step), "x1": int(step), "xref": x, "y0": 0, "y1": 1,
                         "yref": f"{y} domain", "line": {"color": MARK_COLOR, "width": 1, "dash": "dot"}, "opacity": 0.5}
                        for step in marked]
         shapes.append({"type": "line", "x0": 0, "x1": 1, "xref": "x domain", "y0": uniform, "y1": uniform, "yref": y,
                        "line": {"color": "#7f7f7f", "width": 1, "dash": "dash"}})
-        annotations.append({"text": "uniform 1/T", "x": 1, "xref": "x domain", "xanchor": "right", "y": uniform,
-                            "yref": y, "yanchor": "bottom", "showarrow": False})
+        # Just above its line, at the right end. On a log axis an annotation's y is the log of the value
+        # (a shape's is the value itself): y = 1/T there put the label near α = 10^(1/T) ≈ 1, far above its line.
+        annotations.append({"text": _("uniform 1/T"), "x": 1, "xref": "x domain", "xanchor": "right",
+                            "y": math.log10(uniform) if log_y else uniform, "yref": y, "yanchor": "bottom",
+                            "showarrow": False})
         if row_titles and r < len(row_titles):
             annotations.append({"text": f"<b>{html.escape(row_titles[r])}</b>", "x": 0, "xref": "paper", "xanchor": "left",
                                 "y": top, "yref": "paper", "yanchor": "bottom", "showarrow": False})
@@ -80,7 +88,7 @@ def alpha_over_time(
         "margin": {"l": 60, "r": 20, "t": (50 if title else 30) if titled else 20, "b": 45},
         "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0 + (0.04 if title and rows > 1 else 0.0),
                    "xanchor": "right", "x": 1.0},
-        "xaxis": {"title": {"text": "time step t"}, "range": [-0.5, length - 0.5], "anchor": bottom},
+        "xaxis": {"title": {"text": _("time step t")}, "range": [-0.5, length - 0.5], "anchor": bottom},
         "shapes": shapes,
         "annotations": annotations,
     })

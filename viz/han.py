@@ -19,6 +19,7 @@ import plotly.graph_objects as go
 
 from models.record import AttentionRecord
 from viz.figures import COLORSCALE
+from viz.i18n_text import Gettext, untranslated
 from viz.labels import safe_label, unique_labels, visible_text
 from viz.margins import height_for_rows, reserve_tick_margins
 from viz.plotly_json import quick_figure, subplot_grid, tick_stride
@@ -30,7 +31,7 @@ MAX_LABEL_CHARS = 22
 CLASS_ROW_PX = 30  # plot height per class of a probability chart
 SCORE_ROW_PX = 20  # per bar of a score chart (30 context words, a document's sentences)
 NOMINAL_WIDTH = 820  # px: the page's full column on a 1,280 px window, which the map's cell words are fitted to
-CELL_FONT = 10
+CELL_FONT = 13  # px: the least a class reads on a projector (tests/viz/readability.py)
 WORD_SHARE_LEFT = 0.07  # of the plot width: the sentence α column
 _NARROW = set("iljtfrI.,;:'!|()[]- ")
 _WIDE = set("mwMW@%")
@@ -47,7 +48,7 @@ def sentence_labels(sentences: Sequence[str]) -> list[str]:
     return [f"s{i + 1}: {short_label(s)}" for i, s in enumerate(sentences)]
 
 
-def highlighted_html(record: AttentionRecord) -> str:
+def highlighted_html(record: AttentionRecord, *, gettext: Gettext = untranslated) -> str:
     """Returns HTML of the document: each sentence shaded by its α (amber, scaled to the
     largest sentence α), each word highlighted by its α (blue, scaled to the largest word α
     in its sentence). Every word is HTML-escaped; hover titles give the numbers."""
@@ -55,13 +56,15 @@ def highlighted_html(record: AttentionRecord) -> str:
     words = np.asarray(record.extras["words"])
     weights = np.asarray(record.weights, np.float32)
     s_max = max(float(sentence_alpha.max(initial=0.0)), 1e-9)
+    sentence_title = gettext("sentence {number}")
     parts = ['<div class="han-text" style="line-height:2.1;font-size:1.05rem">']
     for i, a_s in enumerate(sentence_alpha):
         row = [str(w) for w in words[i] if str(w)]
         w_max = max(float(weights[i, : len(row)].max(initial=0.0)), 1e-9)
         strength = float(a_s) / s_max
         parts.append(
-            f'<span class="han-sentence" title="sentence {i + 1}: α = {float(a_s):.3f}" '
+            f'<span class="han-sentence" title="{html.escape(sentence_title.format(number=i + 1), quote=True)}: '
+            f'α = {float(a_s):.3f}" '
             f'style="background:rgba({SENTENCE_RGB[0]},{SENTENCE_RGB[1]},{SENTENCE_RGB[2]},{0.08 + 0.5 * strength:.3f});'
             f'border-radius:4px;padding:3px 2px;margin-right:4px">'
         )
@@ -77,13 +80,16 @@ def highlighted_html(record: AttentionRecord) -> str:
     return "".join(parts)
 
 
-def han_heatmap(record: AttentionRecord, *, title: str | None = None, width: float = NOMINAL_WIDTH) -> go.Figure:
+def han_heatmap(record: AttentionRecord, *, title: str | None = None, width: float = NOMINAL_WIDTH,
+                gettext: Gettext = untranslated) -> go.Figure:
     """Returns the sentences × word-slots heatmap: word α with each cell's word written in it, and
     beside it one column of sentence α. Rows are sentences (top to bottom).
 
     A word is written whole where it fits its cell at a figure `width` px wide (the page's full
     column on a 1,280 px window), cut with "…" where three letters or more fit, and left out where
     fewer do: words wider than their cells ran into each other. The hover names every word whole."""
+    _ = gettext
+    sentence_name, word_name = _("sentence α"), _("word α")
     weights = np.asarray(record.weights, np.float32)
     words = np.asarray(record.extras["words"])
     sentence_alpha = np.asarray(record.extras["sentence_weights"], np.float32).reshape(-1, 1)
@@ -92,18 +98,18 @@ def han_heatmap(record: AttentionRecord, *, title: str | None = None, width: flo
     xs = [f"w{j + 1}" for j in range(n_cols)]
     z = np.where(words == "", np.nan, weights)  # padding shows as blank, not as α = 0
     layout_json, axes = subplot_grid(1, 2, shared_yaxes=True, column_widths=(WORD_SHARE_LEFT, 1 - WORD_SHARE_LEFT),
-                                     horizontal_spacing=0.01, subplot_titles=("sentence α", "word α"))
+                                     horizontal_spacing=0.01, subplot_titles=(sentence_name, word_name))
     left, right = axes[0]
     data = [
         {"type": "heatmap", "z": sentence_alpha, "x": ["α_s"], "y": ys, "zmin": 0.0, "zmax": 1.0, "colorscale": "Oranges",
          "showscale": False, "text": [[f"{a:.2f}"] for a in sentence_alpha[:, 0]], "texttemplate": "%{text}",
-         "textfont": {"size": 10}, "hovertemplate": "%{y}<br>sentence α = %{z:.4f}<extra></extra>", **left},
+         "textfont": {"size": CELL_FONT}, "hovertemplate": f"%{{y}}<br>{sentence_name} = %{{z:.4f}}<extra></extra>", **left},
         {"type": "heatmap", "z": z, "x": xs, "y": ys,
          "zmin": 0.0, "zmax": max(float(np.nanmax(z)) if np.isfinite(z).any() else 1.0, 1e-9),
          "colorscale": COLORSCALE, "texttemplate": "%{text}", "textfont": {"size": CELL_FONT},
          "customdata": [[safe_label(w) if str(w) else "" for w in row] for row in words],
-         "colorbar": {"title": {"text": "word α"}},
-         "hovertemplate": "%{y}<br>%{x}: %{customdata}<br>word α = %{z:.4f}<extra></extra>", **right},
+         "colorbar": {"title": {"text": word_name}},
+         "hovertemplate": f"%{{y}}<br>%{{x}}: %{{customdata}}<br>{word_name} = %{{z:.4f}}<extra></extra>", **right},
     ]
     layout = json.loads(layout_json)
     layout.update(
@@ -152,7 +158,8 @@ def fit_word(word: str, room: float, font: float) -> str:
     return word[:keep] + "…" if keep >= 3 else ""
 
 
-def probability_bars(classes: Sequence[str], probabilities: np.ndarray, *, title: str | None = None) -> go.Figure:
+def probability_bars(classes: Sequence[str], probabilities: np.ndarray, *, title: str | None = None,
+                     gettext: Gettext = untranslated) -> go.Figure:
     """Returns horizontal bars of class probabilities [C], the predicted class highlighted."""
     probabilities = np.asarray(probabilities, np.float32).reshape(-1)
     labels = unique_labels(classes)
@@ -164,14 +171,16 @@ def probability_bars(classes: Sequence[str], probabilities: np.ndarray, *, title
     fig = quick_figure([bar], {
         "title": {"text": html.escape(title) if title else None},
         "margin": {"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
-        "xaxis": {"range": [0, 1], "title": {"text": "probability"}},
+        "xaxis": {"range": [0, 1], "title": {"text": gettext("probability")}},
         "yaxis": {"autorange": "reversed"},
     })
     return height_for_rows(fig, len(labels), CLASS_ROW_PX)
 
 
-def score_bars(labels: Sequence[str], scores: np.ndarray, *, title: str | None = None, value_name: str = "uᵀu_w") -> go.Figure:
-    """Returns horizontal bars of context-vector scores [n] (highest at the top)."""
+def score_bars(labels: Sequence[str], scores: np.ndarray, *, title: str | None = None, value_name: str = "uᵀu_w",
+               gettext: Gettext = untranslated) -> go.Figure:
+    """Returns horizontal bars of context-vector scores [n] (highest at the top); gettext translates the
+    axis title's words (the score's formula stays)."""
     scores = np.asarray(scores, np.float32).reshape(-1)
     ys = unique_labels(labels)
     bar = {"type": "bar", "x": scores, "y": ys, "orientation": "h",
@@ -180,6 +189,7 @@ def score_bars(labels: Sequence[str], scores: np.ndarray, *, title: str | None =
     fig = quick_figure([bar], {
         "title": {"text": html.escape(title) if title else None},
         "margin": {"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
-        "xaxis": {"title": {"text": html.escape(value_name)}}, "yaxis": {"autorange": "reversed"},
+        "xaxis": {"title": {"text": html.escape(gettext("score {formula}").format(formula=value_name))}},
+        "yaxis": {"autorange": "reversed"},
     })
     return height_for_rows(fig, max(len(ys), 3), SCORE_ROW_PX)

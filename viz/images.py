@@ -12,16 +12,18 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import plotly.graph_objects as go
-from PIL import Image
 
 from models.record import AttentionRecord
 from viz.figures import COLORSCALE, image_overlay, png_data_uri
+from viz.i18n_text import Gettext, untranslated
 from viz.labels import safe_label
-from viz.pixel_scale import bar_value_y, colour_map, paint_scale_bar, scale_ticks
+from viz.pixel_scale import bar_value_y, overlay_pixels, paint_scale_bar, scale_ticks
 from viz.plotly_private import unchecked_figure
 
-PANEL_PX = 160
-PANELS_PER_LINE = 4  # words per line of caption panels; longer captions wrap
+# Two panels a line: in the page's 624 px column at 1,280 px each panel is about 210 px wide, large
+# enough to read a cell's colour from the back of a class; longer captions wrap.
+PANEL_PX = 215
+PANELS_PER_LINE = 2
 # Room between and above caption panels, as shares of the image's side. In pixels (8, 16 and 24 of a
 # 64-pixel image) they are whole multiples of an 8 × 8 grid's cell, so every panel's cells fall on one grid.
 PANEL_GAP = 0.125  # space between caption panels
@@ -50,23 +52,6 @@ def panel_pitch(image_shape: tuple[int, int]) -> tuple[int, int]:
     return width + _px(PANEL_GAP, width), height + _px(PANEL_GAP, height) + _px(TITLE_ROOM, height)
 
 
-def overlay_pixels(image: np.ndarray, amap: np.ndarray, *, cmax: float, opacity: float, smooth: bool) -> np.ndarray:
-    """Returns uint8 [H, W, 3]: the attention map in the figure's colour scale over the image, as a
-    heatmap with that opacity over it would look. Each cell of amap [g, g'] covers H/g × W/g' pixels;
-    a smooth map is interpolated between cell centres (bilinear, edges held), as zsmooth does."""
-    image = np.asarray(image, np.float64)
-    height, width = image.shape[:2]
-    amap = np.asarray(amap, np.float32)
-    if smooth:
-        full = np.asarray(Image.fromarray(amap, mode="F").resize((width, height), Image.Resampling.BILINEAR))
-    else:
-        rows = np.arange(height) * amap.shape[0] // height
-        cols = np.arange(width) * amap.shape[1] // width
-        full = amap[rows][:, cols]
-    alpha = float(np.clip(opacity, 0.0, 1.0))
-    return np.rint((1 - alpha) * image + alpha * colour_map(full, cmax)).astype(np.uint8)
-
-
 def _outline(canvas: np.ndarray, cell: int, grid: tuple[int, int], origin: tuple[int, int], cell_px: tuple[int, int]) -> None:
     # A one-pixel frame just inside one cell of a panel, in place.
     cr, cc = divmod(int(cell), grid[1])
@@ -88,7 +73,7 @@ class CaptionBlock:
 
 
 def _hover_map(maps: np.ndarray, words: list[str], name: str, origins: list[tuple[int, int]], *,
-               image_shape: tuple[int, int], coloraxis: str) -> dict:
+               image_shape: tuple[int, int], coloraxis: str, gettext: Gettext = untranslated) -> dict:
     # One map kind of a block as one invisible heatmap on the panels' common cell grid: each panel's
     # cells carry its values and the hover (word, cell, value); the cells between panels are empty
     # (NaN, no hover). origins: each word's panel, top-left pixel.
@@ -111,7 +96,8 @@ def _hover_map(maps: np.ndarray, words: list[str], name: str, origins: list[tupl
         "type": "heatmap", "z": z, "x0": x0 + cw / 2 - 0.5, "dx": cw, "y0": y0 + ch / 2 - 0.5, "dy": ch,
         "coloraxis": coloraxis, "opacity": 0.0, "hoverongaps": False, "text": word, "customdata": cells,
         "name": safe_label(name),
-        "hovertemplate": f"%{{text}}<br>row %{{customdata[0]}}, col %{{customdata[1]}}<br>{safe_label(name)} = %{{z:.4f}}<extra></extra>",
+        "hovertemplate": "%{text}<br>" + gettext("row {row}, col {col}").format(row="%{customdata[0]}", col="%{customdata[1]}")
+                         + f"<br>{safe_label(name)} = %{{z:.4f}}<extra></extra>",
     }
 
 
@@ -123,7 +109,7 @@ def _cell_indices(gh: int, gw: int) -> np.ndarray:
 
 
 def _block_tiles(image: np.ndarray, block: CaptionBlock, canvas: np.ndarray, *, top: int, opacity: float,
-                 per_line: int, cmax: float, coloraxis: str) -> tuple[list[dict], list[dict], list[tuple], int, int]:
+                 per_line: int, cmax: float, coloraxis: str, gettext: Gettext = untranslated) -> tuple[list[dict], list[dict], list[tuple], int, int]:
     # The panels of one block, its first panel row's origin at y = top: paints them into canvas
     # (RGBA, the figure's one picture) and returns (hover traces, annotations, word titles
     # (x, y, text), panel rows, lines).
@@ -158,7 +144,7 @@ def _block_tiles(image: np.ndarray, block: CaptionBlock, canvas: np.ndarray, *, 
             if marks[r] is not None:
                 _outline(canvas, np.asarray(marks[r])[c], maps.shape[1:], (ox, oy), cell_px)
         data.append(_hover_map(maps, words, name, [origin(r, c) for c in range(n_words)], image_shape=(height, width),
-                               coloraxis=coloraxis))
+                               coloraxis=coloraxis, gettext=gettext))
     for c, word in enumerate(words):  # each word's title over its first map kind, on every line
         ox, oy = origin(0, c)
         titles.append((ox + width / 2 - 0.5, oy - 1.5, safe_label(word)))
@@ -179,9 +165,10 @@ def caption_blocks(
     blocks: Sequence[CaptionBlock],
     *,
     title: str | None = None,
-    opacity: float = 0.6,
+    opacity: float = 0.85,
     zmax: float | None = None,
     per_line: int = PANELS_PER_LINE,
+    gettext: Gettext = untranslated,
 ) -> go.Figure:
     """Returns one figure of caption blocks stacked top to bottom (e.g. the soft captioner's and the
     hard one's, each with its own words and heading): a control that changes either redraws one
@@ -231,7 +218,8 @@ def caption_blocks(
         peak = float(zmax) if zmax is not None else max(float(np.max(m)) for _, m in block.rows)
         peak = max(peak, 1e-9)
         traces, notes, words, block_rows, block_lines = _block_tiles(
-            image, block, canvas, top=top, opacity=opacity, per_line=per_line, cmax=peak, coloraxis=axis)
+            image, block, canvas, top=top, opacity=opacity, per_line=per_line, cmax=peak, coloraxis=axis,
+            gettext=gettext)
         hovers += traces
         annotations += notes
         titles += words
@@ -243,14 +231,14 @@ def caption_blocks(
         paint_scale_bar(canvas, left=bar_left, top=first, width=bar_width, height=last - first, cmax=peak)
         scale += [(bar_left + bar_width + 1.5, bar_value_y(value, top=first, height=last - first, cmax=peak), label,
                    "middle right") for value, label in scale_ticks(peak)]
-        scale.append((bar_left + bar_width / 2 - 0.5, first - _px(0.0625, height), "weight", "top center"))
+        scale.append((bar_left + bar_width / 2 - 0.5, first - _px(0.0625, height), gettext("weight"), "top center"))
     # zlib level 1: half the time of the default for a third more bytes (24 KB for soft and hard).
     picture = {"type": "image", "source": png_data_uri(canvas, compress_level=1), "x0": 0, "y0": 0, "hoverinfo": "skip", "name": "panels"}
     text = {"type": "scatter", "mode": "text", "hoverinfo": "skip", "showlegend": False, "cliponaxis": False}
     words = {**text, "x": [x for x, _, _ in titles], "y": [y for _, y, _ in titles], "text": [t for _, _, t in titles],
              "textposition": "top center", "textfont": {"size": 14}, "name": "words"}
     numbers = {**text, "x": [p[0] for p in scale], "y": [p[1] for p in scale], "text": [p[2] for p in scale],
-               "textposition": [p[3] for p in scale], "textfont": {"size": 12}, "name": "colour scale"}
+               "textposition": [p[3] for p in scale], "textfont": {"size": 13}, "name": "colour scale"}
     above = title_room + (heading_room if blocks[0].heading else 0)
     layout = {
         "title": {"text": html.escape(title) if title else None},
@@ -270,56 +258,63 @@ def caption_blocks(
     return unchecked_figure({"data": [picture, *hovers, words, numbers], "layout": layout})
 
 
-def caption_block(record: AttentionRecord) -> CaptionBlock:
+def caption_block(record: AttentionRecord, *, gettext: Gettext = untranslated) -> CaptionBlock:
     """Returns the panels of a soft or hard captioner record (models/captioner/records.py), headed
     by the caption. Soft: one smooth α row. Hard: α with the decoder's cell outlined and, when
     samples were drawn, the sample frequencies below."""
+    _ = gettext
     words = list(record.query_labels)
     caption = record.extras.get("caption", " ".join(words))
     if record.meta.get("variant") != "hard":
-        return CaptionBlock(words, [("α (soft)", record.weights)], smooth=[True], heading=f"Soft: “{caption}”")
+        return CaptionBlock(words, [(_("α (soft)"), record.weights)], smooth=[True],
+                            heading=_("Soft: “{caption}”").format(caption=caption))
     rows = [("α", record.weights)]
     if "frequencies" in record.extras:
         samples = np.asarray(record.extras["samples"]).shape[-1]
-        rows.append((f"frequency of {samples} samples", record.extras["frequencies"]))
-    picked = "sampled" if record.meta.get("mode", "sample") == "sample" else "argmax"
+        rows.append((_("frequency of {samples} samples").format(samples=samples), record.extras["frequencies"]))
+    heading = (_("Hard (sampled cell outlined): “{caption}”") if record.meta.get("mode", "sample") == "sample"
+               else _("Hard (argmax cell outlined): “{caption}”"))
     return CaptionBlock(words, rows, smooth=[False] * len(rows),
                         marks=[record.extras["decode_cells"]] + [None] * (len(rows) - 1),
-                        heading=f"Hard ({picked} cell outlined): “{caption}”")
+                        heading=heading.format(caption=caption))
 
 
-def caption_figure(image: np.ndarray, record: AttentionRecord) -> go.Figure:
+def caption_figure(image: np.ndarray, record: AttentionRecord, *, gettext: Gettext = untranslated) -> go.Figure:
     """Returns the caption panels of one captioner record, its heading as the title.
     image: the model input [64, 64, 3]."""
-    block = caption_block(record)
-    return caption_blocks(image, [replace(block, heading=None)], title=block.heading)
+    block = caption_block(record, gettext=gettext)
+    return caption_blocks(image, [replace(block, heading=None)], title=block.heading, gettext=gettext)
 
 
-def captions_figure(image: np.ndarray, records: Sequence[AttentionRecord]) -> go.Figure:
+def captions_figure(image: np.ndarray, records: Sequence[AttentionRecord], *,
+                    gettext: Gettext = untranslated) -> go.Figure:
     """Returns the caption panels of several captioner records (soft, hard) stacked in one figure,
     each block headed by its caption, with its own colour scale."""
-    return caption_blocks(image, [caption_block(r) for r in records])
+    return caption_blocks(image, [caption_block(r, gettext=gettext) for r in records], gettext=gettext)
 
 
-def _patch_click_targets(gh: int, gw: int, dy: float, dx: float) -> go.Scatter:
+def _patch_click_targets(gh: int, gw: int, dy: float, dx: float, gettext: Gettext = untranslated) -> go.Scatter:
     # A faint marker at every patch centre: plotly heatmaps cannot be clicked, markers can.
     rows, cols = np.meshgrid(np.arange(gh), np.arange(gw), indexing="ij")
     return go.Scatter(
         x=(cols.ravel() + 0.5) * dx - 0.5, y=(rows.ravel() + 0.5) * dy - 0.5, mode="markers",
         marker={"size": max(4, min(14, int(300 / max(gh, gw)))), "color": "rgba(255,255,255,0.01)"},
         customdata=np.arange(gh * gw), text=[f"{r}c{c}" for r, c in zip(rows.ravel(), cols.ravel())],
-        hovertemplate="click to make patch r%{text} the query<extra></extra>", name="patches", showlegend=False,
+        hovertemplate=gettext("click to make patch r{patch} the query").format(patch="%{text}") + "<extra></extra>",
+        name="patches", showlegend=False,
     )
 
 
-def _sample_markers(samples: np.ndarray, gh: int, gw: int, dy: float, dx: float) -> go.Scatter:
+def _sample_markers(samples: np.ndarray, gh: int, gw: int, dy: float, dx: float,
+                    gettext: Gettext = untranslated) -> go.Scatter:
     # One cross per drawn patch, sized by how often it was drawn.
     counts = np.bincount(samples.ravel(), minlength=gh * gw)
     drawn = np.flatnonzero(counts)
     return go.Scatter(
         x=(drawn % gw + 0.5) * dx - 0.5, y=(drawn // gw + 0.5) * dy - 0.5, mode="markers",
         marker={"size": 6 + 24 * np.sqrt(counts[drawn] / counts.max()), "color": "#d62728", "symbol": "x"},
-        customdata=counts[drawn], hovertemplate="drawn %{customdata} times<extra></extra>", name="samples",
+        customdata=counts[drawn], name="samples",
+        hovertemplate=gettext("drawn {count} times").format(count="%{customdata}") + "<extra></extra>",
         showlegend=False,
     )
 
@@ -330,30 +325,39 @@ def patch_attention_figure(
     query: tuple[int, int],
     *,
     title: str | None = None,
-    opacity: float = 0.6,
+    opacity: float = 0.8,
     samples: np.ndarray | None = None,
+    value_name: str = "α",
+    gettext: Gettext = untranslated,
 ) -> go.Figure:
     """Returns the photo with one query patch's attention over all patches.
 
     image uint8 [H, W, 3]; weights float [gh, gw] (one per patch); query (row, col) of the
     query patch, outlined; samples: optional int [N] patch indices drawn (hard), drawn as
-    markers sized by count. A faint marker at every patch centre makes patches clickable
+    markers sized by count; value_name: what weights are, in the hover ("α", or the sample
+    frequency when they count draws). A faint marker at every patch centre makes patches clickable
     (a click selects one and returns its customdata: the patch index).
     """
     image = np.asarray(image)
     weights = np.asarray(weights, np.float32)
-    fig = image_overlay(image, weights, opacity=opacity, smooth=False)
+    # The map is painted into the picture (overlay_pixels: opacity in proportion to the weight, so
+    # patches of weight 0 show the photo as it is); the heatmap over it is invisible, for hover and colour bar.
+    fig = image_overlay(image, weights, opacity=0.0, smooth=False)
+    painted = overlay_pixels(image, weights, cmax=max(float(weights.max(initial=0.0)), 1e-9), opacity=opacity,
+                             smooth=False)
+    fig.update_traces(selector={"type": "image"}, source=png_data_uri(painted, compress_level=1))
     height, width = image.shape[:2]
     gh, gw = weights.shape
     dy, dx = height / gh, width / gw
     rows, cols = np.meshgrid(np.arange(gh), np.arange(gw), indexing="ij")
     fig.update_traces(
-        selector={"type": "heatmap"}, name="α", customdata=np.stack([rows, cols], -1),
-        hovertemplate="patch r%{customdata[0]}c%{customdata[1]}<br>α = %{z:.4f}<extra></extra>",
+        selector={"type": "heatmap"}, name=value_name, customdata=np.stack([rows, cols], -1),
+        hovertemplate=gettext("patch r{row}c{col}").format(row="%{customdata[0]}", col="%{customdata[1]}")
+        + f"<br>{html.escape(value_name)} = %{{z:.4f}}<extra></extra>",
     )
-    fig.add_trace(_patch_click_targets(gh, gw, dy, dx))
+    fig.add_trace(_patch_click_targets(gh, gw, dy, dx, gettext))
     if samples is not None and len(samples):
-        fig.add_trace(_sample_markers(np.asarray(samples), gh, gw, dy, dx))
+        fig.add_trace(_sample_markers(np.asarray(samples), gh, gw, dy, dx, gettext))
     qr, qc = query
     fig.add_shape(
         type="rect", x0=qc * dx - 0.5, x1=(qc + 1) * dx - 0.5, y0=qr * dy - 0.5, y1=(qr + 1) * dy - 0.5,
@@ -372,12 +376,17 @@ def patch_attention_figure(
     return fig
 
 
-def patch_figure(photo: np.ndarray, record: AttentionRecord, *, title: str | None = None) -> go.Figure:
+def patch_figure(photo: np.ndarray, record: AttentionRecord, *, title: str | None = None,
+                 gettext: Gettext = untranslated) -> go.Figure:
     """Returns patch_attention_figure of a patch self-attention record (models/captioner/patches.py).
 
-    photo: the photo the record's patches were cut from (prepare_photo's crop).
+    photo: the photo the record's patches were cut from (prepare_photo's crop). A sampled record's
+    weights are the share of draws per patch: its hover and colour bar say "sample frequency", not α.
     """
     row, col = record.meta["query"]
     samples = record.extras.get("samples")
-    return patch_attention_figure(photo, record.weights[0], (row, col), title=title,
-                                  samples=None if samples is None else np.asarray(samples)[0])
+    value_name = gettext("sample frequency") if record.meta.get("mode") == "sample" else "α"
+    fig = patch_attention_figure(photo, record.weights[0], (row, col), title=title, value_name=value_name,
+                                 gettext=gettext, samples=None if samples is None else np.asarray(samples)[0])
+    fig.update_traces(selector={"type": "heatmap"}, colorbar_title_text=value_name)
+    return fig

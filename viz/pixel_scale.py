@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 import plotly.colors as pc
+from PIL import Image
 
 from viz.figures import COLORSCALE
 from viz.plotly_json import colorscale_stops
@@ -62,3 +63,22 @@ def paint_scale_bar(canvas: np.ndarray, *, left: int, top: int, width: int, heig
 def bar_value_y(value: float, *, top: int, height: int, cmax: float) -> float:
     """Returns the y (pixel centre, the picture's data units) of `value` on a bar painted by paint_scale_bar."""
     return top + (height - 1) * (1.0 - value / cmax) if cmax > 0 else top + height - 1
+
+
+def overlay_pixels(image: np.ndarray, amap: np.ndarray, *, cmax: float, opacity: float, smooth: bool) -> np.ndarray:
+    """Returns uint8 [H, W, 3]: the attention map in the figure's colour scale over the image. Each
+    pixel's opacity is `opacity` × its value / cmax: a cell of weight 0 shows the image as it is and
+    the largest weight the colour at `opacity`, so no uniform wash of the scale's low end covers the
+    picture. Each cell of amap [g, g'] covers H/g × W/g' pixels; a smooth map is interpolated between
+    cell centres (bilinear, edges held), as zsmooth does."""
+    image = np.asarray(image, np.float64)
+    height, width = image.shape[:2]
+    amap = np.asarray(amap, np.float32)
+    if smooth:
+        full = np.asarray(Image.fromarray(amap, mode="F").resize((width, height), Image.Resampling.BILINEAR))
+    else:
+        rows = np.arange(height) * amap.shape[0] // height
+        cols = np.arange(width) * amap.shape[1] // width
+        full = amap[rows][:, cols]
+    alpha = float(np.clip(opacity, 0.0, 1.0)) * np.clip(full / max(float(cmax), 1e-12), 0.0, 1.0)[..., None]
+    return np.rint((1 - alpha) * image + alpha * colour_map(full, cmax)).astype(np.uint8)

@@ -40,7 +40,17 @@ MAX_CLASSES = 20
 TEXT_COLUMNS = ("text", "review", "document", "sentence")
 LABEL_COLUMNS = ("label", "class", "category", "sentiment", "topic")
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*[\r\n]+\s*")
+# A sentence ends after . ! ? and a space, after a full-width 。！？ (Chinese puts no space after it; a
+# closing quote or bracket, or another 。！？, stays with the sentence), and at a line break. Full-width
+# ，；split clauses, not sentences: a HAN's units are sentences, so they stay inside.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])(?![。！？”’」』）》])\s*|\s*[\r\n]+\s*")
+# East Asian characters (CJK ideographs, kana, Hangul syllables) are words of one character: Chinese
+# and Japanese write no spaces, and MiniLM's tokenizer reads each such character as one piece anyway.
+# Full-width punctuation stays attached to the character before it, as ASCII punctuation to its word.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_CJK_PUNCT = "\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65\u201c\u201d\u2018\u2019"
+_WORD = re.compile(f"[{_CJK}][{_CJK_PUNCT}]*|[^{_CJK}]+")
+_CJK_CHAR = re.compile(f"[{_CJK}]")
 
 
 def _model_path():
@@ -74,13 +84,21 @@ def load_word_embeddings() -> np.ndarray:
 
 
 def split_sentences(text: str) -> list[str]:
-    """Returns the sentences of a text: split after . ! ? followed by space, and at line breaks."""
+    """Returns the sentences of a text: split after . ! ? followed by space, after 。！？, and at line breaks."""
     return [s.strip() for s in _SENTENCE_END.split(str(text)) if s and s.strip()]
 
 
 def split_words(sentence: str) -> list[str]:
-    """Returns the whitespace-separated words of a sentence (punctuation stays attached)."""
-    return sentence.split()
+    """Returns the words of a sentence: whitespace-separated (punctuation stays attached), and each East
+    Asian character a word of its own ("很好吃。" → 很, 好, 吃。)."""
+    return [word for token in sentence.split() for word in _WORD.findall(token)]
+
+
+def cjk_share(text: str) -> float:
+    """Returns the share of East Asian characters (CJK ideographs, kana, Hangul) among the text's letters
+    and characters (spaces, digits and punctuation not counted); 0 for a text with none."""
+    letters = sum(ch.isalpha() for ch in str(text))
+    return len(_CJK_CHAR.findall(str(text))) / letters if letters else 0.0
 
 
 @dataclass(frozen=True)

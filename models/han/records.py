@@ -22,7 +22,7 @@ import jax
 import numpy as np
 
 from models.han.checkpoint import CHECKPOINT, load_checkpoint, load_checkpoint_bytes
-from models.han.data import Document, encode_document, make_batch, word_weights
+from models.han.data import Document, cjk_share, encode_document, make_batch, word_weights
 from models.han.features import document_vectors, feature_batch
 from models.han.model import HANConfig, compiled_forward
 from models.han.spread import sentence_spread
@@ -164,8 +164,9 @@ def result_record(result: HANResult, mechanism: str = "han") -> AttentionRecord:
     "w1".."wN" (the words differ per sentence; extras["words"] [S, W_max] holds each slot's
     word, "" for padding). Extras: sentence_weights [S], words, prediction [K] (one per head),
     probabilities_<head> [C], classes_<head> [C]. Meta: sentence_spread (normalised entropy of
-    sentence α), no_opinion (the rule's verdict, None without one) and attention_notice (what
-    the page says beside the figure when no sentence stands out, else "").
+    sentence α), no_opinion (the rule's verdict, None without one), attention_notice (what
+    the page says beside the figure when no sentence stands out, else "") and outside_language
+    (the text is mostly East Asian characters, which this English model never read).
     """
     matrix = result.word_matrix()
     words = np.full(matrix.shape, "", dtype=object)
@@ -195,6 +196,7 @@ def result_record(result: HANResult, mechanism: str = "han") -> AttentionRecord:
             "no_opinion": result.no_opinion,
             "even_attention": result.even,
             "attention_notice": _attention_notice(result),
+            "outside_language": _outside_language(result.doc),
         },
         extras=extras,
     )
@@ -239,10 +241,26 @@ def _attention_notice(result: HANResult) -> str:
     return ""
 
 
+# Above this share of East Asian characters among a document's letters, the document is "mostly" in a
+# language the model never read: a Chinese review with an English product name is still over it.
+CJK_SHARE = 0.5
+ENGLISH_NOTICE = (
+    "this model reads English: it was trained on English reviews, through MiniLM, an English model. This text is "
+    "mostly Chinese, Japanese or Korean characters, which it never saw in training, so its prediction and its "
+    "attention here are outside what it knows"
+)
+
+
+def _outside_language(doc: Document) -> bool:
+    # Whether the document is mostly East Asian characters (cjk_share), which the English model never read.
+    return cjk_share(" ".join(doc.sentences)) > CJK_SHARE
+
+
 def _reading_notices(doc: Document) -> list[str]:
     # Inputs far outside what the model knows: say so beside the figure.
     words = sum(len(w) for w in doc.words)
-    return [SHORT_NOTICE] if len(doc.sentences) < 2 or words < 4 else []
+    notices = [ENGLISH_NOTICE] if _outside_language(doc) else []
+    return notices + ([SHORT_NOTICE] if len(doc.sentences) < 2 or words < 4 else [])
 
 
 def han_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:

@@ -29,7 +29,7 @@ def test_length_slider_to_10000_redraws_both_rows(page, app_url):
     wait_idle(page)
     after = plotly_traces(page)
     assert [len(trace["y"]) for trace in after[0]] == [10_000, 2, 10_000, 2]  # the marked steps stay highlighted
-    page.get_by_text("Forward pass, T = 10,000").first.wait_for()  # the numbers table followed
+    page.get_by_text("the model trained on T₀ = 10,000, the length nearest to T").first.wait_for()  # the table followed
 
     page.mouse.move(0, 0)
     page.screenshot(path=screenshot_path("feedforward.png"))

@@ -36,7 +36,9 @@ def test_page_shows_both_variants_and_the_slider_changes_the_figures():
     assert not at.exception
     assert chart_data(at, 0, "y", trace=0).shape == chart_data(at, 0, "y", trace=2).shape == (300,)
     table = next(m.value for m in at.markdown if m.value.startswith("| |"))
-    assert "`paper-T100`, trained nearest to T = 300" in table  # the model trained nearest to T
+    # The model trained nearest to T, in a learner's words (no internal file name, no timing).
+    assert "the model trained on T₀ = 100, the length nearest to T" in table
+    assert "paper-T" not in table and " ms" not in table
 
 
 def test_chosen_marks_move_the_highlight_and_bad_marks_give_one_line():

@@ -47,6 +47,27 @@ def test_a_document_without_an_opinion_says_its_attention_is_spread():
     assert sentence_alpha.max() < 0.5  # spread, as the notice says
 
 
+def test_the_page_says_up_front_that_the_model_reads_english_and_flags_a_chinese_review():
+    at = open_page("pages/han.py")
+    assert at.info[0].value.startswith("**This model reads English.**")  # before any text is typed
+    assert not at.warning
+    at.text_area(key="han_text").set_value("服务员很粗鲁！我们等了一个小时。菜还不错，但是太贵了。").run()
+    assert not at.exception
+    warnings = [w.value for w in at.warning]
+    # Beside the prediction, and beside the map of where the network looked.
+    assert warnings[0].startswith("Outside what the model knows") and warnings[1].startswith("This model reads English")
+    assert chart_data(at, HEATMAP, "z", trace=1).shape[0] == 3  # three sentences, split at ！ and 。
+
+
+def test_the_pages_notices_are_the_models_own_texts():
+    from models.han import records
+    from ui import han
+
+    assert han.NO_OPINION_NOTICE == records.NO_OPINION_NOTICE
+    assert han.EVEN_OPINIONS_NOTICE == records.EVEN_OPINIONS_NOTICE
+    assert set(han.READING_NOTICES) == {records.ENGLISH_NOTICE, records.SHORT_NOTICE}
+
+
 def test_han_page_bad_input_messages():
     at = open_page("pages/han.py")
     at.text_area(key="han_text").set_value("   ").run()

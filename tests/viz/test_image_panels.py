@@ -16,11 +16,9 @@ from viz.images import (
     OUTLINE,
     CaptionBlock,
     caption_blocks,
-    colour_map,
-    overlay_pixels,
     panel_pitch,
 )
-from viz.pixel_scale import scale_ticks
+from viz.pixel_scale import colour_map, overlay_pixels, scale_ticks
 
 
 def _inputs(n_words, grid=8):
@@ -55,13 +53,19 @@ def test_colour_map_is_plotlys_colour_scale():
 def test_overlay_pixels_blend_the_map_over_the_image():
     image, _, maps = _inputs(1)
     cells = overlay_pixels(image, maps[0], cmax=float(maps.max()), opacity=0.6, smooth=False)
-    # Numpy oracle: each 8 × 8 pixel cell is 0.4 × the image + 0.6 × the colour of its value.
+    # Numpy oracle: each 8 × 8 pixel cell is the image and the colour of its value mixed with the
+    # colour's share 0.6 × value / largest value: a cell of weight 0 is the image itself, no wash.
     cell_of = np.repeat(np.repeat(maps[0], 8, axis=0), 8, axis=1)
-    expected = 0.4 * image + 0.6 * colour_map(cell_of, float(maps.max()))
+    share = (0.6 * cell_of / maps.max())[..., None]
+    expected = (1 - share) * image + share * colour_map(cell_of, float(maps.max()))
     np.testing.assert_allclose(cells, np.rint(expected), atol=1)
+    zero = np.zeros((8, 8), np.float32)
+    zero[0, 0] = 1.0
+    clear = overlay_pixels(image, zero, cmax=1.0, opacity=0.6, smooth=False)
+    np.testing.assert_array_equal(clear[8:, 8:], image[8:, 8:])  # weight 0: the picture as it is
     flat = np.full((8, 8), 0.3, np.float32)  # a constant map interpolates to itself
-    np.testing.assert_array_equal(overlay_pixels(image, flat, cmax=0.6, opacity=1.0, smooth=True),
-                                  np.broadcast_to(np.rint(colour_map(np.float32(0.3), 0.6)).astype(np.uint8), (64, 64, 3)))
+    np.testing.assert_array_equal(overlay_pixels(image, flat, cmax=0.3, opacity=1.0, smooth=True),
+                                  np.broadcast_to(np.rint(colour_map(np.float32(0.3), 0.3)).astype(np.uint8), (64, 64, 3)))
     smooth = overlay_pixels(np.zeros_like(image), maps[0], cmax=float(maps.max()), opacity=1.0, smooth=True)
     assert len(np.unique(smooth.reshape(-1, 3), axis=0)) > 64  # interpolated: more colours than cells
 
@@ -81,7 +85,7 @@ def test_words_wrap_into_lines_and_each_line_holds_every_map_kind():
     for k in range(6):  # word 5 sits on the second line, second column, α above frequency
         for r, (row_maps, smooth) in enumerate(((maps, True), (maps * 2, False))):
             x, y = panel_origin(k, r, per_line=4, n_rows=2)
-            expected = overlay_pixels(image, row_maps[k], cmax=cmax, opacity=0.6, smooth=smooth)
+            expected = overlay_pixels(image, row_maps[k], cmax=cmax, opacity=0.85, smooth=smooth)
             np.testing.assert_array_equal(pixels[y:y + 64, x:x + 64, :3], expected)
             assert np.all(pixels[y:y + 64, x:x + 64, 3] == 255)
     x5, y5 = panel_origin(5, 0, per_line=4, n_rows=2)
@@ -103,7 +107,7 @@ def test_words_wrap_into_lines_and_each_line_holds_every_map_kind():
 
 def test_a_short_caption_takes_one_line_and_bad_arguments_are_refused():
     image, words, maps = _inputs(3)
-    fig = caption_blocks(image, [CaptionBlock(words, [("α", maps)])])
+    fig = caption_blocks(image, [CaptionBlock(words, [("α", maps)])], per_line=4)
     pitch_x, _ = panel_pitch((64, 64))
     bar = int(64 * BAR_GAP) + int(64 * BAR_WIDTH)
     assert picture(fig).shape[:2] == (64, 3 * pitch_x - 8 + bar)  # one line of three panels, and the colour bar
@@ -111,7 +115,7 @@ def test_a_short_caption_takes_one_line_and_bad_arguments_are_refused():
     with pytest.raises(ValueError, match="per_line"):
         caption_blocks(image, [CaptionBlock(words, [("α", maps)])], per_line=0)
     with pytest.raises(ValueError, match="maps must be"):
-        caption_blocks(image, [CaptionBlock(words, [("α", maps[:2])])])
+        caption_blocks(image, [CaptionBlock(words, [("α", maps[:2])])], per_line=4)
     with pytest.raises(ValueError, match="at least one word"):
         caption_blocks(image, [CaptionBlock([], [("α", maps[:0])])])
     _, _, odd = _inputs(3, grid=5)  # 64 px are not a whole number of 5 cells
@@ -124,7 +128,7 @@ def test_caption_blocks_stack_each_caption_with_its_own_words_heading_and_colour
     soft = CaptionBlock(words, [("α (soft)", maps * 0.5)], heading="Soft: a b c")
     hard = CaptionBlock(words[:2], [("α", maps[:2]), ("frequency", maps[:2])], heading="Hard <x>",
                         marks=[np.array([0, 63]), None])
-    fig = caption_blocks(image, [soft, hard])
+    fig = caption_blocks(image, [soft, hard], per_line=4)
     assert [t.type for t in fig.data] == ["image", "heatmap", "heatmap", "heatmap", "scatter", "scatter"]
     assert [t.coloraxis for t in fig.data[1:4]] == ["coloraxis", "coloraxis2", "coloraxis2"]
     assert fig.layout.coloraxis.cmax == pytest.approx(float(maps.max() * 0.5))  # each block its own scale
@@ -157,7 +161,7 @@ def test_each_block_has_a_colour_bar_painted_beside_it_in_plotlys_colours():
     image, words, maps = _inputs(3)
     soft = CaptionBlock(words, [("α (soft)", maps * 0.5)], heading="Soft")
     hard = CaptionBlock(words, [("α", maps), ("frequency", maps)], heading="Hard")
-    fig = caption_blocks(image, [soft, hard])
+    fig = caption_blocks(image, [soft, hard], per_line=4)
     assert fig.layout.coloraxis.showscale is False and fig.layout.coloraxis2.showscale is False  # no plotly.js bars
     pixels, numbers = picture(fig), fig.data[5]
     left = 3 * panel_pitch((64, 64))[0] - 8 + int(64 * BAR_GAP)
