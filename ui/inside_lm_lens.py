@@ -56,6 +56,7 @@ def lens_section(model_dir: str, prompt: str, tokens: tuple[str, ...]) -> None:
                                            position=position))
     st.dataframe(top_k_table(record), hide_index=True)
     st.subheader(_("Every layer × every position"))
-    show_figure(lens_grid(record, gettext=_), record, key="inside_lens_grid", name="logit-lens-grid")
+    height = min(900, 48 * len(record.query_labels) + 260)  # rows tall enough for their token text
+    show_figure(lens_grid(record, height=height, gettext=_), record, key="inside_lens_grid", name="logit-lens-grid")
 
 

@@ -26,6 +26,12 @@ def cached_sinks(model_dir: str, prompt: str) -> AttentionRecord:
     return sink_record(cached_runner(model_dir).attention(prompt))
 
 
+def even_share(tokens: int) -> float:
+    """Returns the first-token share of a head that attends evenly to every key it may see: the mean of
+    1/(i + 1) over the queries i = 1..T−1 (0 for a single token)."""
+    return float(np.mean(1.0 / (np.arange(1, tokens) + 1))) if tokens > 1 else 0.0
+
+
 @st.cache_data(show_spinner=False)
 def _history():
     return training_sinks()
@@ -45,7 +51,11 @@ def sinks_section(model_dir: str, prompt: str) -> None:
     cols[0].metric(_("Sink rate"), f"{meta['sink_rate']:.0%}",
                    help=_("share of heads whose first-token share exceeds ε = {epsilon}").format(epsilon=SINK_EPSILON))
     cols[1].metric(_("Sink heads"), f"{sinks} / {heads}")
-    st.caption(_("On this prompt, whose first token is “{token}”.").format(token=escape_markdown(str(meta["first_token"]))))
+    tokens = len(record.extras["input_ids"])
+    st.caption(_("On this prompt of {count} tokens, whose first token is “{token}”. A head that spread its attention "
+                 "evenly would put 1/(i + 1) on the first token at query i, {chance:.2f} on average here: on a short "
+                 "prompt the share is large by chance.").format(
+        count=tokens, token=escape_markdown(str(meta["first_token"])), chance=even_share(tokens)))
     show_figure(sink_grid(record, gettext=_), record, key="inside_sinks", name="lm-sinks")
     if model_dir:
         return
@@ -53,8 +63,8 @@ def sinks_section(model_dir: str, prompt: str) -> None:
     if history is None:
         return
     st.subheader(_("Over training"))
-    st.caption(_("The same measure on held-out windows at every logged step of the training run of the model "
-                 "trained here."))
+    st.caption(_("The same measure on held-out text windows of the documentation, at every logged step of the "
+                 "training run of the model trained here."))
     steps = [f"{int(s):,}" for s in history.steps]
     flat = history.shares.reshape(len(steps), -1)
     curves = np.stack([history.rates, flat.max(1)]).astype(np.float32)

@@ -133,6 +133,8 @@ def test_sinks_share_and_rate_against_a_numpy_oracle(at, runner):
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Sink rate"] == f"{np.mean(shares > 0.3):.0%}"
     assert metrics["Sink heads"] == f"{int(np.sum(shares > 0.3))} / {shares.size}"
+    t = maps.shape[-1]
+    assert f"{np.mean(1 / np.arange(2, t + 1)):.2f} on average here" in at.caption[1].value  # the even head's share
     assert "must sum to 1" in at.markdown[1].value  # the paragraph says why softmax makes a sink
     rates = chart_data(at, 1, "y")
     history = chart_data(at, 2)  # [head, step]
