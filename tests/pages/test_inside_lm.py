@@ -2,6 +2,8 @@
 section draws what its model computed (checked against the models and a numpy oracle), links open
 it as they were, and values a browser should not send get one line, never a traceback."""
 
+import shutil
+
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -9,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 from models.lm.generate import generation_record
 from models.lm.knockout import knockout_record
 from models.lm.model import run
+from models.lm.quality import CHECKPOINT_DIR
 from models.lm.records import load_runner
 from tests.pages.conftest import APP, chart_data, chart_specs, decode, open_page
 from ui.inside_lm import DEFAULT_PROMPT, PROMPT_MAX_CHARS
@@ -190,3 +193,32 @@ def test_a_link_reopens_a_section_and_a_bad_head_list_is_refused():
     assert app.radio(key="inside_mode").value == "first"
     assert not app.exception
     assert len(app.warning) == 1 and "L9 H9" in app.warning[0].value  # no head of this model: one line
+
+
+def test_a_large_sweep_asks_first_and_one_above_the_bound_is_refused(monkeypatch):
+    import ui.inside_lm_knockout as knockout
+
+    monkeypatch.setattr(knockout, "LARGE_SWEEP", 1)  # the GPT trained here counts as large
+    app = open_link({"inside_section": "3 Head knock-out"})
+    app.toggle(key="inside_sweep").set_value(True).run()
+    assert not app.exception and len(chart_specs(app)) == 1  # only the chosen heads' bars: it asks first
+    app.checkbox(key="inside_sweep_confirm").check().run()
+    assert not app.exception and len(chart_specs(app)) == 2
+    monkeypatch.setenv("ATTENTION_LAB_MAX_SWEEP", "10")
+    app.run()
+    assert not app.exception and len(app.error) == 1 and "above this server's bound" in app.error[0].value
+
+
+def test_a_folder_under_the_model_root(tmp_path, monkeypatch, generated):
+    root = tmp_path / "models"
+    shutil.copytree(CHECKPOINT_DIR, root / "my-gpt")
+    monkeypatch.setenv("ATTENTION_LAB_MODEL_ROOT", str(root))
+    app = open_page(PAGE, timeout=300)
+    app.text_input(key="inside_model_dir").set_value("my-gpt").run()
+    assert not app.exception
+    assert app.caption[0].value.startswith("my-gpt")
+    np.testing.assert_allclose(chart_data(app, HEAD), generated.weights[-1, 0], atol=1e-5)  # the same weights
+    app.text_input(key="inside_model_dir").set_value("../outside").run()
+    assert not app.exception
+    assert [e.value for e in app.error] == ["that model folder is not available here; the folders you may use are "
+                                            "the ones the operator put under the model root"]
