@@ -35,7 +35,7 @@ with st.spinner(_("Loading the model…")):
     runner = checked(cached_runner, model_dir)
 cfg = runner.config
 st.caption(_("{model} ({architecture}, {layers} layers × {heads} heads)").format(
-    model=escape_markdown(runner.name), architecture=cfg.model_type, layers=cfg.num_layers, heads=cfg.num_heads))
+    model=escape_markdown(runner.name) if model_dir else _("the GPT trained here"), architecture=cfg.model_type, layers=cfg.num_layers, heads=cfg.num_heads))
 
 SECTIONS = {
     "generate": _("1 Generate & watch it read"),
