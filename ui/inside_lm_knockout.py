@@ -21,7 +21,6 @@ from ui.widgets import checked, show_figure
 from viz.lm_lens import MODE_NOTES, knockout_bars, knockout_grid
 
 LARGE_SWEEP = 64 * 128  # head-forwards × tokens above which the page asks before a sweep
-MODE_LABELS = MODE_NOTES  # "its output set to zero", "its attention put on the first token"
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)  # shared, never mutated
@@ -46,13 +45,13 @@ def knockout_section(model_dir: str, prompt: str, num_layers: int, num_heads: in
                    format_func=head_name, max_selections=MAX_CHOSEN_HEADS)
     chosen = [pair for pair in chosen if pair in pairs][:MAX_CHOSEN_HEADS]  # a scripted client's list, checked
     mode = bound(st.radio, _("How a head is knocked out"), MODES, key="inside_mode", horizontal=True,
-                 format_func=lambda m: _(MODE_LABELS[m]) if m in MODE_LABELS else str(m))
+                 format_func=lambda m: _(MODE_NOTES[m]) if m in MODE_NOTES else str(m))
     if mode not in MODES:
         st.error(_("Choose how a head is knocked out: zero or first."), icon=":material/error:")
         st.stop()
     st.caption(_("Knocked out here: {how}. Measured at the last token: the change in the probability of the "
                  "model's own top-1 next token, and in the prompt's mean next-token loss (nats).").format(
-        how=_(MODE_LABELS[mode])))
+        how=_(MODE_NOTES[mode])))
     if chosen:
         with st.spinner(_("Running the model with the heads knocked out…")):
             record = checked(cached_knockout, model_dir, prompt, ",".join(chosen), mode, False)
