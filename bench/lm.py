@@ -9,6 +9,12 @@ Two models, each read by both sides from the same Hugging Face folder:
   positions, 50,257 tokens), written once to a temporary folder with save_gpt2_folder.
 Each runs at 1 × 128 and, where the model has the positions, 1 × 1024 tokens.
 
+--generate: instead of one forward, generating NEW_TOKENS (64) tokens greedily after a prompt of
+PROMPT_TOKENS (16) random ids, with every attention map: ours models/lm/generate.py's generate (the
+KV-cached decode loop, one jitted call, the maps copied out to numpy); Hugging Face's
+model.generate(max_new_tokens=64, min_new_tokens=64, do_sample=False, output_attentions=True,
+return_dict_in_generate=True) with its own KV cache.
+
 As bench/transformer.py does for MiniLM: each side runs in its own worker process, calls are
 paired alternately, the JAX worker has the glibc malloc tunables, the PyTorch worker runs
 transformers' AutoModelForCausalLM (attn_implementation="eager", output_attentions=True,
@@ -41,6 +47,8 @@ SHAPES = {  # GPT-2 config names of the random stand-ins
     "gpt2-small": dict(vocab_size=50257, n_embd=768, n_layer=12, n_head=12, n_positions=1024),
 }
 LENGTHS = (128, 1024)
+PROMPT_TOKENS = 16  # --generate: the prompt's length ...
+NEW_TOKENS = 64  # ... and how many tokens are written after it
 
 
 def model_folder(name: str, scratch: Path) -> tuple[Path, str]:
@@ -72,14 +80,25 @@ def token_ids(tokens: int, vocab: int) -> np.ndarray:
 # ----------------------------------------------------------------------------- workers
 
 
-def jax_worker(folder: str, lengths: list[int]):
+def jax_worker(folder: str, lengths: list[int], task: str = "forward"):
     import jax
 
+    from models.lm.generate import generate
     from models.lm.loader import load_folder
     from models.lm.model import forward
 
     lm = load_folder(folder)
     calls = {}
+    if task == "generate":
+        for tokens in lengths:
+            prompt = token_ids(tokens, lm.config.vocab_size)[0]
+
+            def call(prompt=prompt, tokens=tokens):
+                result = generate(lm, prompt, max_new=NEW_TOKENS)
+                assert result.maps.shape[-1] == tokens + NEW_TOKENS
+
+            calls[tokens] = call
+        return calls
     for tokens in lengths:
         ids = jax.device_put(token_ids(tokens, lm.config.vocab_size))
         mask = jax.device_put(np.ones((1, tokens), bool))
@@ -91,13 +110,26 @@ def jax_worker(folder: str, lengths: list[int]):
     return calls
 
 
-def torch_worker(folder: str, lengths: list[int]):
+def torch_worker(folder: str, lengths: list[int], task: str = "forward"):
     import torch
     from transformers import AutoModelForCausalLM
 
     torch.set_num_threads(THREADS)
     model = AutoModelForCausalLM.from_pretrained(folder, attn_implementation="eager", dtype=torch.float32).eval()
     calls = {}
+    if task == "generate":
+        for tokens in lengths:
+            ids = torch.from_numpy(token_ids(tokens, model.config.vocab_size).astype(np.int64))
+
+            def call(ids=ids, tokens=tokens):
+                with torch.inference_mode():
+                    out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=NEW_TOKENS,
+                                         min_new_tokens=NEW_TOKENS, do_sample=False, output_attentions=True,
+                                         return_dict_in_generate=True, pad_token_id=0)
+                assert out.sequences.shape[1] == tokens + NEW_TOKENS and len(out.attentions) == NEW_TOKENS
+
+            calls[tokens] = call
+        return calls
     for tokens in lengths:
         ids = torch.from_numpy(token_ids(tokens, model.config.vocab_size).astype(np.int64))
 
@@ -110,9 +142,9 @@ def torch_worker(folder: str, lengths: list[int]):
     return calls
 
 
-def serve(kind: str, folder: str, lengths: list[int], warmup: int) -> None:
+def serve(kind: str, folder: str, lengths: list[int], warmup: int, task: str = "forward") -> None:
     """Worker loop: read a token count per line, answer the seconds one call took."""
-    calls = (jax_worker if kind == "jax" else torch_worker)(folder, lengths)
+    calls = (jax_worker if kind == "jax" else torch_worker)(folder, lengths, task)
     for call in calls.values():
         for _ in range(warmup):
             call()
@@ -124,9 +156,10 @@ def serve(kind: str, folder: str, lengths: list[int], warmup: int) -> None:
 
 
 class Worker:
-    def __init__(self, kind: str, python: str, folder: Path, lengths: list[int], warmup: int, env: dict):
+    def __init__(self, kind: str, python: str, folder: Path, lengths: list[int], warmup: int, env: dict,
+                 task: str = "forward"):
         command = [python, str(Path(__file__).resolve()), "--worker", kind, "--folder", str(folder),
-                   "--lengths", ",".join(map(str, lengths)), "--warmup", str(warmup)]
+                   "--lengths", ",".join(map(str, lengths)), "--warmup", str(warmup), "--task", task]
         self.kind = kind
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
         line = self.proc.stdout.readline().strip()
@@ -143,12 +176,13 @@ class Worker:
         self.proc.wait(timeout=120)
 
 
-def bench_model(folder: Path, lengths: list[int], reps: int, warmup: int) -> dict[int, dict[str, list[float]]]:
+def bench_model(folder: Path, lengths: list[int], reps: int, warmup: int,
+                task: str = "forward") -> dict[int, dict[str, list[float]]]:
     base = {**os.environ, "PYTHONPATH": str(ROOT)}
     jax_env = {**base, "GLIBC_TUNABLES": GLIBC_TUNABLES}
     torch_env = {k: v for k, v in base.items() if k != "GLIBC_TUNABLES"}
-    ours = Worker("jax", sys.executable, folder, lengths, warmup, jax_env)
-    theirs = Worker("torch", str(BENCH_PYTHON), folder, lengths, warmup, torch_env)
+    ours = Worker("jax", sys.executable, folder, lengths, warmup, jax_env, task)
+    theirs = Worker("torch", str(BENCH_PYTHON), folder, lengths, warmup, torch_env, task)
     times = {t: {"jax": [], "torch": []} for t in lengths}
     try:
         for rep in range(reps):
@@ -175,12 +209,15 @@ def main() -> int:
     parser.add_argument("--models", default="trained,gpt2-small", help="comma-separated: trained, gpt2-small")
     parser.add_argument("--reps", type=int, default=9, help="paired calls per model and length")
     parser.add_argument("--warmup", type=int, default=2, help="untimed calls per length and side")
+    parser.add_argument("--generate", action="store_true",
+                        help=f"time generating {NEW_TOKENS} tokens with every attention map instead of one forward")
     parser.add_argument("--worker", choices=("jax", "torch"), help=argparse.SUPPRESS)
+    parser.add_argument("--task", default="forward", choices=("forward", "generate"), help=argparse.SUPPRESS)
     parser.add_argument("--folder", help=argparse.SUPPRESS)
     parser.add_argument("--lengths", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        serve(args.worker, args.folder, [int(x) for x in args.lengths.split(",")], args.warmup)
+        serve(args.worker, args.folder, [int(x) for x in args.lengths.split(",")], args.warmup, args.task)
         return 0
     ensure_bench_venv()
     rows = []
@@ -190,11 +227,13 @@ def main() -> int:
             import json
 
             positions = json.loads((folder / "config.json").read_text())["n_positions"]
-            lengths = [t for t in LENGTHS if t <= positions]
-            for tokens, t in bench_model(folder, lengths, args.reps, args.warmup).items():
+            task = "generate" if args.generate else "forward"
+            lengths = [PROMPT_TOKENS] if args.generate else [t for t in LENGTHS if t <= positions]
+            for tokens, t in bench_model(folder, lengths, args.reps, args.warmup, task).items():
                 ratios = [a / b for a, b in zip(t["jax"], t["torch"])]
                 q1, _, q3 = statistics.quantiles(ratios, n=4)
-                rows.append((description, f"1x{tokens}", 1000 * statistics.median(t["jax"]),
+                shown = f"{tokens}+{NEW_TOKENS}" if args.generate else f"1x{tokens}"
+                rows.append((description, shown, 1000 * statistics.median(t["jax"]),
                              1000 * statistics.median(t["torch"]), statistics.median(ratios), q1, q3, len(ratios)))
     print(f"\n{machine()}; {datetime.date.today().isoformat()}; load average {os.getloadavg()[0]:.1f}")
     print(f"{'model':50} | {'tokens':>6} | {'ours ms':>8} | {'HF ms':>8} | {'ratio':>5} | ratio IQR")
