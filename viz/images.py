@@ -20,9 +20,10 @@ from viz.labels import safe_label
 from viz.pixel_scale import bar_value_y, overlay_pixels, paint_scale_bar, scale_ticks
 from viz.plotly_private import unchecked_figure
 
-# Two panels a line: in the page's 624 px column at 1,280 px each panel is about 210 px wide, large
-# enough to read a cell's colour from the back of a class; longer captions wrap.
-PANEL_PX = 215
+# Two panels a line: in the page's 624 px column at 1,280 px each panel is about 205 px wide, large
+# enough to read a cell's colour from the back of a class; longer captions wrap. The figure's height
+# gives each image PANEL_PX, so that the column's width, not the height, sets the panels' size there.
+PANEL_PX = 205
 PANELS_PER_LINE = 2
 # Room between and above caption panels, as shares of the image's side. In pixels (8, 16 and 24 of a
 # 64-pixel image) they are whole multiples of an 8 × 8 grid's cell, so every panel's cells fall on one grid.
@@ -31,6 +32,7 @@ TITLE_ROOM = 0.25  # room above each panel row for its word titles
 BLOCK_HEADING = 0.375  # room above a block of caption panels for its heading
 BAR_GAP, BAR_WIDTH, BAR_LABELS = 0.1875, 0.125, 0.375  # a block's colour bar, right of its panels: gap, bar, its numbers
 OUTLINE = (214, 39, 40)  # the outline of the hard decoder's cell (plotly's red, #d62728)
+FRAME = (170, 170, 170)  # each panel's edge
 
 
 def _px(share: float, side: int) -> int:
@@ -52,13 +54,14 @@ def panel_pitch(image_shape: tuple[int, int]) -> tuple[int, int]:
     return width + _px(PANEL_GAP, width), height + _px(PANEL_GAP, height) + _px(TITLE_ROOM, height)
 
 
-def _outline(canvas: np.ndarray, cell: int, grid: tuple[int, int], origin: tuple[int, int], cell_px: tuple[int, int]) -> None:
+def _outline(canvas: np.ndarray, cell: int, grid: tuple[int, int], origin: tuple[int, int], cell_px: tuple[int, int],
+             colour: tuple[int, int, int] = OUTLINE) -> None:
     # A one-pixel frame just inside one cell of a panel, in place.
     cr, cc = divmod(int(cell), grid[1])
     ch, cw = cell_px
     top, left = origin[1] + cr * ch, origin[0] + cc * cw
-    canvas[top, left:left + cw, :3] = canvas[top + ch - 1, left:left + cw, :3] = OUTLINE
-    canvas[top:top + ch, left, :3] = canvas[top:top + ch, left + cw - 1, :3] = OUTLINE
+    canvas[top, left:left + cw, :3] = canvas[top + ch - 1, left:left + cw, :3] = colour
+    canvas[top:top + ch, left, :3] = canvas[top:top + ch, left + cw - 1, :3] = colour
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,8 @@ def _block_tiles(image: np.ndarray, block: CaptionBlock, canvas: np.ndarray, *, 
             canvas[oy:oy + height, ox:ox + width, :3] = overlay_pixels(image, maps[c], cmax=cmax, opacity=opacity,
                                                                        smooth=smooth[r])
             canvas[oy:oy + height, ox:ox + width, 3] = 255
+            # A grey frame along the panel's edge (a white scene's edge would not show on a white page).
+            _outline(canvas, 0, (1, 1), (ox, oy), (height, width), FRAME)
             if marks[r] is not None:
                 _outline(canvas, np.asarray(marks[r])[c], maps.shape[1:], (ox, oy), cell_px)
         data.append(_hover_map(maps, words, name, [origin(r, c) for c in range(n_words)], image_shape=(height, width),
@@ -248,7 +253,8 @@ def caption_blocks(
         "yaxis": {"visible": False, "range": [span_y - 0.5, -0.5 - above], "scaleanchor": "x", "constrain": "domain",
                   "constraintoward": "top"},
         "plot_bgcolor": "rgba(0,0,0,0)", "annotations": annotations, "showlegend": False,
-        "height": int(PANEL_PX * panel_rows + 30 * lines + 40 * headings + (60 if title else 30)),
+        # PANEL_PX for an image's side: the picture's whole height (titles and gaps too) at that scale.
+        "height": int(PANEL_PX / height * (span_y + above)) + (50 if title else 20) + 10,
         "margin": {"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
     }
     for axis, _, _, peak in spans:  # the hover maps' scales; the bars are painted above

@@ -67,10 +67,10 @@ def bar_value_y(value: float, *, top: int, height: int, cmax: float) -> float:
 
 def overlay_pixels(image: np.ndarray, amap: np.ndarray, *, cmax: float, opacity: float, smooth: bool) -> np.ndarray:
     """Returns uint8 [H, W, 3]: the attention map in the figure's colour scale over the image. Each
-    pixel's opacity is `opacity` × its value / cmax: a cell of weight 0 shows the image as it is and
-    the largest weight the colour at `opacity`, so no uniform wash of the scale's low end covers the
-    picture. Each cell of amap [g, g'] covers H/g × W/g' pixels; a smooth map is interpolated between
-    cell centres (bilinear, edges held), as zsmooth does."""
+    pixel's opacity is `opacity` × √(value / cmax): a cell of weight 0 shows the image as it is, the
+    largest weight the colour at `opacity` (no wash of the scale's low end over the picture), and a
+    tenth of the largest weight a third of that. Each cell of amap [g, g'] covers H/g × W/g' pixels;
+    a smooth map is interpolated between cell centres (bilinear, edges held), as zsmooth does."""
     image = np.asarray(image, np.float64)
     height, width = image.shape[:2]
     amap = np.asarray(amap, np.float32)
@@ -80,5 +80,5 @@ def overlay_pixels(image: np.ndarray, amap: np.ndarray, *, cmax: float, opacity:
         rows = np.arange(height) * amap.shape[0] // height
         cols = np.arange(width) * amap.shape[1] // width
         full = amap[rows][:, cols]
-    alpha = float(np.clip(opacity, 0.0, 1.0)) * np.clip(full / max(float(cmax), 1e-12), 0.0, 1.0)[..., None]
+    alpha = float(np.clip(opacity, 0.0, 1.0)) * np.sqrt(np.clip(full / max(float(cmax), 1e-12), 0.0, 1.0))[..., None]
     return np.rint((1 - alpha) * image + alpha * colour_map(full, cmax)).astype(np.uint8)

@@ -14,6 +14,7 @@ from viz.images import (
     BAR_GAP,
     BAR_WIDTH,
     OUTLINE,
+    FRAME,
     CaptionBlock,
     caption_blocks,
     panel_pitch,
@@ -54,9 +55,9 @@ def test_overlay_pixels_blend_the_map_over_the_image():
     image, _, maps = _inputs(1)
     cells = overlay_pixels(image, maps[0], cmax=float(maps.max()), opacity=0.6, smooth=False)
     # Numpy oracle: each 8 × 8 pixel cell is the image and the colour of its value mixed with the
-    # colour's share 0.6 × value / largest value: a cell of weight 0 is the image itself, no wash.
+    # colour's share 0.6 × √(value / largest value): a cell of weight 0 is the image itself, no wash.
     cell_of = np.repeat(np.repeat(maps[0], 8, axis=0), 8, axis=1)
-    share = (0.6 * cell_of / maps.max())[..., None]
+    share = (0.6 * np.sqrt(cell_of / maps.max()))[..., None]
     expected = (1 - share) * image + share * colour_map(cell_of, float(maps.max()))
     np.testing.assert_allclose(cells, np.rint(expected), atol=1)
     zero = np.zeros((8, 8), np.float32)
@@ -86,7 +87,10 @@ def test_words_wrap_into_lines_and_each_line_holds_every_map_kind():
         for r, (row_maps, smooth) in enumerate(((maps, True), (maps * 2, False))):
             x, y = panel_origin(k, r, per_line=4, n_rows=2)
             expected = overlay_pixels(image, row_maps[k], cmax=cmax, opacity=0.85, smooth=smooth)
-            np.testing.assert_array_equal(pixels[y:y + 64, x:x + 64, :3], expected)
+            np.testing.assert_array_equal(pixels[y + 1:y + 63, x + 1:x + 63, :3], expected[1:-1, 1:-1])
+            edge = np.ones((64, 64), bool)
+            edge[1:-1, 1:-1] = False
+            assert np.all(pixels[y:y + 64, x:x + 64, :3][edge] == FRAME)  # each panel framed in grey
             assert np.all(pixels[y:y + 64, x:x + 64, 3] == 255)
     x5, y5 = panel_origin(5, 0, per_line=4, n_rows=2)
     pitch_x, pitch_y = panel_pitch((64, 64))
@@ -194,3 +198,18 @@ def test_scale_ticks_step_like_plotly_and_stay_under_the_peak():
         assert 2 <= len(ticks) <= 5 and values[0] == 0 and values[-1] <= peak * (1 + 1e-9)
         assert values[-1] >= peak / 2.5  # the top tick is never far below the peak
         assert np.allclose(np.diff(values), values[1]) and [float(t) for _, t in ticks] == pytest.approx(values)
+
+
+def test_panels_are_at_least_200_px_in_the_pages_column_at_desk_width():
+    # The page's column is 624 px wide on a 1,280 px window: x and y keep one scale, the smaller
+    # of what the width and the height allow, so an image's side is 64 units at that scale.
+    image, words, maps = _inputs(5)
+    for blocks in ([CaptionBlock(words, [("α", maps)])],
+                   [CaptionBlock(words, [("α", maps)], heading="Soft"),
+                    CaptionBlock(words, [("α", maps), ("frequency", maps)], heading="Hard")]):
+        layout = caption_blocks(image, blocks).layout
+        (x0, x1), (y0, y1) = layout.xaxis.range, layout.yaxis.range
+        width = 624 - layout.margin.l - layout.margin.r
+        height = layout.height - layout.margin.t - layout.margin.b
+        scale = min(width / abs(x1 - x0), height / abs(y1 - y0))
+        assert 200 <= 64 * scale <= 215, 64 * scale
