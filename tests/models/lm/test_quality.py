@@ -1,6 +1,6 @@
 """Quality of the committed GPT (checkpoints/lm/), read through the loader a user's GPT-2 folder takes:
 lower perplexity than the add-k bigram on held-out text, the head scores as measured (no induction head
-formed in the committed run), a log of every head's scores; and the measurement helpers against loop oracles.
+reached in the committed run), a log of every head's scores; and the measurement helpers against loop oracles.
 
 The held-out text is the committed sample (tests/fixtures/lm_heldout_sample.json: held-out pages of
 the Python documentation and the training split's bigram counts of every pair it predicts), so these
@@ -116,17 +116,18 @@ def test_perplexity_on_held_out_text_is_below_the_bigram(model, sample_windows):
 
 
 def test_the_head_scores_as_measured(model, sample_windows):
-    # No induction head formed in the committed run (docs/models/lm.md): the bar is what was measured,
-    # best prefix-matching 0.014 on [BOS] + r + r (content-blind ≈ 0.014), best previous-token 0.15.
+    # The committed run (docs/models/lm.md) stopped before an induction head formed: its best
+    # prefix-matching head (L1H3) had left chance (0.044 on [BOS] + r + r against a content-blind
+    # 0.014) but not reached the goal; the bars are what was measured. Previous-token L0H0 0.23.
     _, windows = sample_windows
     half = quality.probe_half(model.config.max_positions)
     probe = quality.repeated_probe(model.config.vocab_size, EOT_ID, half=half)
     scores = quality.head_scores(model.graphdef, model.state, windows[:16], probe, half)
-    best = scores.best("prefix_matching")[1]
-    assert best < quality.GOAL and best < 3 * scores.random_baseline
+    (layer, head), best = scores.best("prefix_matching")
+    assert (layer, head) == (1, 3) and 2.5 * scores.random_baseline < best < quality.GOAL
     logged = np.max(quality.load_log()["log"]["prefix_matching"][-1])
     assert best == pytest.approx(logged, abs=0.005)  # the same probe as the log's
-    assert scores.best("previous")[1] >= 0.08
+    assert scores.best("previous")[0] == (0, 0) and scores.best("previous")[1] >= 0.15
     first = scores.first_token
     assert first.shape == (model.config.num_layers, model.config.num_heads) and ((0 <= first) & (first <= 1)).all()
 
@@ -140,8 +141,9 @@ def test_the_training_log_records_every_head(model):
     for name in quality.SCORES:
         assert all(np.shape(entry) == shape for entry in log[name])
     assert np.max(log["prefix_matching"][0]) < 0.1  # the untrained model has no induction head
-    assert quality.emergence_step(log) is None  # no induction head formed (docs/models/lm.md)
-    assert np.max(log["previous"][-1]) > 2 * np.max(log["previous"][0])  # previous-token heads grew
+    assert quality.emergence_step(log) is None  # no head reached 0.4 (docs/models/lm.md)
+    assert np.max(log["previous"][-1]) > 5 * np.max(log["previous"][0])  # a previous-token head grew
+    assert np.max(log["prefix_matching"][-1]) > 2.5 * np.max(log["prefix_matching"][len(steps) // 2])  # L1H3 rising
     assert log["heldout_loss"][-1] < log["heldout_loss"][0] - 2
     assert info["heldout"]["perplexity"] < info["heldout"]["bigram_perplexity"]
     record = quality.training_record()
