@@ -20,6 +20,19 @@ MARK_COLOR = "#d62728"
 LINE_COLOR = "#1f77b4"
 
 
+def log_ticks(values: np.ndarray) -> dict:
+    """Returns a log axis's ticks at 1 and 3 × 10^k over the positive values' range, written out
+    (0.001, 3e-05): within one decade plotly.js labels 2…9 × 10^k in small digits that crowd each other."""
+    positive = np.asarray(values, np.float64)
+    positive = positive[positive > 0]
+    if positive.size == 0:
+        return {}
+    low, high = math.floor(math.log10(positive.min())), math.ceil(math.log10(positive.max()))
+    ticks = [m * 10.0 ** k for k in range(low, high + 1) for m in (1, 3)]
+    inside = [t for t in ticks if positive.min() / 3 <= t <= positive.max() * 3]
+    return {"tickmode": "array", "tickvals": inside, "ticktext": [f"{t:.3g}" for t in inside]}
+
+
 def alpha_over_time(
     record: AttentionRecord,
     *,
@@ -80,6 +93,7 @@ def alpha_over_time(
         layout[f"yaxis{suffix}"] = {
             "title": {"text": "α_t"}, "type": "log" if log_y else "linear", "exponentformat": "power",
             "rangemode": "normal" if log_y else "tozero", "domain": [max(top - band, 0.0), top], "anchor": x,
+            **(log_ticks(np.append(alpha, uniform)) if log_y else {}),
         }
     bottom = f"y{'' if rows == 1 else rows}"
     titled = bool(title) or bool(row_titles)
