@@ -17,6 +17,7 @@ from models.registry import PLAYGROUND, get_mechanism, mechanisms_on_page
 from ui.i18n import translator
 from ui.links import bound, link_rows, linked_rows
 from ui.router import ensure_router
+from ui.story import story_place
 from ui.widgets import (
     CHART_CONFIG,
     checked,
@@ -39,7 +40,10 @@ _ = translator()
 
 TABLE_COLUMNS = ("label", "k1", "k2", "v1", "v2")
 
+IDEA = N_("The survey's general view: attention maps a Query to Key–Value pairs in three stages, score, "
+          "normalise and weighted sum; every other page is one choice of Q, K, V and of the score.")  # the survey's idea this page shows
 st.title(_("A Query over Key/Value pairs"))
+story_place(PLAYGROUND.file, _(IDEA))
 st.markdown(_(
     "Every attention mechanism does three things. **1. Score** the query against each key. "
     "**2. Normalise** the scores into weights α. **3. Sum** the values, weighted by α. "

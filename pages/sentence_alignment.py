@@ -7,6 +7,7 @@ from models.transformer.alignment import DEFAULT_TEMPERATURES, SCORE_NAMES, best
 from ui.i18n import translator
 from ui.links import bound, linked_text
 from ui.router import ensure_router
+from ui.story import story_place
 from ui.widgets import checked, escape_markdown, option_radio, option_slider, show_figure
 from viz.formulas import symbol_legend
 from viz.i18n_text import N_
@@ -40,7 +41,10 @@ def alignment(text: str, text_pair: str, score: str, window: int | None, tempera
                             "temperature": temperature})
 
 
+IDEA = N_("Luong's alignment functions and local windows, applied to two sentences' pretrained vectors: "
+          "attention as a soft alignment, with no trained parameters.")  # the survey's idea this page shows
 st.title(_("Sentence-pair alignment with pretrained embeddings"))
+story_place(SENTENCE_ALIGNMENT.file, _(IDEA))
 st.markdown(_(
     "Each sentence is encoded **on its own** by all-MiniLM-L6-v2; every token of sentence 1 is then "
     "scored against every token of sentence 2 with a score that has **no trained parameters**, and the "

@@ -10,6 +10,7 @@ from models.seq2seq.records import random_example, snapshot_steps, warm_start_of
 from ui.i18n import translator
 from ui.links import bound, linked_text
 from ui.router import ensure_router
+from ui.story import story_place
 from ui.widgets import checked, option_slider, show_figure, view_switch, warm_in_background
 from viz.compare import difference_heatmap
 from viz.formulas import formula_lines, symbol_legend
@@ -19,7 +20,11 @@ from viz.seq2seq import alignment_heatmap, bottleneck_curve, context_bars
 ensure_router()
 _ = translator()
 
+IDEA = N_("The encoder–decoder reads its whole input through one vector c, a bottleneck; Bahdanau's and Luong's "
+          "attention give the decoder a new context c_i at every output step, scored against every encoder "
+          "state (global) or a window of them (local).")  # the survey's idea this page shows
 st.title(_("Seq2seq alignment"))
+story_place(SEQ2SEQ.file, _(IDEA))
 st.markdown(_(
     "A character-level encoder–decoder turns a free-form date into `YYYY-MM-DD`. At every output "
     "character the decoder attends over the input characters; the heatmap shows those weights α. "

@@ -126,3 +126,16 @@ def test_seq2seq_in_chinese_in_every_view():
     at.radio(key="s2s_variant").set_value("no-attention").run()
     assert not at.exception
     assert untranslated(shown_texts(at)) == []
+
+
+def test_each_page_says_its_place_in_the_story():
+    from ui.story import steps_of
+    from ui.tour import STEPS
+
+    assert steps_of("pages/seq2seq.py") == [1, 2, 3, 4] and steps_of("pages/playground.py") == [len(STEPS)]
+    at = open_zh("pages/seq2seq.py")
+    place = at.main.get("markdown")[0].value
+    assert place == f"**第 1–4 步，共 {len(STEPS)} 步**"
+    links = [(link.proto.label, link.proto.page) for link in at.get("page_link")]
+    assert any(label.startswith("下一步 →") for label, _ in links)
+    assert not any(label.startswith("← 上一步") for label, _ in links)  # step 1 has no step before it
