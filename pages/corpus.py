@@ -1,4 +1,4 @@
-"""Many inputs: per-head attention statistics of MiniLM over a corpus, and one head's joint query–key plane."""
+"""Many inputs: per-head attention statistics of MiniLM or a decoder LM over a corpus, and one head's joint query–key plane."""
 
 import hashlib
 
@@ -7,19 +7,34 @@ import streamlit as st
 
 from models.corpus import qk
 from models.corpus import run as corpus
-from models.corpus.heads import DESCRIPTIONS, LABELS, STATISTIC_IDS
+from models.corpus.heads import DESCRIPTIONS, LABELS
+from models.corpus.links import single_input_url
 from models.corpus.texts import MAX_UPLOAD_BYTES, MAX_UPLOAD_TEXTS, csv_header, sample_texts, upload_text, upload_texts
+from models.lm.folders import max_model_bytes, model_root, resolve_model_dir
 from models.registry import mechanism_of
+from models.text import N_
+from ui.i18n import current_language, translator
+from ui.markdown import escape_markdown
 from ui.router import ensure_router
 from ui.widgets import checked, clicked_points, show_figure
 from viz.corpus import COLOUR_BY, head_scatter, query_key_plane
 
 ensure_router()
-MECHANISM = mechanism_of("transformer", "self-attention").id
+_ = translator()
+MECHANISMS = {"transformer": mechanism_of("transformer", "self-attention").id, "lm": mechanism_of("lm").id}
+MODEL_NAMES = {"transformer": N_("MiniLM (encoder, 6 layers × 12 heads)"),
+               "lm": N_("GPT trained here (decoder LM), or your GPT-2/Llama folder")}
+SHOWN_CHARS = 200  # of a top input's text on the page (its link carries up to models/corpus/links.LINK_TEXT_MAX)
+SOURCES = {"sample": N_("Bundled sample (60 sentences)"), "upload": N_("Upload a .txt or .csv")}
 
 
-@st.cache_resource(show_spinner="Loading MiniLM…")
-def _model():
+@st.cache_resource(show_spinner=False, max_entries=2)
+def _model(mechanism: str, model_dir: str):
+    if mechanism == "lm":
+        from models.corpus.lm import LMCorpusModel
+        from models.lm.records import load_runner as load_lm
+
+        return LMCorpusModel(load_lm(model_dir or None, max_bytes=max_model_bytes()))
     from models.transformer.records import load_runner
 
     return corpus.CorpusModel(load_runner())
@@ -28,81 +43,101 @@ def _model():
 @st.cache_data(show_spinner=False, max_entries=16)
 def _embedding(digest: str, texts: tuple[str, ...], layer: int, head: int):
     del digest  # the cache key; texts is hashed too, but a digest keeps the key small to compare
-    runner = _model().runner
+    runner = _model("transformer", "").runner
     return qk.joint_embedding(qk.query_keys(runner, texts, layer, head))
 
 
-st.title("Many inputs: head statistics")
-st.markdown(
-    "One sentence shows one attention map; what a head *does* shows across many. This page runs "
-    "all-MiniLM-L6-v2 over a corpus, one text per input, and gives every head the statistics the "
-    "self-attention page computes for one input (entropy, previous-token, duplicate-token and induction "
-    "scores, shares on [CLS] and [SEP], mean attention distance) as mean ± spread over the texts. "
-    "Every head is then one point (HeadVis); a head's sharpest inputs are listed; and its queries and keys "
-    "are drawn in one plane (AttentionViz, Yeh et al. 2023). Larger files: `cli.py corpus`.")
+st.title(_("Many inputs: head statistics"))
+st.markdown(_(
+    "One sentence shows one attention map; what a head *does* shows across many. This page runs a model "
+    "over a corpus, one text per input, and gives every head the statistics the single-input pages compute "
+    "(entropy, previous-token, duplicate-token and induction scores, shares on [CLS] and [SEP] or, for a "
+    "decoder LM, on the first token, mean attention distance) as mean ± spread over the texts. Every head is "
+    "then one point (HeadVis); a head's sharpest inputs are listed, each a link to the single-input page; and "
+    "MiniLM's queries and keys are drawn in one plane (AttentionViz, Yeh et al. 2023). Larger files: "
+    "`cli.py corpus`."))
 
-source = st.radio("Corpus", ["Bundled sample (60 sentences)", "Upload a .txt or .csv"], horizontal=True,
+mechanism = st.radio(_("Model"), list(MODEL_NAMES), format_func=lambda m: _(MODEL_NAMES[m]), horizontal=True,
+                     key="corpus_model")
+model_dir = ""
+root = model_root()
+if mechanism == "lm" and root is not None:  # the operator allows model folders under ATTENTION_LAB_MODEL_ROOT
+    with st.expander(_("Model folder")):
+        asked = st.text_input(
+            _("A Hugging Face folder under the model root (GPT-2, Llama, Mistral, Qwen2/3: config.json, "
+              "model.safetensors, tokenizer.json)"), "", key="corpus_model_dir",
+            placeholder=_("empty = the GPT trained here (checkpoints/lm)"), max_chars=1024).strip()
+        model_dir = str(checked(resolve_model_dir, asked, root)) if asked else ""
+
+source = st.radio(_("Corpus"), list(SOURCES), format_func=lambda s: _(SOURCES[s]), horizontal=True,
                   key="corpus_source")
 texts = None
-if source.startswith("Bundled"):
+if source == "sample":
     texts = sample_texts()
 else:
-    upload = st.file_uploader(f"One text per line (.txt), or a CSV with a header row; at most "
-                              f"{MAX_UPLOAD_BYTES / 1e6:.0f} MB and {MAX_UPLOAD_TEXTS:,} texts",
+    upload = st.file_uploader(_("One text per line (.txt), or a CSV with a header row; at most {mb} MB and "
+                                "{count} texts").format(mb=f"{MAX_UPLOAD_BYTES / 1e6:.0f}", count=f"{MAX_UPLOAD_TEXTS:,}"),
                               type=["txt", "csv"], key="corpus_upload")
     if upload is not None:
         content = checked(upload_text, upload.getvalue())
         column = None
         if upload.name.lower().endswith(".csv"):
             header = checked(csv_header, content)
-            column = st.selectbox("Text column", header, key="corpus_column")
+            column = st.selectbox(_("Text column"), header, key="corpus_column")
         texts = checked(upload_texts, content, column)
 if not texts:
-    st.info("Upload a file, or choose the bundled sample.")
+    st.info(_("Upload a file, or choose the bundled sample."))
     st.stop()
 
-digest = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
+digest = hashlib.sha256("\n".join([mechanism, model_dir, *texts]).encode()).hexdigest()[:16]
 done = st.session_state.get("corpus_stats")
 ran_on = st.session_state.get("corpus_digest")
 cols = st.columns([1, 1, 4])
 # on_click: the request survives the router's reruns (a button's own value lasts one run only)
-cols[0].button("Run", type="primary", key="corpus_run", help=f"{len(texts):,} texts",
+cols[0].button(_("Run"), type="primary", key="corpus_run", help=_("{count} texts").format(count=f"{len(texts):,}"),
                on_click=lambda: st.session_state.update(corpus_start=True))
-cols[1].button("Stop", key="corpus_stop", help="ends the pass; the statistics of the texts that ran stay")
+cols[1].button(_("Stop"), key="corpus_stop", help=_("ends the pass; the statistics of the texts that ran stay"))
 if st.session_state.pop("corpus_start", False):
-    model = _model()
-    stats = corpus.CorpusStats.empty(model.config.num_hidden_layers, model.config.num_attention_heads,
-                                     model=model.runner.name)
-    st.session_state.update(corpus_stats=stats, corpus_digest=digest, corpus_finished=False)
-    bar = st.progress(0.0, text="Compiling…")
-    corpus.corpus_statistics(texts, model, into=stats,
-                             progress=lambda n: bar.progress(min(n / len(texts), 1.0), text=f"{n:,} of {len(texts):,} texts"))
+    with st.spinner(_("Loading the model…")):
+        model = checked(_model, mechanism, model_dir)
+    stats = model.empty_stats()
+    st.session_state.update(corpus_stats=stats, corpus_digest=digest, corpus_finished=False, corpus_ran=mechanism)
+    bar = st.progress(0.0, text=_("Compiling…"))
+    corpus.corpus_statistics(texts, model, into=stats, progress=lambda n: bar.progress(
+        min(n / len(texts), 1.0), text=_("{done} of {count} texts").format(done=f"{n:,}", count=f"{len(texts):,}")))
     st.session_state["corpus_finished"] = True
     bar.empty()
     done, ran_on = stats, digest
 if done is None or ran_on != digest:
-    st.info(f"{len(texts):,} texts ready: press Run.")
+    st.info(_("{count} texts ready: press Run.").format(count=f"{len(texts):,}"))
     st.stop()
+ran = st.session_state.get("corpus_ran", "transformer")
 if not st.session_state.get("corpus_finished"):
     done.stopped = True
 if done.count == 0:
-    st.warning("Stopped before the first batch ran: no statistics yet. Press Run again.")
+    st.warning(_("Stopped before the first batch ran: no statistics yet. Press Run again."))
     st.stop()
-st.caption(f"{done.count:,} texts, {done.tokens:,} tokens"
-           + (f" ({done.skipped:,} empty skipped)" if done.skipped else "")
-           + (" - stopped early: the statistics cover the texts that ran." if done.stopped else "."))
+summary = _("{texts} texts, {tokens} tokens").format(texts=f"{done.count:,}", tokens=f"{done.tokens:,}")
+if done.skipped:
+    summary += " " + _("({count} empty skipped)").format(count=f"{done.skipped:,}")
+summary += (" - " + _("stopped early: the statistics cover the texts that ran.")) if done.stopped else "."
+st.caption(summary)
 
-st.header("Every head by two statistics")
+st.header(_("Every head by two statistics"))
+statistic_ids = done.statistics
 pick = st.columns(2)
-x = pick[0].selectbox("x", STATISTIC_IDS, index=STATISTIC_IDS.index("entropy"), format_func=LABELS.get, key="corpus_x")
-y = pick[1].selectbox("y", STATISTIC_IDS, index=STATISTIC_IDS.index("previous_score"), format_func=LABELS.get,
-                      key="corpus_y")
-st.caption(f"x: {DESCRIPTIONS[x]}. y: {DESCRIPTIONS[y]}. Each point is a head's mean over the texts; hover for the "
-           "spread. Click a head to select it.")
+x = pick[0].selectbox("x", statistic_ids, index=statistic_ids.index("entropy"), format_func=lambda s: _(LABELS[s]),
+                      key="corpus_x")
+y = pick[1].selectbox("y", statistic_ids, index=statistic_ids.index("previous_score"),
+                      format_func=lambda s: _(LABELS[s]), key="corpus_y")
+st.caption(_("x: {x}. y: {y}. Each point is a head's mean over the texts; hover for the spread. Click a head to "
+             "select it.").format(x=_(DESCRIPTIONS[x]), y=_(DESCRIPTIONS[y])))
 layers, heads = done.mean.shape[:2]
 selected = (int(st.session_state.get("corpus_layer", 0)), int(st.session_state.get("corpus_head", 0)))
-state = show_figure(head_scatter(done.mean, done.std, done.statistics, LABELS, x, y, selected=selected),
-                    corpus.stats_record(done, MECHANISM), key="corpus_heads", name="corpus_heads",
+selected = selected if selected[0] < layers and selected[1] < heads else (0, 0)
+labels = {s: _(LABELS[s]) for s in statistic_ids}
+state = show_figure(head_scatter(done.mean, done.std, statistic_ids, labels, x, y, selected=selected, gettext=_),
+                    corpus.stats_record(done, MECHANISMS[ran]), key="corpus_heads", name="corpus_heads",
                     on_select="rerun", selection_mode="points")
 for point in clicked_points(state):
     custom = point.get("customdata")
@@ -112,27 +147,45 @@ for point in clicked_points(state):
             st.session_state.update(corpus_layer=layer, corpus_head=head)
             st.rerun()
 
-st.header("One head")
+st.header(_("One head"))
 pick = st.columns(3)
-layer = pick[0].selectbox("Layer", range(layers), key="corpus_layer")
-head = pick[1].selectbox("Head", range(heads), key="corpus_head")
-colour_by = pick[2].selectbox("Colour the plane by", COLOUR_BY, key="corpus_colour")
+if st.session_state.get("corpus_layer", 0) >= layers or st.session_state.get("corpus_head", 0) >= heads:
+    st.session_state.update(corpus_layer=0, corpus_head=0)  # a smaller model than the last run's
+layer = pick[0].selectbox(_("Layer"), range(layers), key="corpus_layer")
+head = pick[1].selectbox(_("Head"), range(heads), key="corpus_head")
 rows = [r for r in corpus.top_rows(done) if r["layer"] == layer and r["head"] == head]
-st.subheader(f"L{layer}H{head}: where it attends most sharply")
-st.dataframe([{"entropy (nats)": round(r["entropy"], 3), "input": r["input"] + 1, "text": r["text"]} for r in rows],
-             hide_index=True, width="stretch")
+st.subheader(_("L{layer}H{head}: where it attends most sharply").format(layer=layer, head=head))
+language = current_language()
+page_name = _("Self-attention (MiniLM)") if ran == "transformer" else _("Language model (GPT)")
+st.caption(_("Each text opens {page} on it, with this layer and head selected.").format(page=page_name))
+lines = []
+for r in rows:
+    text = r["text"] if len(r["text"]) <= SHOWN_CHARS else r["text"][: SHOWN_CHARS - 1] + "…"
+    url = single_input_url(ran, r["text"], layer, head, None if language == "en" else language)
+    lines.append(_("{rank}. {entropy} nats · input {input}: [{text}]({url})").format(
+        rank=r["rank"] + 1, entropy=f"{r['entropy']:.3f}", input=r["input"] + 1, text=escape_markdown(text), url=url))
+st.markdown("\n".join(lines))
+if ran == "lm" and model_dir:
+    st.caption(_("The links open the language model page with the GPT trained here; choose your folder there."))
 
-st.subheader(f"L{layer}H{head}: queries and keys in one plane")
-st.markdown(
-    "Queries (filled) and keys (open) of every token of the first texts (up to "
-    f"{qk.MAX_SAMPLE_TOKENS:,} tokens), normalised as AttentionViz does so that distance tracks attention: "
-    "keys translated so that their mean is the queries' mean, k ← k − mean(k) + mean(q); then q ← c·q and "
-    "k ← k/c with c = √(mean‖k‖ / mean‖q‖), so both have the same mean norm. Neither changes any attention "
-    "map. Then PCA to two axes.")
+if ran != "transformer":
+    st.info(_("The joint query–key plane is drawn for MiniLM: choose it above and press Run."))
+    st.stop()
+st.subheader(_("L{layer}H{head}: queries and keys in one plane").format(layer=layer, head=head))
+colour_by = st.selectbox(_("Colour the plane by"), COLOUR_BY, format_func=lambda c: _(c), key="corpus_colour")
+st.markdown(_(
+    "Queries (filled) and keys (open) of every token of the first texts (up to {tokens} tokens), normalised as "
+    "AttentionViz does so that distance tracks attention: keys translated so that their mean is the queries' "
+    "mean, k ← k − mean(k) + mean(q); then q ← c·q and k ← k/c with c = √(mean‖k‖ / mean‖q‖), so both have the "
+    "same mean norm. Neither changes any attention map. Then PCA to two axes.").format(
+    tokens=f"{qk.MAX_SAMPLE_TOKENS:,}"))
 embedding = checked(_embedding, digest, tuple(texts), int(layer), int(head))
 sample = embedding.sample
 fig = query_key_plane(embedding.query_xy, embedding.key_xy, sample.tokens, sample.contexts, sample.position,
-                      np.linalg.norm(sample.queries, axis=1), np.linalg.norm(sample.keys, axis=1), colour_by=colour_by)
-show_figure(fig, qk.embedding_record(embedding, MECHANISM), key="corpus_qk", name=f"corpus_qk_L{layer}H{head}")
-st.caption(f"{len(sample.tokens):,} tokens of {int(sample.input.max()) + 1:,} texts; the two axes keep "
-           f"{embedding.projection.explained.sum():.0%} of the variance; c = {embedding.normalisation.scale:.3f}.")
+                      np.linalg.norm(sample.queries, axis=1), np.linalg.norm(sample.keys, axis=1), colour_by=colour_by,
+                      gettext=_)
+show_figure(fig, qk.embedding_record(embedding, MECHANISMS["transformer"]), key="corpus_qk",
+            name=f"corpus_qk_L{layer}H{head}")
+st.caption(_("{tokens} tokens of {texts} texts; the two axes keep {share} of the variance; c = {scale}.").format(
+    tokens=f"{len(sample.tokens):,}", texts=f"{int(sample.input.max()) + 1:,}",
+    share=f"{embedding.projection.explained.sum():.0%}", scale=f"{embedding.normalisation.scale:.3f}"))

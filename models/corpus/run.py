@@ -31,7 +31,7 @@ from models.transformer.stats import CLS_TOKEN, SEP_TOKEN, is_punctuation
 MAX_BATCH_BYTES = 256 * 2**20  # attention maps one batch holds: rows × L × H × T² × 4
 MAX_ROWS = 64
 TOP_K = 5
-TOP_TEXT_CHARS = 300
+TOP_TEXT_CHARS = 1000  # the longest text a link to a single-input page carries (ui/links.py)
 
 Progress = Callable[[int], None]  # called with the number of texts read so far
 
