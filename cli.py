@@ -4,6 +4,7 @@
     python cli.py options ID                 # the flags one mechanism takes, with ranges and defaults
     python cli.py export --mechanism ID [--text T | --image P | options] --format FMT --out PATH
     python cli.py export --mechanism ID --input-file FILE --format FMT --out DIR
+    python cli.py export ... --format png --lang zh    # the figure's texts in Chinese (PNG, SVG, PDF, HTML)
     python cli.py corpus --mechanism transformer --input-file FILE [--column NAME] --out DIR   # models/corpus/cli.py
 
 The option flags come from the registry (models/registry.py): a mechanism accepts exactly the
@@ -72,10 +73,18 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--input-file", help="one input per line (the mechanism's input option: text, image path, ...)")
     export.add_argument("--force", action="store_true", help="replace an existing --out")
     export.add_argument("--compress", action="store_true", help="npz: compress (about 30%% smaller, several times slower)")
+    export.add_argument("--lang", default="en", choices=_languages(),
+                        help="the language of a figure's texts (axis titles, hover, legends) in PNG, SVG, PDF and HTML")
     for option in all_options().values():
         export.add_argument(option.flag, dest=option.name, default=argparse.SUPPRESS, metavar=option.name.upper(),
                             help=option.help)
     return parser
+
+
+def _languages() -> tuple[str, ...]:
+    from viz.i18n_text import LANGUAGES  # no plotly, no babel: the catalog is read only when a figure is written
+
+    return tuple(LANGUAGES)
 
 
 def _given_options(args: argparse.Namespace) -> dict:
@@ -139,10 +148,12 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _write_export(path: Path, record, fmt: str, compress: bool) -> None:
-    from viz.export import write_export  # plotly and kaleido load only for figure formats
+def _write_export(path: Path, record, fmt: str, compress: bool, language: str = "en") -> None:
+    from viz.export import FIGURE_FORMATS, write_export  # plotly and kaleido load only for figure formats
+    from viz.i18n_text import gettext_for, untranslated
 
-    _write(path, lambda file: write_export(record, fmt, file, compress=compress))
+    gettext = gettext_for(language) if fmt in FIGURE_FORMATS else untranslated
+    _write(path, lambda file: write_export(record, fmt, file, compress=compress, gettext=gettext))
 
 
 def run_export(args: argparse.Namespace) -> None:
@@ -175,7 +186,7 @@ def run_export(args: argparse.Namespace) -> None:
     if image and _same_file(out, Path(str(image))):
         raise UsageError("--out would overwrite the input image")
     record = mechanism.build(given)
-    _write_export(out, record, args.format, args.compress)
+    _write_export(out, record, args.format, args.compress, args.lang)
     print(f"wrote {out}")
     _say_notices(record)
 
@@ -202,7 +213,7 @@ def run_batch(mechanism, given: dict, args: argparse.Namespace, out_dir: Path) -
             path = out_dir / f"{number:0{width}d}.{args.format}"
             if _same_file(path, input_file):
                 raise UsageError(f"{path} is the input file; choose another --out")
-            _write_export(path, record, args.format, args.compress)
+            _write_export(path, record, args.format, args.compress, args.lang)
             _say_notices(record, f"line {number}: ")
         del records, record  # a chunk's records are gone before the next chunk is built
     blank = numbered[-1][0] - len(numbered)

@@ -7,15 +7,19 @@ from models.lm.quality import familiarity_notice, training_record
 from models.lm.records import load_runner
 from models.registry import LANGUAGE_MODEL, mechanisms_on_page
 from models.transformer.stats import matrix_record, model_view_record
+from ui.i18n import current_language, translator
+from ui.legend import symbol_legend
 from ui.links import bound, linked_text
 from ui.markdown import escape_markdown
 from ui.router import ensure_router
 from ui.widgets import checked, index_in, show_figure
 from viz.chart_style import for_the_page
+from viz.i18n_text import N_, gettext_for
 from viz.lm import training_curves
 from viz.transformer import head_heatmap, model_view
 
 ensure_router()
+_ = translator()
 mechanism = mechanisms_on_page(LANGUAGE_MODEL.file)[0]
 # A sentence from the documentation's own register, written twice: on the second copy the induction
 # head looks at the token after the earlier copy of each token.
@@ -39,14 +43,26 @@ def _curves():
     return training_record()
 
 
-@st.cache_resource(show_spinner=False)
-def _curves_figure():
-    # The same for every session (the committed training log): built and readied once.
-    return for_the_page(training_curves(_curves()))
+@st.cache_resource(show_spinner=False, max_entries=2)
+def _curves_figure(language: str):
+    # The same for every session of a language (the committed training log): built and readied once.
+    return for_the_page(training_curves(_curves(), gettext=gettext_for(language)))
 
 
-st.title("Language model (GPT)")
-st.markdown(
+LEGEND = (
+    (r"lpha^{(l,h)}", N_("the attention of head h in layer l: one row per query token"), N_("T × T")),
+    (r"Q_h", N_("head h's queries, one row per token"), N_("T × d")),
+    (r"K_{g(h)}", N_("the keys head h reads: its own, or its group's where heads share keys (Llama, Mistral, Qwen)"),
+     N_("T × d")),
+    (r"d", N_("the width of one head's queries and keys"), N_("a number")),
+    (r"M", N_("the causal mask: −∞ above the diagonal, so a token never sees the tokens after it"), N_("T × T")),
+    (r"g(h),\ G", N_("the key group of head h, and how many query heads share one group (1 in GPT-2)"),
+     N_("whole numbers")),
+    (r"T", N_("the number of tokens of the text"), N_("a whole number")),
+)
+
+st.title(_("Language model (GPT)"))
+st.markdown(_(
     "A decoder language model reads text left to right: each token attends only to itself and the tokens "
     "before it, and the model predicts the next token. The default model is a small GPT-2 (2 layers × 4 heads, "
     "width 128, 128 positions) **trained here** on the Python documentation (Debian's `python3-doc`); it is "
@@ -55,37 +71,40 @@ st.markdown(
     "current token; in this model's short training none formed (every head's prefix-matching score stays at "
     "chance, the curves below), while previous-token heads and heads that park attention on the first token "
     "did. The default text is a sentence written twice, so you can see that for yourself."
-)
+))
 st.latex(mechanism.formula)
+symbol_legend(LEGEND)
 st.caption(mechanism.paper)
 
-text = linked_text(st.text_area, "Text", DEFAULT_TEXT, key="lm_text", height=100,
+text = linked_text(st.text_area, _("Text"), DEFAULT_TEXT, key="lm_text", height=100,
                    max_chars=mechanism.option("text").max_chars)
 model_dir = ""
 root = model_root()
 if root is not None:  # the operator allows model folders under ATTENTION_LAB_MODEL_ROOT
-    with st.expander("Model folder"):
+    with st.expander(_("Model folder")):
         asked = st.text_input(
-            "A Hugging Face folder under the model root (GPT-2, Llama, Mistral, Qwen2/3: config.json, "
-            "model.safetensors, tokenizer.json)", "", key="lm_model_dir",
-            placeholder="empty = the GPT trained here (checkpoints/lm)", max_chars=1024,
+            _("A Hugging Face folder under the model root (GPT-2, Llama, Mistral, Qwen2/3: config.json, "
+              "model.safetensors, tokenizer.json)"), "", key="lm_model_dir",
+            placeholder=_("empty = the GPT trained here (checkpoints/lm)"), max_chars=1024,
         ).strip()
         model_dir = str(checked(resolve_model_dir, asked, root)) if asked else ""
 
 if not text.strip():
-    st.info("Type some text above to see its attention.", icon=":material/edit:")
+    st.info(_("Type some text above to see its attention."), icon=":material/edit:")
     st.stop()
 
-with st.spinner("Loading the model and running it on the text…"):
+with st.spinner(_("Loading the model and running it on the text…")):
     runner = checked(_runner, model_dir)
     record = checked(_record, model_dir, text)
 
 curves = _curves()
 trained_here = not model_dir
 meta = record.meta
-st.caption(f"{escape_markdown(str(meta['model']))} ({meta['architecture']}, {meta['num_layers']} layers × "
-           f"{meta['num_heads']} heads) · {len(record.query_labels)} tokens"
-           + ("" if meta["loss_nats"] is None else f" · next-token loss {meta['loss_nats']:.2f} nats per token"))
+st.caption(_("{model} ({architecture}, {layers} layers × {heads} heads) · {tokens} tokens").format(
+    model=escape_markdown(str(meta["model"])), architecture=meta["architecture"], layers=meta["num_layers"],
+    heads=meta["num_heads"], tokens=len(record.query_labels))
+    + ("" if meta["loss_nats"] is None else " · " + _("next-token loss {loss} nats per token").format(
+        loss=f"{meta['loss_nats']:.2f}")))
 if meta.get("notice"):
     st.warning(escape_markdown(meta["notice"]), icon=":material/info:")
 elif trained_here and (far := familiarity_notice(meta["loss_nats"], curves.meta["heldout"]["perplexity"])):
@@ -100,39 +119,42 @@ best_layer, best_head = curves.meta["best"] if trained_here else (meta["num_laye
 def views(record) -> None:
     layers, heads = record.weights.shape[:2]
     pick_layer, pick_head = st.columns(2)
-    layer = index_in(bound(pick_layer.selectbox, "Layer", range(layers), index=min(best_layer, layers - 1),
+    layer = index_in(bound(pick_layer.selectbox, _("Layer"), range(layers), index=min(best_layer, layers - 1),
                            key="lm_layer"), layers)
-    head = index_in(bound(pick_head.selectbox, "Head", range(heads), index=min(best_head, heads - 1),
+    head = index_in(bound(pick_head.selectbox, _("Head"), range(heads), index=min(best_head, heads - 1),
                           key="lm_head"), heads)
     labels = record.query_labels
-    st.subheader("Head view")
-    title = f"Layer {layer}, head {head}"
-    show_figure(head_heatmap(record.weights[layer, head], labels, title=title),
+    st.subheader(_("Head view"))
+    title = _("Layer {layer}, head {head}").format(layer=layer, head=head)
+    show_figure(head_heatmap(record.weights[layer, head], labels, title=title, gettext=_),
                 matrix_record(record, record.weights[layer, head], layer=layer, head=head),
                 key="lm_head_view", name=f"language-model-layer{layer}-head{head}")
-    st.subheader("Model view")
-    st.caption("Every layer (rows) and head (columns) at once; hover a cell for its tokens.")
+    st.subheader(_("Model view"))
+    st.caption(_("Every layer (rows) and head (columns) at once; hover a cell for its tokens."))
     view = model_view_record(record)
-    show_figure(model_view(view), view, key="lm_model_view", name="language-model-model-view")
+    show_figure(model_view(view, gettext=_), view, key="lm_model_view", name="language-model-model-view")
 
 
 views(record)
 
-st.header("How the heads formed")
+st.header(_("How the heads formed"))
 info = curves.meta
 emerged = info["emerged_step"]
 best_name = info["heads"][info["best_head"]]
 cols = st.columns(4)
-cols[0].metric("Held-out perplexity", f"{info['heldout']['perplexity']:.1f}",
-               help="exp(mean next-token loss) on the held-out pages of the documentation")
-cols[1].metric("Bigram baseline", f"{info['heldout']['bigram_perplexity']:.1f}",
-               help=f"add-k bigram (k = {info['heldout']['bigram_k']}) on the same tokens, counted on the training pages")
-cols[2].metric("Induction head", f"{best_name}: {curves.weights[0, info['best_head'], -1]:.2f}",
-               help=f"prefix-matching score on [BOS] + r + r of random tokens; a content-blind head scores about "
-               f"{info['baseline']:.3f}")
-cols[3].metric(f"Reached {info['goal']:g} at step", "never" if emerged is None else f"{emerged:,}")
-st.caption(f"The log of the training run (`{escape_markdown(info['command'])}`): the losses, then every head's "
-           "prefix-matching score (attention to the token after the earlier copy, on [BOS] + r + r of "
-           f"{info['probe']['half']} random tokens), previous-token score and share of attention on the first token "
-           "(the <|endoftext|> every text starts with), on held-out windows, about twenty times during training.")
-show_figure(_curves_figure(), curves, key="lm_curves", name="language-model-training")
+cols[0].metric(_("Held-out perplexity"), f"{info['heldout']['perplexity']:.1f}",
+               help=_("exp(mean next-token loss) on the held-out pages of the documentation"))
+cols[1].metric(_("Bigram baseline"), f"{info['heldout']['bigram_perplexity']:.1f}",
+               help=_("add-k bigram (k = {k}) on the same tokens, counted on the training pages").format(
+                   k=info["heldout"]["bigram_k"]))
+cols[2].metric(_("Induction head"), f"{best_name}: {curves.weights[0, info['best_head'], -1]:.2f}",
+               help=_("prefix-matching score on [BOS] + r + r of random tokens; a content-blind head scores about "
+                      "{baseline}").format(baseline=f"{info['baseline']:.3f}"))
+cols[3].metric(_("Reached {goal} at step").format(goal=f"{info['goal']:g}"),
+               _("never") if emerged is None else f"{emerged:,}")
+st.caption(_("The log of the training run (`{command}`): the losses, then every head's prefix-matching score "
+             "(attention to the token after the earlier copy, on [BOS] + r + r of {count} random tokens), "
+             "previous-token score and share of attention on the first token (the <|endoftext|> every text starts "
+             "with), on held-out windows, about twenty times during training.").format(
+    command=escape_markdown(info["command"]), count=info["probe"]["half"]))
+show_figure(_curves_figure(current_language()), curves, key="lm_curves", name="language-model-training")

@@ -12,34 +12,53 @@ from models.encdec.records import (
     snapshot_steps,
 )
 from models.registry import TRANSFORMER, get_mechanism, mechanisms_on_page
+from ui.i18n import translator
+from ui.legend import symbol_legend
 from ui.links import bound, linked_text, warn_refused
 from ui.router import ensure_router
 from ui.widgets import checked, escape_markdown, index_in, option_radio, show_figure, show_panels, view_switch
 from viz.encdec import attention_map, decoding_step_figure, head_grid, rollout_figure
+from viz.i18n_text import N_
 from viz.plotly_json import side_by_side
 from viz.seq2seq import alignment_heatmap
 
 ensure_router()
+_ = translator()
 
-KINDS = {"encoder": "Encoder self-attention", "decoder": "Decoder masked self-attention", "cross": "Cross-attention"}
+# The views' English names are their values in the URL (tf_view); they are shown translated.
+KINDS = {"encoder": N_("Encoder self-attention"), "decoder": N_("Decoder masked self-attention"),
+         "cross": N_("Cross-attention")}
 EXPLAIN = {
-    "encoder": "Inside the **source**: every input character attends to every input character (padding gets 0).",
-    "decoder": "Inside the **target**: the character being written (row) attends to what the decoder has read so "
-    "far — `<s>`, then the characters already written. Everything above the diagonal is masked: exactly 0, "
-    "drawn blank.",
-    "cross": "**Between them**: the query of the output character being written against the encoded input "
-    "characters (keys and values).",
+    "encoder": N_("Inside the **source**: every input character attends to every input character (padding gets 0). "
+                  "Self-attention: queries, keys and values all come from the source (Q = K = V)."),
+    "decoder": N_("Inside the **target**: the character being written (row) attends to what the decoder has read so "
+                  "far — `<s>`, then the characters already written. Everything above the diagonal is masked: "
+                  "exactly 0, drawn blank."),
+    "cross": N_("**Between them**: the query of the output character being written against the encoded input "
+                "characters, which are both the keys and the values (K = V): the encoder–decoder attention of "
+                "Bahdanau and Luong, in the Transformer."),
 }
+LEGEND = (
+    (r"Q_s,\ K_s", N_("the encoder's queries and keys, one row per input character"), N_("S × d_k")),
+    (r"Q_t,\ K_t", N_("the decoder's queries and keys, one row per output position (<s> first)"), N_("T × d_k")),
+    (r"S,\ T", N_("the number of input characters and of output positions"), N_("whole numbers")),
+    (r"d_k", N_("the width of one head's queries and keys: 16 (width 64 split over 4 heads)"), N_("a number")),
+    (r"M", N_("the causal mask: −∞ above the diagonal (j > i), so position i never sees a later one"),
+     N_("T × T")),
+    (r"lpha^{enc},\ lpha^{dec},\ lpha^{cross}", N_("the three kinds of attention weights; each row sums to 1"),
+     N_("S × S, T × T, T × S")),
+    (r"	ext{<s>}", N_("the start token the decoder reads first"), N_("one token")),
+)
 mechanisms = {m.variant: m for m in mechanisms_on_page(TRANSFORMER.file)}
 text_option = mechanisms["cross"].option("text")
 
-st.title("Transformer: three kinds of attention")
-st.markdown(
+st.title(_("Transformer: three kinds of attention"))
+st.markdown(_(
     "A small Transformer encoder–decoder (Vaswani et al., 2017: 2 encoder and 2 decoder layers, 4 heads, "
     "width 64, sinusoidal positions), trained here on the same character-level date task as the seq2seq page, "
     "turns a free-form date into `YYYY-MM-DD`. Its attention happens in three places: inside the source, "
     "inside the target (masked, so a position sees only the past) and between a target query and the source."
-)
+))
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -65,16 +84,16 @@ def _draw_random():
 
 
 typed, random_col = st.columns([4, 1], vertical_alignment="bottom")
-text = linked_text(typed.text_input, "Date to normalise (or anything)", mechanisms["cross"].example["text"], key="tf_text",
+text = linked_text(typed.text_input, _("Date to normalise (or anything)"), mechanisms["cross"].example["text"], key="tf_text",
                    max_chars=text_option.max_chars)
-random_col.button("Random example", on_click=_draw_random, icon=":material/casino:", key="tf_random",
-                  help="Draws a generated date and outlines its true alignment on the cross-attention maps.")
+random_col.button(_("Random example"), on_click=_draw_random, icon=":material/casino:", key="tf_random",
+                  help=_("Draws a generated date and outlines its true alignment on the cross-attention maps."))
 truth_state = st.session_state.get("tf_truth")
 truth = truth_state["spans"] if truth_state and truth_state["source"] == text else None
 
 records = {kind: checked(_record, kind, text, None) for kind in KINDS}
 cross = records["cross"]
-st.markdown(f"**Output:** `{cross.meta['output']}`")
+st.markdown(_("**Output:** `{output}`").format(output=cross.meta["output"]))
 for notice in cross.meta["notices"]:
     st.warning(escape_markdown(notice), icon=":material/info:")
 
@@ -90,14 +109,15 @@ for part, count in zip(("layer", "head"), cross.weights.shape[:2]):
         st.session_state[f"tf_{part}"] = int(old_values[shown_kind])
         st.query_params[f"tf_{part}"] = old_values[shown_kind]
     else:
-        warn_refused(part.capitalize(), old_values[shown_kind], 0)
+        warn_refused(_(part.capitalize()), old_values[shown_kind], 0)
 
 
 # The three formulas, typeset once here, outside the fragment below: one inside would be typeset
 # again by the browser on every switch of the view (docs/PERFORMANCE.md, "The page").
 st.latex(r"\begin{aligned}" + r" \\ ".join(
-    mechanisms[kind].formula.replace("=", "&=", 1) + rf"&&\text{{{title.lower()}}}" for kind, title in KINDS.items()
+    mechanisms[kind].formula.replace("=", "&=", 1) + rf"&&\text{{{_(title).lower()}}}" for kind, title in KINDS.items()
 ) + r"\end{aligned}")
+symbol_legend(LEGEND)
 
 
 # Each section whose controls change only its own figures is a fragment (st.fragment): moving
@@ -112,84 +132,92 @@ def kinds_section(records: dict, truth) -> None:
     kind, title = next((k, t) for k, t in KINDS.items() if t == chosen)
     record = records[kind]
     layers, heads = record.weights.shape[:2]
-    st.markdown(EXPLAIN[kind])
+    st.markdown(_(EXPLAIN[kind]))
     pick_layer, pick_head = st.columns(2)
-    layer = index_in(bound(pick_layer.selectbox, "Layer", range(layers), key="tf_layer"), layers)
-    head = index_in(bound(pick_head.selectbox, "Head", range(heads), key="tf_head"), heads)
+    layer = index_in(bound(pick_layer.selectbox, _("Layer"), range(layers), key="tf_layer"), layers)
+    head = index_in(bound(pick_head.selectbox, _("Head"), range(heads), key="tf_head"), heads)
     one = head_record(record, layer, head)
-    fig = attention_map(one, title=f"{title}: layer {layer}, head {head}", truth=truth if kind == "cross" else None)
+    fig = attention_map(one, title=_("{kind}: layer {layer}, head {head}").format(kind=_(title), layer=layer, head=head),
+                        truth=truth if kind == "cross" else None, gettext=_)
     show_figure(fig, one, key="tf_map", name=f"transformer-{kind}-layer{layer}-head{head}")
-    grid = head_grid(record, title=f"{title}: every layer and head")
+    grid = head_grid(record, title=_("{kind}: every layer and head").format(kind=_(title)), gettext=_)
     show_figure(grid, record, key="tf_grid", name=f"transformer-{kind}-heads")
 
 
 kinds_section(records, truth)
 
-st.header("Decoding, one character at a time")
+st.header(_("Decoding, one character at a time"))
 
 
 @st.fragment
 def decoding_section(records: dict) -> None:
     output_labels = records["cross"].query_labels
-    position = bound(st.slider, "Decoding step t", 0, len(output_labels) - 1, 0, key="tf_position",
-                     help="Greedy decoding writes one output character per step.")
-    st.markdown(
-        f"While writing output character **t = {position}** (`{escape_markdown(output_labels[position])}`), every "
-        f"head of the decoder looks back over what it has read so far (`<s>` and the {position} characters already "
-        "written) and, through cross-attention, over the input. Later positions do not exist yet: the mask gives "
-        "them exactly 0."
-    )
+    position = bound(st.slider, _("Decoding step t"), 0, len(output_labels) - 1, 0, key="tf_position",
+                     help=_("Greedy decoding writes one output character per step."))
+    st.markdown(_(
+        "While writing output character **t = {t}** (`{character}`), every head of the decoder looks back over what "
+        "it has read so far (`<s>` and the {t} characters already written) and, through cross-attention, over the "
+        "input. Later positions do not exist yet: the mask gives them exactly 0."
+    ).format(t=position, character=escape_markdown(output_labels[position])))
     # Both maps in one figure (one redraw per step, not two), each panel with its own Export menu.
     panels = []
-    for kind, what in (("decoder", "over the output so far"), ("cross", "over the input")):
+    titles = {"decoder": _("Step {t}: decoder masked self-attention over the output so far"),
+              "cross": _("Step {t}: cross-attention over the input")}
+    menus = {"decoder": _("Export decoder"), "cross": _("Export cross-attention")}
+    for kind in ("decoder", "cross"):
         step_record = decoding_step_record(records[kind], position)
-        step_fig = decoding_step_figure(step_record, title=f"Step {position}: {KINDS[kind].lower()} {what}")
-        panels.append((step_fig, step_record, f"tf_step_{kind}", f"transformer-{kind}-step{position}",
-                       f"Export {'decoder' if kind == 'decoder' else 'cross-attention'}"))
+        step_fig = decoding_step_figure(step_record, title=titles[kind].format(t=position), gettext=_)
+        panels.append((step_fig, step_record, f"tf_step_{kind}", f"transformer-{kind}-step{position}", menus[kind]))
     show_panels(side_by_side([p[0] for p in panels], share_y=True, gap=0.06), panels, chart_key="tf_step_chart")
 
 
 decoding_section(records)
 
-st.header("Beside Bahdanau's RNN attention")
+st.header(_("Beside Bahdanau's RNN attention"))
 best_layer, best_head = best_cross_head()
 measured = measured_quality()
 st.markdown(
-    f"The same input under Bahdanau's additive attention (seq2seq page) and under the Transformer's best-aligned "
-    f"cross-attention head (layer {best_layer}, head {best_head}, picked on validation dates)."
-    + (f" On the 1,000 held-out dates, {measured['best_head_alignment']:.1%} of this head's output digits have "
-       f"their attention argmax inside the true span." if measured else "")
+    _("The same input under Bahdanau's additive attention (seq2seq page) and under the Transformer's best-aligned "
+      "cross-attention head (layer {layer}, head {head}, picked on validation dates).").format(
+        layer=best_layer, head=best_head)
+    + (" " + _("On the 1,000 held-out dates, {share} of this head's output digits have their attention argmax inside "
+               "the true span.").format(share=f"{measured['best_head_alignment']:.1%}") if measured else "")
 )
 left, right = st.columns(2, gap="medium")
 with left:
     rnn = checked(_bahdanau, text)
-    st.markdown(f"**Bahdanau output:** `{rnn.meta['output']}`")
-    show_figure(alignment_heatmap(rnn, truth=truth, title="Bahdanau (RNN): α over the input", height=380), rnn,
+    st.markdown(_("**Bahdanau output:** `{output}`").format(output=rnn.meta["output"]))
+    show_figure(alignment_heatmap(rnn, truth=truth, title=_("Bahdanau (RNN): α over the input"), height=380,
+                                  gettext=_), rnn,
                 key="tf_bahdanau", name="bahdanau")
 with right:
     best = head_record(cross, best_layer, best_head)
-    st.markdown(f"**Transformer output:** `{cross.meta['output']}`")
-    best_fig = attention_map(best, truth=truth, title=f"Transformer: layer {best_layer}, head {best_head}", height=380)
+    st.markdown(_("**Transformer output:** `{output}`").format(output=cross.meta["output"]))
+    best_fig = attention_map(best, truth=truth, height=380, gettext=_,
+                             title=_("Transformer: layer {layer}, head {head}").format(layer=best_layer, head=best_head))
     show_figure(best_fig, best, key="tf_best_head", name=f"transformer-cross-layer{best_layer}-head{best_head}")
 rows = head_table_rows()
 if rows:
-    st.markdown(
+    st.markdown(_(
         "**The heads split the work.** Measured on the 1,000 held-out dates: the share of output digits whose "
         "argmax falls inside the true span, per head and per field. The month's first digit is where heads differ "
         "most: many look at the separator after the month (`/`, `-`, `.`, `月`), which tells a one-digit month "
         "from a two-digit one — outside the span, so it counts as a miss."
-    )
-    st.dataframe(rows, hide_index=True)
+    ))
+    # The table's columns as models/encdec/quality.py names them, shown translated.
+    columns = (N_("layer"), N_("head"), N_("all digits"), N_("year digits"), N_("month digits"), N_("day digits"))
+    st.dataframe([{_(column): value.replace("(best)", _("(best)")) for column, value in row.items()} for row in rows],
+                 hide_index=True, column_order=[_(column) for column in columns if column in rows[0]])
 
-st.header("Encoder rollout")
-st.markdown(
+st.header(_("Encoder rollout"))
+st.markdown(_(
     "Attention rollout (Abnar & Zuidema, 2020) follows the encoder's attention through both layers, with the "
     "residual connection counted as an identity (Ã = ½A + ½I, rows renormalised) and each layer's heads fused "
     "first: row i says how much of input character i's top-layer state traces back to each input character, "
     "**if** attention alone mixed information linearly. It looks at neither the values, the feed-forward "
     "networks nor the layer norms, so it is a hypothesis about where information goes, not a measurement of "
     "what the model uses. Flow replaces the product by a maximum flow through the same graph."
-)
+))
 
 
 @st.fragment
@@ -201,14 +229,15 @@ def rollout_section(text: str) -> None:
     with fusion_col:
         fusion = option_radio(rollout_entry.option("fusion"), key="tf_rollout_fusion", horizontal=True)
     rolled = checked(_rollout, text, method, fusion)
-    show_figure(rollout_figure(rolled, title=f"Encoder {method}, heads fused by {fusion}"), rolled,
+    show_figure(rollout_figure(rolled, gettext=_, title=_("Encoder {method}, heads fused by {fusion}").format(
+        method=_(method), fusion=_(fusion))), rolled,
                 key="tf_rollout", name=f"transformer-encoder-{method}-{fusion}")
 
 
 rollout_section(text)
 
-st.header("Watch it learn")
-st.markdown("The same input under snapshots taken during training: step 0 is the untrained (random) model.")
+st.header(_("Watch it learn"))
+st.markdown(_("The same input under snapshots taken during training: step 0 is the untrained (random) model."))
 
 
 @st.fragment
@@ -217,12 +246,13 @@ def snapshot_section(text: str) -> None:
     if st.session_state.get("tf_step") not in steps:
         st.session_state.tf_step = steps[-1]
     step_col, kind_col = st.columns([3, 2], vertical_alignment="bottom")
-    step = bound(step_col.select_slider, "Training step", steps, key="tf_step")
-    shown_kind = bound(kind_col.radio, "Attention", list(KINDS), format_func=KINDS.get, key="tf_snapshot_kind",
-                       horizontal=True)
+    step = bound(step_col.select_slider, _("Training step"), steps, key="tf_step")
+    shown_kind = bound(kind_col.radio, _("Attention"), list(KINDS), format_func=lambda kind: _(KINDS[kind]),
+                       key="tf_snapshot_kind", horizontal=True)
     snap = checked(_record, shown_kind, text, step)
-    st.markdown(f"**Output at step {step}:** `{snap.meta['output']}`")
-    show_figure(head_grid(snap, title=f"{KINDS[shown_kind]} at training step {step}"), snap,
+    st.markdown(_("**Output at step {step}:** `{output}`").format(step=step, output=snap.meta["output"]))
+    show_figure(head_grid(snap, gettext=_, title=_("{kind} at training step {step}").format(
+        kind=_(KINDS[shown_kind]), step=step)), snap,
                 key="tf_snapshot", name=f"transformer-{shown_kind}-step{step}")
 
 

@@ -8,10 +8,15 @@ a Link box shows the page's current URL, read in the browser, with a copy button
 A link is checked like the widgets: Streamlit drops a value its control does not take (out of
 range, an unknown choice); on the run that opens the link, each such value gets one line
 saying so, and the control shows its default.
+
+The language (`?lang=`, ui/i18n.py) is app-wide, not a control of the page: the Link box writes the
+session's language into the link it shows, and an address holding only the language is a bare
+address for Back (start_run).
 """
 
 from __future__ import annotations
 
+import html
 import json
 import math
 from collections.abc import Callable
@@ -20,6 +25,7 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
+from ui.i18n import LANG_PARAM, current_language, translator
 from ui.markdown import escape_markdown
 from ui.streamlit_private import in_fragment_rerun, is_history_navigation, page_id, seeding_query_params
 
@@ -43,7 +49,7 @@ def start_run() -> None:
     page = page_id()
     if page in opened:
         last = st.session_state.get(_SEEN, {}).get(page)
-        if last and is_history_navigation() and not len(st.query_params):
+        if last and is_history_navigation() and not any(name != LANG_PARAM for name in st.query_params):
             _reopen(last)
             st.session_state[_RAW] = last
             return
@@ -115,8 +121,10 @@ def report_refused(key: str, label: str, value: Any, format_func: Callable[[Any]
 
 def warn_refused(label: str, given: str, shown: Any) -> None:
     """Shows the one line of a link's value that a control does not take (`given`, as the URL has it)."""
-    st.warning(f"The link's value for {escape_markdown(label)}, “{escape_markdown(_clip(given))}”, is not one this "
-               f"control takes; it shows {escape_markdown(_clip(str(shown)))}.", icon=":material/link_off:")
+    _ = translator()
+    st.warning(_("The link's value for {control}, “{given}”, is not one this control takes; it shows {shown}.").format(
+        control=escape_markdown(label), given=escape_markdown(_clip(given)), shown=escape_markdown(_clip(str(shown)))),
+        icon=":material/link_off:")
 
 
 def bound(widget: Callable[..., Any], label: str, *args: Any, key: str, **kwargs: Any) -> Any:
@@ -154,9 +162,10 @@ def linked_text(widget: Callable[..., Any], label: str, default: str, *, key: st
     """
     raw = _opening_value(key)
     kept = f"_links_kept_text_{key}"
+    _ = translator()
     if raw and len(raw[-1]) > max_chars:
-        st.warning(f"The link's text has {len(raw[-1]):,} characters, more than this box takes "
-                   f"({max_chars:,}); the default text is shown.", icon=":material/link_off:")
+        st.warning(_("The link's text has {count} characters, more than this box takes ({limit}); the default text "
+                     "is shown.").format(count=f"{len(raw[-1]):,}", limit=f"{max_chars:,}"), icon=":material/link_off:")
     elif raw:
         st.session_state[key] = raw[-1]
     elif key in st.session_state:
@@ -176,8 +185,8 @@ def linked_text(widget: Callable[..., Any], label: str, default: str, *, key: st
         st.query_params[key] = text
     else:
         st.query_params.pop(key, None)
-        st.caption(f"Links carry texts of up to {LINK_TEXT_MAX:,} characters: a link made now opens "
-                   "this view with the default text.")
+        st.caption(_("Links carry texts of up to {limit} characters: a link made now opens this view with the "
+                     "default text.").format(limit=f"{LINK_TEXT_MAX:,}"))
     _remember(key)
     return text
 
@@ -235,8 +244,9 @@ def linked_rows(key: str, default: list[dict[str, Any]], columns: tuple[str, ...
         rows = [{c: _cell(row[c]) for c in columns} for row in rows if isinstance(row, dict)] or default
         rows = _uniform_columns(rows, columns, default)
     except (ValueError, TypeError, KeyError, RecursionError):
-        st.warning(f"The link's table is not one this page can read (at most {max_rows} rows of "
-                   f"{', '.join(columns)}); the default table is shown.", icon=":material/link_off:")
+        st.warning(translator()("The link's table is not one this page can read (at most {count} rows of {columns}); "
+                                "the default table is shown.").format(count=max_rows, columns=", ".join(columns)),
+                   icon=":material/link_off:")
         rows = default
     st.session_state[kept] = rows
     return rows
@@ -312,16 +322,24 @@ def _link_cell(value: Any) -> Any:
 # the box is filled when it is drawn, and again on every click (the Link button that opens it, the
 # Copy button), focus and Back or Forward, so it shows the address as it is when it is read.
 LINK_BOX_HTML = """<div class="al-link" style="display:flex;gap:.5rem;align-items:flex-start;width:24rem;max-width:80vw">
-<textarea data-al-link readonly rows="3" aria-label="Link to this view"
+<textarea data-al-link data-al-lang="__LANG__" readonly rows="3" aria-label="__ARIA__"
  style="flex:1;resize:none;font-family:monospace;font-size:.8rem;line-height:1.3;word-break:break-all;
  padding:.35rem .5rem;border:1px solid rgba(128,128,128,.35);border-radius:.5rem;background:transparent;
  color:inherit"></textarea>
 <button type="button" data-al-copy style="padding:.35rem .75rem;border:1px solid rgba(128,128,128,.35);
- border-radius:.5rem;background:transparent;color:inherit;cursor:pointer;font-size:.85rem">Copy</button></div>
+ border-radius:.5rem;background:transparent;color:inherit;cursor:pointer;font-size:.85rem"
+ data-al-copied="__COPIED__">__COPY__</button></div>
 <script>(function () {
+  // The link carries the session's language (?lang=), whatever the address bar holds.
+  function linkOf(box) {
+    var url = new URL(window.location.href);
+    if (box.dataset.alLang) url.searchParams.set("lang", box.dataset.alLang);
+    return url.href;
+  }
   function fill() {
     document.querySelectorAll("textarea[data-al-link]").forEach(function (box) {
-      if (box.value !== window.location.href) box.value = window.location.href;
+      var link = linkOf(box);
+      if (box.value !== link) box.value = link;
     });
   }
   if (!window.__attentionLabLinks) {
@@ -332,8 +350,9 @@ LINK_BOX_HTML = """<div class="al-link" style="display:flex;gap:.5rem;align-item
       var button = event.target.closest && event.target.closest("[data-al-copy]");
       if (!button) return;
       var box = button.parentElement.querySelector("textarea[data-al-link]");
+      fill();
       box.select();
-      var done = function () { button.textContent = "Copied"; };
+      var done = function () { button.textContent = button.dataset.alCopied; };
       if (navigator.clipboard && window.isSecureContext) {
         navigator.clipboard.writeText(box.value).then(done, function () { document.execCommand("copy"); done(); });
       } else {
@@ -349,8 +368,21 @@ LINK_BOX_HTML = """<div class="al-link" style="display:flex;gap:.5rem;align-item
 })();</script>"""
 
 
+def link_box_html(language: str, gettext: Callable[[str], str]) -> str:
+    """Returns the Link box's markup: the constant script, its words in `language` (from the catalog,
+    escaped) and the language the link carries."""
+    words = {"__LANG__": language, "__ARIA__": gettext("Link to this view"), "__COPIED__": gettext("Copied"),
+             "__COPY__": gettext("Copy")}
+    text = LINK_BOX_HTML
+    for marker, word in words.items():
+        text = text.replace(marker, html.escape(word, quote=True))
+    return text
+
+
 def link_box() -> None:
-    """Shows a "Link" popover with this view's URL (the browser's address) and a copy button."""
-    with st.popover("Link", icon=":material/link:", width="content"):
-        st.caption("This link reopens the view: the page, its text and every control.")
-        st.html(LINK_BOX_HTML, unsafe_allow_javascript=True)
+    """Shows a "Link" popover with this view's URL (the browser's address, with the session's language) and
+    a copy button."""
+    _ = translator()
+    with st.popover(_("Link"), icon=":material/link:", width="content"):
+        st.caption(_("This link reopens the view: the page, its text and every control."))
+        st.html(link_box_html(current_language(), _), unsafe_allow_javascript=True)

@@ -1,4 +1,5 @@
-"""Streamlit helpers of the self-attention page: cached runner and records, click-to-open a head."""
+"""Streamlit helpers of the MiniLM pages: cached runner and records, the head the page opens on,
+click-to-open a head, and the notice that MiniLM reads English."""
 
 from __future__ import annotations
 
@@ -7,14 +8,33 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import streamlit as st
 
 from models.record import AttentionRecord
 from models.registry import get_mechanism
 from models.transformer.records import shared_runner
 from models.transformer.rollout import rollout_of_record
-from models.transformer.stats import merge_matrix, merge_word_pieces
+from models.transformer.stats import head_statistic, merge_matrix, merge_word_pieces
+from ui.i18n import translator
 from ui.widgets import clicked_points
+from viz.i18n_text import N_
+
+# models/transformer/stats.py's statistic labels and descriptions, marked here for the catalogs (that
+# module stays free of UI concerns): pages show `_(statistic.label)`.
+STATISTIC_TEXTS = (
+    N_("Entropy (nats)"), N_("mean over queries of −Σ α log α: low = focused, high = spread out"),
+    N_("Share to [CLS]"), N_("mean over queries of the attention paid to [CLS]"),
+    N_("Share to [SEP]"), N_("mean over queries of the attention paid to [SEP] tokens"),
+    N_("Share to self"), N_("mean over queries of α(i → i)"),
+    N_("Share to previous token"), N_("mean over queries i ≥ 1 of α(i → i − 1)"),
+    N_("Share to next token"), N_("mean over queries i < T − 1 of α(i → i + 1)"),
+    N_("Share to punctuation"), N_("mean over queries of the attention paid to punctuation tokens"),
+    N_("Previous-token score"), N_("TransformerLens's score: Σ A·P / Σ A with P at k = q − 1"),
+    N_("Duplicate-token score"), N_("TransformerLens's score: Σ A·P / Σ A with P on earlier copies of the query's token"),
+)
+# The statistic that picks the head a page opens on: a previous-token head draws one clear diagonal.
+OPENING_STATISTIC = "previous_score"
 
 # The default text (24 tokens) and most sentences fit the 32-token bucket: compile it while
 # the model loads; other buckets compile on first use (about a second each on 2 idle cores).
@@ -57,6 +77,25 @@ def cached_rollout(model_dir: str, text: str, text_pair: str, merge: bool, metho
         return merged
     index = merged.extras["token_to_word"]
     return replace(merged, extras={**merged.extras, "raw": merge_matrix(record.extras["raw"], index)})
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def opening_head(model_dir: str, text: str) -> tuple[int, int, float]:
+    """Returns (layer, head, score) of the head with the highest previous-token score (TransformerLens's
+    Σ A·P / Σ A with P at k = q − 1, [CLS] and [SEP] left out of both sums) on `text`: measured, so that
+    the page opens on a head with a clear pattern whatever the model folder."""
+    record = cached_record(model_dir, text, "", False)
+    values = head_statistic(record.weights, record.query_labels, OPENING_STATISTIC, exclude_special=True)
+    layer, head = np.unravel_index(int(np.argmax(values)), values.shape)
+    return int(layer), int(head), float(values[layer, head])
+
+
+def english_model_notice() -> None:
+    """Says, up front, that MiniLM is an English model (the self-attention and sentence-alignment pages)."""
+    _ = translator()
+    st.info(_("MiniLM (all-MiniLM-L6-v2) is an **English** model: its vocabulary and its training are English. "
+              "Chinese is cut into single characters, some of them [UNK], and its attention says little about "
+              "how the model reads Chinese."), icon=":material/translate:")
 
 
 def head_from_selection(state: Mapping[str, Any] | None) -> tuple[int, int] | None:

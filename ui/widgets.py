@@ -24,6 +24,7 @@ from models.errors import LabError
 from models.options import Option
 from models.record import AttentionRecord, InputError
 from models.registry import Mechanism, warm
+from ui.editor import editor_key, index_or_none  # noqa: F401  (pages read them from here)
 from ui.i18n import translator
 from ui.links import bound, link_box
 from ui.markdown import escape_markdown
@@ -37,22 +38,25 @@ from viz.export import (
     image_export_available,
     text_export_allowed,
 )
+from viz.i18n_text import N_
 
 T = TypeVar("T")
 CHART_CONFIG = {"modeBarButtonsToRemove": ["autoScale2d"]}
-IMAGE_FORMATS = ("png", "svg", "pdf")
-DATA_FORMATS = ("html", "csv", "json", "npy")
+IMAGE_FORMATS = ("svg", "pdf")  # made on a click, then saved: a busy exporter answers with one line in the menu
+DATA_FORMATS = ("png", "html", "csv", "json", "npy")  # downloaded in one click, their bytes made on the click (PNG first)
 # session key: (figure key, format, bytes or None, error or None, what it was made from: _made_from)
 MADE_IMAGE = "_export_made_image"
 FORMAT_LABELS = {
-    "png": "PNG image",
-    "svg": "SVG (vector)",
-    "pdf": "PDF (vector)",
-    "html": "HTML (interactive, offline)",
-    "csv": "CSV (weights)",
-    "json": "JSON (record)",
-    "npy": "NPY (weights array)",
+    "png": N_("PNG image"),
+    "svg": N_("SVG (vector)"),
+    "pdf": N_("PDF (vector)"),
+    "html": N_("HTML (interactive, offline)"),
+    "csv": N_("CSV (weights)"),
+    "json": N_("JSON (record)"),
+    "npy": N_("NPY (weights array)"),
 }
+# The exporter's own one-line errors (viz/image_export.py, viz/export.py), translated where the menu shows them.
+EXPORT_ERRORS = (N_("image export is busy; try again in a moment (CSV, JSON, NPY and HTML export work now)"),)
 
 
 # ------------------------------------------------------------------ text and errors
@@ -78,7 +82,7 @@ def warm_in_background(page_file: str) -> threading.Thread | None:
 def show_input_error(error: Exception) -> None:
     """Shows a user-caused error as one line (never a traceback); the text is shown as is."""
     message = str(error).splitlines()[0] if str(error) else type(error).__name__
-    st.error(escape_markdown(message), icon=":material/error:")
+    st.error(escape_markdown(translator()(message)), icon=":material/error:")
 
 
 def checked(fn: Callable[..., T], *args: Any, stop: bool = True, **kwargs: Any) -> T | None:
@@ -162,25 +166,11 @@ def option_radio(option: Option, *, key: str, label: str | None = None, labels: 
     return checked(option.read, value)
 
 
-def index_or_none(value: Any, count: int) -> int | None:
-    """Returns `value` as an int in 0..count-1 if it is a whole number there, else None (a value a
-    browser sent: other text, a list, NaN, ±inf, a bool, 2.5 and out of range all give None; "3" is 3)."""
-    if isinstance(value, bool):
-        return None
-    try:
-        index = int(value)
-    except (TypeError, ValueError, OverflowError):
-        return None
-    if isinstance(value, float) and value != index:
-        return None
-    return index if 0 <= index < count else None
-
-
 def index_in(value: Any, count: int) -> int:
     """Returns a widget's index value as an int in 0..count-1, refusing anything else with one line."""
     index = index_or_none(value, count)
     if index is None:
-        show_input_error(InputError(f"pick a value from 0 to {count - 1}"))
+        show_input_error(InputError(translator()("pick a value from 0 to {last}").format(last=count - 1)))
         st.stop()
     return index
 
@@ -228,19 +218,22 @@ def _make_image(key: str, fmt: str, fig: go.Figure | Callable[[], go.Figure], re
 
 
 def export_buttons(record: AttentionRecord, fig: go.Figure | Callable[[], go.Figure], *, key: str,
-                   name: str | None = None, label: str = "Export") -> None:
-    """Shows an Export menu (titled `label`) for a figure and the record it was drawn from.
+                   name: str | None = None, label: str | None = None) -> None:
+    """Shows an Export menu (titled `label`, default "Export", already translated) for a figure and
+    the record it was drawn from, in the session's language.
 
-    Data formats (HTML, CSV, JSON, NPY) download in one click, their bytes made on click.
-    Image formats take two: "PNG image" renders it (a busy or broken exporter answers with one
-    "try again" line, never a hang), then "Save PNG" downloads it. CSV and JSON are not offered
+    PNG and the data formats (HTML, CSV, JSON, NPY) download in one click, their bytes made on
+    click. SVG and PDF take two: "SVG (vector)" renders it (a busy or broken exporter answers with
+    one "try again" line, never a hang), then "Save SVG" downloads it. CSV and JSON are not offered
     for records above TEXT_EXPORT_MAX_CELLS weights (NPY is).
 
     The menu's buttons exist only while it is open (st.popover's on_change="rerun" and .open):
     opening it reruns the page (or the fragment it sits in) once, and every other rerun sends
     one element instead of eight. `fig` may be a zero-argument builder, called on export only.
     """
-    menu = st.popover(label, icon=":material/download:", width="content", key=f"{key}-menu", on_change="rerun")
+    _ = translator()
+    menu = st.popover(label or _("Export"), icon=":material/download:", width="content", key=f"{key}-menu",
+                      on_change="rerun")
     if not menu.open:
         return
     stem = _file_stem(name or record.mechanism)
@@ -252,30 +245,31 @@ def export_buttons(record: AttentionRecord, fig: go.Figure | Callable[[], go.Fig
         # menu offers to make the image again rather than save the old one under the new name.
         # (The digest is taken only for a menu whose own image is kept: one at a time.)
         made = None
+    def download(fmt: str) -> None:
+        too_big = fmt in ("csv", "json") and not text_ok
+        no_image = fmt == "png" and not images_ok
+        too_many = _("{count} weights are too many for {format}; use NPY").format(
+            count=f"{record.weights.size:,}", format=fmt.upper())
+        st.download_button(_(FORMAT_LABELS[fmt]), data=functools.partial(_deferred_export, record, fig, fmt),
+                           file_name=f"{stem}.{fmt}", mime=MIME_TYPES[fmt], key=f"{key}-export-{fmt}",
+                           on_click="ignore", disabled=too_big or no_image,
+                           help=too_many if too_big else _(hint) if no_image else None, width="stretch")
+
     with menu:
+        download("png")  # one click, like CSV
         for fmt in IMAGE_FORMATS:
             if made and made[:2] == (key, fmt) and made[2] is not None:
-                st.download_button(f"Save {fmt.upper()}", data=made[2], file_name=f"{stem}.{fmt}", mime=MIME_TYPES[fmt],
-                                   key=f"{key}-save-{fmt}", on_click="ignore", type="primary", width="stretch")
+                st.download_button(_("Save {format}").format(format=fmt.upper()), data=made[2],
+                                   file_name=f"{stem}.{fmt}", mime=MIME_TYPES[fmt], key=f"{key}-save-{fmt}",
+                                   on_click="ignore", type="primary", width="stretch")
                 continue
-            st.button(FORMAT_LABELS[fmt], key=f"{key}-make-{fmt}", on_click=_make_image, args=(key, fmt, fig, record, stem),
-                      disabled=not images_ok, help=hint if not images_ok else None,
-                      width="stretch")
+            st.button(_(FORMAT_LABELS[fmt]), key=f"{key}-make-{fmt}", on_click=_make_image,
+                      args=(key, fmt, fig, record, stem), disabled=not images_ok,
+                      help=_(hint) if not images_ok else None, width="stretch")
             if made and made[:2] == (key, fmt) and made[3]:
-                st.error(escape_markdown(made[3]), icon=":material/hourglass:")
-        for fmt in DATA_FORMATS:
-            too_big = fmt in ("csv", "json") and not text_ok
-            st.download_button(
-                FORMAT_LABELS[fmt],
-                data=functools.partial(_deferred_export, record, fig, fmt),
-                file_name=f"{stem}.{fmt}",
-                mime=MIME_TYPES[fmt],
-                key=f"{key}-export-{fmt}",
-                on_click="ignore",
-                disabled=too_big,
-                help=f"{record.weights.size:,} weights are too many for {fmt.upper()}; use NPY" if too_big else None,
-                width="stretch",
-            )
+                st.error(escape_markdown(_(made[3])), icon=":material/hourglass:")
+        for fmt in DATA_FORMATS[1:]:
+            download(fmt)
 
 
 def show_figure(fig: go.Figure, record: AttentionRecord, *, key: str, name: str | None = None,
@@ -285,7 +279,7 @@ def show_figure(fig: go.Figure, record: AttentionRecord, *, key: str, name: str 
 
     Returns what st.plotly_chart returns (the selection state when on_select is given).
     """
-    return show_panels(fig, [(fig, record, key, name, "Export")], chart_key=chart_key or f"{key}_chart", **chart_kwargs)
+    return show_panels(fig, [(fig, record, key, name, None)], chart_key=chart_key or f"{key}_chart", **chart_kwargs)
 
 
 def show_panels(fig: go.Figure,
@@ -312,53 +306,16 @@ def show_panels(fig: go.Figure,
 
 def view_switch(views: Sequence[str], *, key: str) -> str:
     """Returns the view a section shows, picked in a row of buttons above it (st.segmented_control,
-    bound to the URL); the page runs only the chosen view's code.
+    bound to the URL); the page runs only the chosen view's code. The views' names (marked with N_)
+    are shown in the session's language; the value, and the URL, keep the English name.
 
     Not st.tabs: a tab bar is drawn again by the browser on every rerun of the fragment around it,
     which cost 9 ms of script and 14–17 ms of the round trip in a floor app, while a segmented
     control cost nothing measurable.
     """
-    return bound(st.segmented_control, "View", list(views), default=views[0], required=True, key=key,
-                 label_visibility="collapsed")
-
-
-_CELL_TYPES = (str, int, float, bool, type(None))
-
-
-def editor_key(key: str, rows: int, columns: Sequence[str], max_added: int) -> str:
-    """Returns the key to draw a st.data_editor of `rows` starting rows under: `key`, or, after a
-    pending edit the table cannot take, a fresh one (one line says so; the table starts again
-    from its rows).
-
-    A browser sends a table's edits as row positions and cells. Streamlit applies them before the
-    page sees the table: a position past the table's end, an unknown column or a non-list raised
-    there, and every added row cost more than the last (8,000 rows took 17 s). Only a scripted
-    client sends such edits; a new key makes the browser drop them, where a reset state would be
-    sent again with the next run.
-    """
-    generation = st.session_state.get(f"_editor_generation_{key}", 0)
-    current = f"{key}_{generation}" if generation else key
-    state = st.session_state.get(current)
-    if state is None or _editable(state, rows, set(columns) | {"_index"}, max_added):
-        return current
-    st.session_state[f"_editor_generation_{key}"] = generation + 1
-    st.warning(f"That edit of the table could not be applied (at most {max_added} added rows, cells of "
-               f"{', '.join(columns)} only); the table starts again from its rows.", icon=":material/table:")
-    return f"{key}_{generation + 1}"
-
-
-def _editable(state: Any, rows: int, columns: set[str], max_added: int) -> bool:
-    def cells(row: Any) -> bool:
-        return isinstance(row, Mapping) and all(c in columns and isinstance(v, _CELL_TYPES) for c, v in row.items())
-
-    if not isinstance(state, Mapping):
-        return False
-    edited, added, deleted = (state.get(name) or empty for name, empty in
-                              (("edited_rows", {}), ("added_rows", []), ("deleted_rows", [])))
-    return (isinstance(edited, Mapping) and isinstance(added, list) and isinstance(deleted, list)
-            and len(added) <= max_added and all(cells(row) for row in added)
-            and all(index_or_none(i, rows) is not None and cells(row) for i, row in edited.items())
-            and all(isinstance(i, int) and index_or_none(i, rows) is not None for i in deleted))
+    _ = translator()
+    return bound(st.segmented_control, _("View"), list(views), default=views[0], required=True, key=key,
+                 label_visibility="collapsed", format_func=_)
 
 
 def clicked_points(state: Any, *, curve: int | None = None) -> list[dict[str, Any]]:
@@ -379,13 +336,14 @@ class StreamlitProgress:
     """The training Progress protocol (models/training.py) on an st.progress bar."""
 
     def __init__(self, text: str):
-        self.text = text
-        self.bar = st.progress(0.0, text=f"{text}: compiling…")
+        self.text = text  # already translated by the page
+        self._ = translator()
+        self.bar = st.progress(0.0, text=self._("{task}: compiling…").format(task=text))
 
     def update(self, step: int, total: int, **metrics: float) -> None:
         shown = ", ".join(f"{k} {v:.3f}" for k, v in metrics.items())
-        self.bar.progress(min(step / max(total, 1), 1.0), text=f"{self.text}: step {step}/{total}" +
-                           (f", {shown}" if shown else ""))
+        text = self._("{task}: step {step}/{total}").format(task=self.text, step=step, total=total)
+        self.bar.progress(min(step / max(total, 1), 1.0), text=text + (f", {shown}" if shown else ""))
 
     def close(self) -> None:
         pass

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, BinaryIO
 import numpy as np
 
 from models.record import AttentionRecord, json_safe
+from viz.i18n_text import N_, Gettext, untranslated
 from viz.image_export import ExportBusy, ExportUnavailable, exporter_for
 
 __all__ = ["ExportBusy", "ExportUnavailable", "export_bytes", "figure_bytes", "record_bytes", "text_export_allowed",
@@ -49,7 +50,7 @@ MIME_TYPES = {
 }
 
 _BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
-INSTALL_HINT = (
+INSTALL_HINT = N_(
     "image export needs Chromium: install it (Debian/Ubuntu: apt-get install chromium) "
     "or set BROWSER_PATH to a Chrome/Chromium binary"
 )
@@ -248,22 +249,25 @@ def _csv_text(record: AttentionRecord) -> Iterator[str]:
                           for query, row in zip(queries[first:], block) for key, x in zip(keys, row))
 
 
-def export_bytes(record: AttentionRecord, fmt: str, fig: go.Figure | None = None, *, compress: bool = False) -> bytes:
-    """Returns one export: figure formats use `fig` (default: the record's default figure)."""
+def export_bytes(record: AttentionRecord, fmt: str, fig: go.Figure | None = None, *, compress: bool = False,
+                 gettext: Gettext = untranslated) -> bytes:
+    """Returns one export: figure formats use `fig` (default: the record's default figure, its texts in
+    gettext's language)."""
     fmt = fmt.lower()
     if fmt in FIGURE_FORMATS:
         if fig is None:  # the CLI: the record's default figure, its axes set as the app sets them
             from viz.chart_style import for_the_page
             from viz.figures import record_figure
 
-            fig = for_the_page(record_figure(record))
+            fig = for_the_page(record_figure(record, gettext=gettext))
         return figure_bytes(fig, fmt)
     return record_bytes(record, fmt, compress=compress)
 
 
-def write_export(record: AttentionRecord, fmt: str, file: BinaryIO, *, compress: bool = False) -> None:
-    """Writes what export_bytes(record, fmt) returns into a binary file; data formats a block at a time."""
+def write_export(record: AttentionRecord, fmt: str, file: BinaryIO, *, compress: bool = False,
+                 gettext: Gettext = untranslated) -> None:
+    """Writes what export_bytes(record, fmt, gettext=…) returns into a binary file; data formats a block at a time."""
     if fmt.lower() in FIGURE_FORMATS:
-        file.write(export_bytes(record, fmt))
+        file.write(export_bytes(record, fmt, gettext=gettext))
     else:
         write_record(record, fmt, file, compress=compress)

@@ -20,12 +20,15 @@ import plotly.graph_objects as go
 from PIL import Image
 
 from models.record import AttentionRecord
+from viz.i18n_text import N_, Gettext, untranslated
 from viz.labels import safe_label, unique_labels
 from viz.margins import TICK_LEN, TITLE_ROOM, label_height, label_width
 from viz.plotly_json import quick_figure, subplot_grid, tick_stride
 
 COLORSCALE = "Viridis"
 MAX_TICKS = 64  # beyond this many labels an axis shows every k-th one; hover shows all
+# The records' axis names (models/record.py), as titles and hover write them: translated there.
+AXIS_NAMES = (N_("query"), N_("key"), N_("layer"), N_("head"), N_("word"), N_("row"), N_("col"), N_("sentence"))
 def _tick_subset(categories: list[str]) -> dict:
     picked = categories[:: tick_stride(len(categories), MAX_TICKS)]
     return {"tickmode": "array", "tickvals": picked, "ticktext": picked}
@@ -59,23 +62,24 @@ def heatmap(
     key_title: str | None = None,
     value_name: str | None = None,
     height: int | None = None,
+    gettext: Gettext = untranslated,
 ) -> go.Figure:
     """Returns a heatmap: queries on y (top to bottom), keys on x, a colorbar, hover to 4 dp.
-
-    weights [Tq, Tk]; height in px (default: grows with the number of rows).
-    """
+    weights [Tq, Tk]; height in px (default: grows with the rows); default axis titles in gettext's language."""
+    _ = gettext
     weights = np.asarray(weights, dtype=np.float32)
     if weights.ndim != 2:
         raise ValueError(f"heatmap needs a 2-D array, got shape {weights.shape}")
     ys = unique_labels(query_labels)
     xs = unique_labels(key_labels)
     value_name = value_name or "α"
-    query_title = "query" if query_title is None else query_title
+    query_title = _("query") if query_title is None else query_title
+    key_title = key_title or _("key")
     trace = {
         "type": "heatmap", "z": weights, "x": xs, "y": ys, "zmin": 0.0,
         "zmax": float(zmax) if zmax is not None else max(float(np.max(weights, initial=0.0)), 1e-9),
         "colorscale": colorscale or COLORSCALE, "colorbar": {"title": {"text": value_name}},
-        "hovertemplate": ((f"{query_title}: %{{y}}" if query_title else "%{y}") + f"<br>{key_title or 'key'}: %{{x}}"
+        "hovertemplate": ((f"{query_title}: %{{y}}" if query_title else "%{y}") + f"<br>{key_title}: %{{x}}"
                           f"<br>{value_name} = %{{z:.4f}}<extra></extra>"),
         "xgap": 0, "ygap": 0,
     }
@@ -87,7 +91,7 @@ def heatmap(
         # read the labels as numbers and drop [CLS], cat and [SEP]. The first query on top as a fixed
         # range, not autorange "reversed": with that, the browser's second pass over a mounted chart
         # redrew it all again (bench/plotly_draw.py).
-        "xaxis": {"title": {"text": key_title or "key"}, "side": "bottom", "tickangle": -45, "type": "category",
+        "xaxis": {"title": {"text": key_title}, "side": "bottom", "tickangle": -45, "type": "category",
                   **_tick_subset(xs)},
         # query_title "": no title (plotly.js leaves room for an empty title's standoff too)
         "yaxis": {**({"title": {"text": query_title}} if query_title != "" else {}), "type": "category",
@@ -99,19 +103,20 @@ def heatmap(
 
 def attention_heatmap(
     record: AttentionRecord, *, title: str | None = None, zmax: float | None = None, height: int | None = None,
-    **fixed: int,
+    gettext: Gettext = untranslated, **fixed: int,
 ) -> go.Figure:
-    """Returns the heatmap of one [query, key] matrix of a record (leading axes fixed)."""
+    """Returns the heatmap of one [query, key] matrix of a record (leading axes fixed), in gettext's language."""
+    _ = gettext
     names = dict(zip(record.leading_axes, (fixed.get(a, 0) for a in record.leading_axes)))
     auto_title = title
     if auto_title is None:
-        where = ", ".join(f"{a} {i}" for a, i in names.items())
+        where = ", ".join(_("{axis} {index}").format(axis=_(a), index=i) for a, i in names.items())
         auto_title = f"{record.mechanism}" + (f" — {where}" if where else "")
     q = record.query_axis
-    query_title = record.axes[q] if q is not None else "query"
-    key_title = record.axes[-1] if record.axes else "key"
+    query_title = _(record.axes[q] if q is not None else "query")
+    key_title = _(record.axes[-1] if record.axes else "key")
     if q is not None and len(record.axes) - q > 2:
-        key_title = " × ".join(record.axes[q + 1 :])
+        key_title = " × ".join(_(a) for a in record.axes[q + 1 :])
     return heatmap(
         record.matrix(**fixed),
         record.query_labels,
@@ -121,6 +126,7 @@ def attention_heatmap(
         query_title=query_title,
         key_title=key_title,
         height=height,
+        gettext=gettext,
     )
 
 
@@ -140,9 +146,11 @@ def heatmap_grid_parts(
     title: str | None = None,
     cell_px: int = 110,
     zmax: float | None = None,
+    gettext: Gettext = untranslated,
 ) -> tuple[list[dict], dict]:
     """Returns a grid of small heatmaps sharing one colour axis as plotly JSON (traces, layout),
-    for a caller to adjust before quick_figure.  maps [R, C, Tq, Tk]."""
+    for a caller to adjust before quick_figure.  maps [R, C, Tq, Tk]; hover labels in gettext's language."""
+    _ = gettext
     maps = np.asarray(maps, dtype=np.float32)
     if maps.ndim != 4:
         raise ValueError(f"heatmap_grid needs [rows, cols, Tq, Tk], got shape {maps.shape}")
@@ -160,7 +168,8 @@ def heatmap_grid_parts(
             data.append({
                 "type": "heatmap", "z": maps[r, c], "x": xs, "y": ys, "coloraxis": "coloraxis",
                 "hovertemplate": (f"{safe_label(row_titles[r])}, {safe_label(col_titles[c])}<br>"
-                                  "query: %{y}<br>key: %{x}<br>α = %{z:.4f}<extra></extra>"), **axes,
+                                  f"{_('query')}: %{{y}}<br>{_('key')}: %{{x}}<br>α = %{{z:.4f}}<extra></extra>"),
+                **axes,
             })
     layout = json.loads(layout_json)
     for name in layout:
@@ -187,8 +196,10 @@ def weight_bars(
     compare: np.ndarray | None = None,
     compare_name: str | None = None,
     highlight: Sequence[int] | None = None,
+    gettext: Gettext = untranslated,
 ) -> go.Figure:
     """Returns a bar chart of one weight vector [n], optionally beside a second one [n]."""
+    _ = gettext
     values = np.asarray(values, dtype=np.float32).reshape(-1)
     xs = unique_labels(labels)
     if len(xs) != len(values):
@@ -207,7 +218,7 @@ def weight_bars(
         "xaxis": {"tickangle": -45, **_tick_subset(xs)},
     }
     if compare is not None:
-        name = compare_name or "compare"
+        name = compare_name or _("compare")
         bars.append({"type": "bar", "x": xs, "y": np.asarray(compare, dtype=np.float32).reshape(-1), "name": name,
                      "hovertemplate": f"%{{x}}<br>{html.escape(name)} = %{{y:.4f}}<extra></extra>"})
         layout.update(barmode="group", legend={"orientation": "h", "y": 1.12})
@@ -263,6 +274,7 @@ def image_overlay(
     title: str | None = None,
     smooth: bool = True,
     zmax: float | None = None,
+    gettext: Gettext = untranslated,
 ) -> go.Figure:
     """Returns the image with an attention map stretched over it.
 
@@ -293,7 +305,7 @@ def image_overlay(
             colorscale=COLORSCALE,
             zsmooth="best" if smooth else False,
             colorbar={"title": {"text": "α"}},
-            hovertemplate="row %{y:.0f}, col %{x:.0f}<br>α = %{z:.4f}<extra></extra>",
+            hovertemplate=gettext("row %{y:.0f}, col %{x:.0f}") + "<br>α = %{z:.4f}<extra></extra>",
         )
     )
     fig.update_layout(
@@ -312,12 +324,17 @@ def vectors_2d(
     *,
     weights: np.ndarray | None = None,
     highlight: np.ndarray | None = None,
-    highlight_name: str = "weighted sum",
+    highlight_name: str | None = None,
     title: str | None = None,
-    x_title: str = "dim 1",
-    y_title: str = "dim 2",
+    x_title: str | None = None,
+    y_title: str | None = None,
+    gettext: Gettext = untranslated,
 ) -> go.Figure:
-    """Returns a scatter of 2-D points [n, 2] (marker size ~ weight) plus one highlighted point."""
+    """Returns a scatter of 2-D points [n, 2] (marker size ~ weight) plus one highlighted point (default names
+    in gettext's language)."""
+    _ = gettext
+    highlight_name = highlight_name or _("weighted sum")
+    x_title, y_title = x_title or _("dim 1"), y_title or _("dim 2")
     points = np.asarray(points, dtype=np.float32)
     if points.ndim != 2 or points.shape[1] < 2:
         raise ValueError(f"vectors_2d needs [n, >=2] points, got {points.shape}")
@@ -325,7 +342,7 @@ def vectors_2d(
     sizes = 10 + 40 * np.asarray(weights, np.float32) if weights is not None else 14
     data = [{
         "type": "scatter", "x": points[:, 0], "y": points[:, 1], "mode": "markers+text", "text": names,
-        "textposition": "top center", "marker": {"size": sizes, "color": "#1f77b4", "opacity": 0.8}, "name": "values",
+        "textposition": "top center", "marker": {"size": sizes, "color": "#1f77b4", "opacity": 0.8}, "name": _("values"),
         "customdata": np.asarray(weights if weights is not None else np.zeros(len(points)), np.float32),
         "hovertemplate": "%{text}<br>(%{x:.3f}, %{y:.3f})<br>α = %{customdata:.4f}<extra></extra>",
     }]
@@ -347,25 +364,26 @@ def vectors_2d(
     return quick_figure(data, layout)
 
 
-def record_figure(record: AttentionRecord) -> go.Figure:
-    """Returns the default figure of a record (used by the CLI's image and HTML exports).
-
+def record_figure(record: AttentionRecord, *, gettext: Gettext = untranslated) -> go.Figure:
+    """Returns the default figure of a record (the CLI's image and HTML exports), in gettext's language.
     ("layer", "head", "query", "key") -> a layer × head grid; ("word", "row", "col") -> one
     map per word; ("query", "key") -> a heatmap; one-dimensional weights -> a bar chart.
     """
+    _ = gettext
     w = record.weights
     if w.ndim == 1:  # a model without attention (seq2seq no-attention) records its context vector c, not α
         value_name = "α" if record.meta.get("attention", True) else "c"
-        return weight_bars(w, record.key_labels, title=record.mechanism, value_name=value_name)
+        return weight_bars(w, record.key_labels, title=record.mechanism, value_name=value_name, gettext=gettext)
     if len(record.leading_axes) == 2:
         a, b = record.leading_axes
         return heatmap_grid(
             w,
-            [f"{a} {i}" for i in range(w.shape[0])],
-            [f"{b} {j}" for j in range(w.shape[1])],
+            [_("{axis} {index}").format(axis=_(a), index=i) for i in range(w.shape[0])],
+            [_("{axis} {index}").format(axis=_(b), index=j) for j in range(w.shape[1])],
             query_labels=record.query_labels,
             key_labels=record.key_labels,
             title=record.mechanism,
+            gettext=gettext,
         )
     if w.ndim == 3 and record.query_axis == 0:
         maps = w[None]  # [1, words, rows, cols]
@@ -375,5 +393,6 @@ def record_figure(record: AttentionRecord) -> go.Figure:
             list(record.query_labels),
             title=record.mechanism,
             cell_px=200,
+            gettext=gettext,
         )
-    return attention_heatmap(record)
+    return attention_heatmap(record, gettext=gettext)

@@ -15,6 +15,7 @@ from plotly.subplots import make_subplots
 from models.record import AttentionRecord
 from models.transformer.stats import PAIR_BLOCKS, segment_masks
 from viz.figures import COLORSCALE, heatmap
+from viz.i18n_text import Gettext, untranslated
 from viz.labels import unique_labels
 from viz.plotly_json import quick_figure
 
@@ -40,7 +41,8 @@ def _between(start: int, size: int) -> float:
     return middle + 0.5 if middle.is_integer() else middle
 
 
-def model_view(view: AttentionRecord, *, title: str | None = None, height: int | None = None) -> go.Figure:
+def model_view(view: AttentionRecord, *, title: str | None = None, height: int | None = None,
+               gettext: Gettext = untranslated) -> go.Figure:
     """Returns every layer × head map of a ("layer", "head", "query", "key") record as one heatmap:
     layers are bands of rows, heads bands of columns, with an empty line between the maps
     (model_view_cell says where each map lies). Hover names the layer, the head and both tokens.
@@ -54,12 +56,14 @@ def model_view(view: AttentionRecord, *, title: str | None = None, height: int |
     """
     if view.leading_axes != ("layer", "head"):
         raise ValueError(f"model_view needs layer and head axes, got {view.axes}")
+    _ = gettext
     maps = np.asarray(view.weights, dtype=np.float32)
     layers, heads, q, k = maps.shape
     tokens = int(view.meta.get("tokens", maps.shape[-1]))
-    text = title or f"Model view: {layers} layers × {heads} heads, {tokens} tokens"
+    text = title or _("Model view: {layers} layers × {heads} heads, {tokens} tokens").format(
+        layers=layers, heads=heads, tokens=tokens)
     if view.meta.get("block_averaged"):
-        text += f" (each map block-averaged to {q}×{k})"
+        text += " " + _("(each map block-averaged to {rows}×{columns})").format(rows=q, columns=k)
     z = np.full((layers * (q + GAP) - GAP, heads * (k + GAP) - GAP), np.nan, dtype=np.float32)
     for layer in range(layers):
         for head in range(heads):
@@ -71,10 +75,12 @@ def model_view(view: AttentionRecord, *, title: str | None = None, height: int |
     positions = not view.meta.get("block_averaged")
     queries, keys = (_grid_labels(labels, positions) for labels in (view.query_labels, view.key_labels))
     ys, xs = [], []
+    layer_names = [_("layer {number}").format(number=layer) for layer in range(layers)]
+    head_names = [_("head {number}").format(number=head) for head in range(heads)]
     for layer in range(layers):
-        ys += [f"layer {layer} · {label}" for label in queries] + [f"gap {layer}"] * (GAP if layer < layers - 1 else 0)
+        ys += [f"{layer_names[layer]} · {label}" for label in queries] + [f"gap {layer}"] * (GAP if layer < layers - 1 else 0)
     for head in range(heads):
-        xs += [f"head {head} · {label}" for label in keys] + [f"gap {head}"] * (GAP if head < heads - 1 else 0)
+        xs += [f"{head_names[head]} · {label}" for label in keys] + [f"gap {head}"] * (GAP if head < heads - 1 else 0)
     # Each band's tick between two rows (or columns), by position: a tick on a category would make
     # plotly.js's hover %{y} / %{x} show the tick text ("layer 0") for that row instead of its token.
     y_ticks = [_between(model_view_cell((q, k), layer, 0)[0].start, q) for layer in range(layers)]
@@ -82,35 +88,39 @@ def model_view(view: AttentionRecord, *, title: str | None = None, height: int |
     trace = {
         "type": "heatmap", "z": z, "x": xs, "y": ys, "zmin": 0.0, "zmax": max(float(np.nanmax(z, initial=0.0)), 1e-9),
         "colorscale": COLORSCALE, "colorbar": {"title": {"text": "α"}}, "hoverongaps": False,
-        "hovertemplate": "query: %{y}<br>key: %{x}<br>α = %{z:.4f}<extra></extra>",
+        "hovertemplate": f"{_('query')}: %{{y}}<br>{_('key')}: %{{x}}<br>α = %{{z:.4f}}<extra></extra>",
     }
     axis = {"type": "category", "showgrid": False, "zeroline": False, "ticks": "", "tickmode": "array",
-            "tickfont": {"size": 11}}
+            "tickfont": {"size": 13}}
     layout = {
         "title": {"text": html.escape(text)},
         "height": height or int(min(max(105 * layers + 100, 240), 1400)),
         "margin": {"l": 10, "r": 10, "t": 90, "b": 10},
-        "xaxis": {**axis, "side": "top", "tickvals": x_ticks, "ticktext": [f"head {h}" for h in range(heads)]},
+        "xaxis": {**axis, "side": "top", "tickvals": x_ticks, "ticktext": head_names},
         "yaxis": {**axis, "range": [len(ys) - 0.5, -0.5], "tickvals": y_ticks,  # top down (see viz.figures.heatmap)
-                  "ticktext": [f"layer {layer}" for layer in range(layers)]},
+                  "ticktext": layer_names},
         "plot_bgcolor": "white",
     }
     return quick_figure([trace], layout)
 
 
-def head_heatmap(matrix: np.ndarray, labels: Sequence[str], *, title: str) -> go.Figure:
+def head_heatmap(matrix: np.ndarray, labels: Sequence[str], *, title: str, gettext: Gettext = untranslated) -> go.Figure:
     """Returns the heatmap of one self-attention map (or a combination of heads).  matrix [T, T]."""
-    return heatmap(matrix, labels, labels, title=title, query_title="query token", key_title="key token")
+    _ = gettext
+    return heatmap(matrix, labels, labels, title=title, query_title=_("query token"), key_title=_("key token"),
+                   gettext=gettext)
 
 
-def rollout_heatmap(matrix: np.ndarray, labels: Sequence[str], *, title: str) -> go.Figure:
+def rollout_heatmap(matrix: np.ndarray, labels: Sequence[str], *, title: str,
+                    gettext: Gettext = untranslated) -> go.Figure:
     """Returns the heatmap of a rollout or flow map: row = a token after the last layer, column = an
     input token.  matrix [T, T]."""
-    return heatmap(matrix, labels, labels, title=title, query_title="token after the last layer",
-                   key_title="input token")
+    _ = gettext
+    return heatmap(matrix, labels, labels, title=title, query_title=_("token after the last layer"),
+                   key_title=_("input token"), gettext=gettext)
 
 
-def _head_click_targets(values: np.ndarray, xs: list[str], ys: list[str], name: str) -> go.Scatter:
+def _head_click_targets(values: np.ndarray, xs: list[str], ys: list[str], name: str, gettext: Gettext) -> go.Scatter:
     # An invisible square marker per cell: heatmaps cannot be selected, markers can; customdata
     # holds (layer, head, value).
     layers, heads = values.shape
@@ -119,8 +129,8 @@ def _head_click_targets(values: np.ndarray, xs: list[str], ys: list[str], name: 
         x=[xs[h] for h in grid_h.ravel()], y=[ys[layer] for layer in grid_l.ravel()], mode="markers",
         marker={"size": 28, "symbol": "square", "color": "rgba(0,0,0,0)"},
         customdata=np.stack([grid_l.ravel(), grid_h.ravel(), values.ravel()], axis=1),
-        hovertemplate=("layer %{customdata[0]}, head %{customdata[1]}<br>"
-                       f"{name} = %{{customdata[2]:.4f}}<br>click to open this head<extra></extra>"),
+        hovertemplate=(gettext("layer %{customdata[0]}, head %{customdata[1]}") + "<br>"
+                       f"{name} = %{{customdata[2]:.4f}}<br>" + gettext("click to open this head") + "<extra></extra>"),
         showlegend=False, name="heads",
     )
 
@@ -131,6 +141,7 @@ def statistic_heatmap(
     statistic: str,
     selected: tuple[int, int] | None = None,
     zmax: float | None = None,
+    gettext: Gettext = untranslated,
 ) -> go.Figure:
     """Returns a layers × heads heatmap of one statistic, values written in the cells.
 
@@ -140,8 +151,9 @@ def statistic_heatmap(
     """
     values = np.asarray(values, dtype=np.float32)
     layers, heads = values.shape
-    ys = [f"layer {i}" for i in range(layers)]
-    xs = [f"head {j}" for j in range(heads)]
+    _ = gettext
+    ys = [_("layer {number}").format(number=i) for i in range(layers)]
+    xs = [_("head {number}").format(number=j) for j in range(heads)]
     name = html.escape(statistic)
     top = float(zmax) if zmax is not None else max(float(values.max(initial=0.0)), 1e-9)
     fig = go.Figure(
@@ -154,11 +166,11 @@ def statistic_heatmap(
             colorscale=COLORSCALE,
             colorbar={"title": {"text": name}},
             texttemplate="%{z:.2f}",
-            textfont={"size": 10},
+            textfont={"size": 13},
             hoverinfo="skip",
         )
     )
-    fig.add_trace(_head_click_targets(values, xs, ys, name))
+    fig.add_trace(_head_click_targets(values, xs, ys, name, gettext))
     if selected is not None:
         layer, head = selected
         fig.add_shape(
@@ -167,7 +179,7 @@ def statistic_heatmap(
         )
     fig.update_layout(
         # The head labels sit on top: the title goes above them, in a taller top margin.
-        title={"text": f"{name} per head", "y": 0.99, "yanchor": "top"},
+        title={"text": _("{statistic} per head").format(statistic=name), "y": 0.99, "yanchor": "top"},
         height=int(min(max(40 * layers + 170, 290), 730)),
         margin={"l": 10, "r": 10, "t": 90, "b": 10},
         # Fixed ranges: the click markers would otherwise pad the axes beyond the cells.
@@ -186,20 +198,22 @@ def pair_blocks_figure(
     *,
     shares: Mapping[str, float] | None = None,
     title: str | None = None,
+    gettext: Gettext = untranslated,
 ) -> go.Figure:
     """Returns the A→A, A→B, B→A and B→B blocks of one map as a 2 × 2 grid of heatmaps.
 
     matrix [T, T]; segments [T] (0 = sentence A, 1 = sentence B); shares: each block's mean
     row mass, written in its subplot title.
     """
+    _ = gettext
     matrix = np.asarray(matrix, dtype=np.float32)
     a, b = segment_masks(segments)
     masks = {"A": a, "B": b}
     names = {name: unique_labels([x for x, m in zip(labels, masks[name]) if m]) for name in ("A", "B")}
     subtitles = []
     for block in PAIR_BLOCKS:
-        share = f" (mean row mass {shares[block]:.2f})" if shares is not None else ""
-        subtitles.append(f"{block}{share}")
+        subtitles.append(block if shares is None else _("{block} (mean row mass {share})").format(
+            block=block, share=f"{shares[block]:.2f}"))
     fig = make_subplots(rows=2, cols=2, subplot_titles=subtitles, horizontal_spacing=0.12, vertical_spacing=0.14)
     for index, block in enumerate(PAIR_BLOCKS):
         q, k = block[0], block[2]
@@ -210,14 +224,14 @@ def pair_blocks_figure(
                 x=names[k],
                 y=names[q],
                 coloraxis="coloraxis",
-                hovertemplate=f"{block}<br>query: %{{y}}<br>key: %{{x}}<br>α = %{{z:.4f}}<extra></extra>",
+                hovertemplate=f"{block}<br>{_('query')}: %{{y}}<br>{_('key')}: %{{x}}<br>α = %{{z:.4f}}<extra></extra>",
             ),
             row=index // 2 + 1,
             col=index % 2 + 1,
         )
     # Category axes, so that tokens like "1" and "2" stay names (see viz.figures.heatmap).
-    fig.update_yaxes(type="category", autorange="reversed", tickfont={"size": 10})
-    fig.update_xaxes(type="category", tickangle=-45, tickfont={"size": 10})
+    fig.update_yaxes(type="category", autorange="reversed", tickfont={"size": 13})
+    fig.update_xaxes(type="category", tickangle=-45, tickfont={"size": 13})
     longest = max(len(names["A"]), len(names["B"]))
     fig.update_layout(
         title={"text": html.escape(title) if title else None},
@@ -229,14 +243,15 @@ def pair_blocks_figure(
     return fig
 
 
-def segment_title(segments: Sequence[int]) -> str:
+def segment_title(segments: Sequence[int], gettext: Gettext = untranslated) -> str:
     """Returns "A: n tokens, B: m tokens" for a pair."""
     a, b = segment_masks(segments)
-    return f"A: {int(a.sum())} tokens, B: {int(b.sum())} tokens"
+    return gettext("A: {a} tokens, B: {b} tokens").format(a=int(a.sum()), b=int(b.sum()))
 
 
 
-def alignment_figure(record: AttentionRecord, *, title: str | None = None) -> go.Figure:
+def alignment_figure(record: AttentionRecord, *, title: str | None = None,
+                     gettext: Gettext = untranslated) -> go.Figure:
     """Returns the sentence-alignment heatmap (sentence 1 on y, sentence 2 on x).
 
     For a local record (extras "window_center" [T], "window_half_width" D) each row's window
@@ -244,7 +259,7 @@ def alignment_figure(record: AttentionRecord, *, title: str | None = None) -> go
     """
     fig = heatmap(
         record.weights, record.query_labels, record.key_labels, title=title,
-        query_title="sentence 1", key_title="sentence 2",
+        query_title=gettext("sentence 1"), key_title=gettext("sentence 2"), gettext=gettext,
     )
     fig.update_layout(height=int(min(max(46 * len(record.query_labels) + 170, 380), 900)))
     if "window_center" in record.extras:

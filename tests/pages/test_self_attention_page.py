@@ -16,6 +16,22 @@ from viz.transformer import model_view_cell
 
 PAGE = "pages/self_attention.py"
 XSS = "<img src=x onerror=alert(1)>"
+DEFAULT_TEXT = "The tokenizer splits unfamiliar words like embeddings into pieces, but the cat sat on the mat."
+
+
+def previous_token_head(model_dir: str | None = None) -> tuple[int, int]:
+    """Returns (layer, head) of the highest previous-token score on the default text: a numpy oracle of
+    Σ A·P / Σ A with P at k = q − 1, the [CLS] and [SEP] keys left out of both sums."""
+    from models.registry import get_mechanism
+
+    record = get_mechanism("transformer").build({"text": DEFAULT_TEXT, "model_dir": model_dir})
+    labels = list(record.query_labels)
+    keep = np.array([t not in ("[CLS]", "[SEP]") for t in labels])
+    pattern = np.eye(len(labels), k=-1)[:, keep]  # row q has its 1 at key q − 1
+    weights = np.asarray(record.weights, np.float64)[..., keep]
+    scores = (weights * pattern).sum(axis=(-2, -1)) / weights.sum(axis=(-2, -1))
+    layer, head = np.unravel_index(int(np.argmax(scores)), scores.shape)
+    return int(layer), int(head)
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +53,20 @@ def labels_of(app, index=0, axis="y"):
     return list(chart_specs(app)[index]["data"][0][axis])
 
 
+def test_head_view_opens_on_the_clearest_previous_token_head_and_says_why(at):
+    view(at, "Head view")
+    layer, head = previous_token_head()
+    assert (layer, head) != (0, 0)  # layer 0 head 0 is a noisy head
+    assert chart_specs(at)[0]["layout"]["title"]["text"] == f"Layer {layer}, head {head}"
+    z = chart_data(at, 0)
+    assert np.diagonal(z, offset=-1)[1:-1].mean() > 0.9  # a clear pattern: each token looks at the one before
+    said = [c.value for c in at.caption if c.value.startswith(f"The page opens on layer {layer}, head {head}")]
+    assert len(said) == 1 and "previous-token score" in said[0]
+
+
 def test_head_view_renders_and_changing_head_or_layer_changes_the_figure(at):
     view(at, "Head view")
+    at.selectbox(key="sa_head").set_value(0).run()
     spec = chart_specs(at)[0]
     assert spec["layout"]["title"]["text"] == "Layer 0, head 0"
     z = chart_data(at, 0)
@@ -275,11 +303,14 @@ def test_another_local_bert_folder_is_used(at, tmp_path, monkeypatch):
     make_tiny_bert(tmp_path / "tiny")
     monkeypatch.setenv("ATTENTION_LAB_MODEL_ROOT", str(tmp_path))
     view(at, "Head view")
+    at.selectbox(key="sa_layer").set_value(3).run()
+    at.selectbox(key="sa_head").set_value(5).run()
     at.text_area(key="sa_text").input("the cat sat on the mat").run()
     at.text_input(key="sa_model_dir").input("tiny").run()  # layer 3, head 5 picked before: out of range now
     assert not at.exception and not at.error
     assert any(c.value.startswith("tiny ·") for c in at.caption)
-    assert chart_specs(at)[0]["layout"]["title"]["text"] == "Layer 0, head 0"
+    layer, head = previous_token_head(str(tmp_path / "tiny"))  # the tiny model's own clearest head
+    assert chart_specs(at)[0]["layout"]["title"]["text"] == f"Layer {layer}, head {head}"
     view(at, "Model view")
     layout = chart_specs(at)[0]["layout"]
     assert layout["title"]["text"].startswith("Model view: 2 layers × 4 heads")  # the tiny model's

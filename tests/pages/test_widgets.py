@@ -55,15 +55,15 @@ def test_a_made_image_is_offered_only_for_the_figure_it_was_made_from(monkeypatc
     at = AppTest.from_function(_menu)
     at.session_state["menu-menu"] = True  # the Export menu is open
     at.run()
-    at.button(key="menu-make-png").click().run()
-    assert len(made) == 1 and "Save PNG" in [b.label for b in at.get("download_button")]
-    at.session_state["sharp"] = True  # same menu, another figure: the old PNG is not offered under it
+    at.button(key="menu-make-svg").click().run()
+    assert len(made) == 1 and "Save SVG" in [b.label for b in at.get("download_button")]
+    at.session_state["sharp"] = True  # same menu, another figure: the old SVG is not offered under it
     at.run()
     labels = [b.label for b in at.get("download_button")] + [b.label for b in at.button]
-    assert "Save PNG" not in labels and "PNG image" in labels
-    at.button(key="menu-make-png").click().run()
+    assert "Save SVG" not in labels and "SVG (vector)" in labels
+    at.button(key="menu-make-svg").click().run()
     assert len(made) == 2 and np.array_equal(made[1], np.eye(2, 3))
-    assert "Save PNG" in [b.label for b in at.get("download_button")]
+    assert "Save SVG" in [b.label for b in at.get("download_button")]
 
 
 @pytest.mark.parametrize("value, expected", [
