@@ -119,14 +119,14 @@ def neuron_parts(loaded: LoadedLM, ids, layer: int, head: int, query: int = -1) 
 
 
 def neuron_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
-    """Registry builder: options text, model_dir, layer, head, query (default: the last token) -> one lm-neuron
+    """Registry builder: options text, model_dir, layer, head, position of the query (default: the last token) -> one lm-neuron
     record: weights [T] over the keys (the softmax row), extras q, k, product, scores, visible."""
     if not isinstance(options.get("text"), str) or not options["text"].strip():
         raise InputError("type some text: the model reads it token by token")
     runner = shared_runner(_model_dir_option(options))
     encoding = runner.encode(options["text"])
     layer, head = options.get("layer") or 0, options.get("head") or 0
-    query = options.get("query")
+    query = options.get("position", options.get("query"))  # the registry's option is "position"
     parts = neuron_parts(runner.lm, encoding.ids, layer, head, -1 if query is None else query)
     query = _index("query position", -1 if query is None else query, len(encoding.ids))
     return AttentionRecord(

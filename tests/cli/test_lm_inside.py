@@ -1,0 +1,64 @@
+"""The CLI for lm-generate and lm-neuron: every format, the arrays each holds, and one line (exit 2) for bad values."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+LLAMA = str(ROOT / "tests" / "fixtures" / "lm" / "llama")
+TEXT = "The cat sat on the mat. The cat"
+
+
+def _export(tmp_path, mechanism, fmt, *args):
+    out = tmp_path / f"out.{fmt}"
+    code = cli.main(["export", "--mechanism", mechanism, "--model-dir", LLAMA, "--text", TEXT, *args,
+                     "--format", fmt, "--out", str(out)])
+    return code, out
+
+
+def test_generate_exports_the_maps_and_the_probabilities(tmp_path):
+    code, out = _export(tmp_path, "lm-generate", "npz", "--max-new", "5", "--temperature", "0.8", "--top-k", "4",
+                        "--seed", "3")
+    assert code == 0
+    z = np.load(out)
+    meta = json.loads(str(z["meta_json"]))
+    n = meta["n_prompt"]
+    assert z["weights"].shape == (2, 8, n + 5, n + 5) and z["chosen_prob"].shape == (5,)
+    assert z["top_ids"].shape == (5, 5) and int(z["n_prompt"]) == n and len(z["ids"]) == n + 5
+    assert meta["temperature"] == 0.8 and meta["top_k"] == 4 and meta["seed"] == 3
+
+
+def test_neuron_exports_q_k_and_their_product(tmp_path):
+    code, out = _export(tmp_path, "lm-neuron", "npz", "--layer", "1", "--head", "3", "--position", "4")
+    assert code == 0
+    z = np.load(out)
+    assert z["weights"].shape == (len(z["k"]),) and z["q"].shape == (4,)
+    np.testing.assert_allclose(z["product"], z["q"][None] * z["k"], rtol=1e-6)
+    assert json.loads(str(z["meta_json"]))["query"] == 4
+
+
+@pytest.mark.parametrize("mechanism", ["lm-generate", "lm-neuron"])
+@pytest.mark.parametrize("fmt", ["csv", "json", "png"])
+def test_every_format(tmp_path, mechanism, fmt):
+    code, out = _export(tmp_path, mechanism, fmt, *(["--max-new", "3"] if mechanism == "lm-generate" else []))
+    assert code == 0 and out.stat().st_size > 0
+    if fmt == "json":
+        assert json.loads(out.read_text())["mechanism"] == mechanism
+
+
+@pytest.mark.parametrize("mechanism, args, message", [
+    ("lm-generate", ["--max-new", "300"], "max_new must be a whole number from 1 to 256"),
+    ("lm-generate", ["--temperature", "3"], "temperature must be a number from 0 to 2"),
+    ("lm-generate", ["--top-k", "101"], "top_k must be a whole number from 0 to 100"),
+    ("lm-neuron", ["--layer", "5"], "layer must be a whole number from 0 to 1"),
+    ("lm-neuron", ["--head", "8"], "head must be a whole number from 0 to 7"),
+    ("lm-neuron", ["--position", "900"], "query position must be a whole number from 0 to"),
+])
+def test_bad_values_are_one_line_and_exit_2(tmp_path, capsys, mechanism, args, message):
+    code, _ = _export(tmp_path, mechanism, "npz", *args)
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and message in err and "Traceback" not in err, err
