@@ -8,6 +8,7 @@ from models.registry import FEEDFORWARD, mechanisms_on_page
 from ui.i18n import translator
 from ui.links import bound
 from ui.router import ensure_router
+from ui.story import story_place
 from ui.widgets import checked, option_number, option_slider, show_figure
 from viz.feedforward import alpha_over_time
 from viz.formulas import formula_lines
@@ -28,7 +29,10 @@ def symbol_legend(rows: tuple[tuple[str, str, str], ...]) -> None:
         st.markdown("\n".join(["| " + " | ".join(row) + " |" for row in (header, ("---",) * 3, *cells)]))
 
 
+IDEA = N_("Attention without recurrence and without a query: each step scores its own state, and the softmax "
+          "of those scores over time weights the sum the network reads.")  # the survey's idea this page shows
 st.title(_(FEEDFORWARD.title))
+story_place(FEEDFORWARD.file, _(IDEA))
 st.markdown(_(
     "Raffel & Ellis attend **without a query**: each step t of the sequence is encoded on its own, "
     "h_t = LReLU(W x_t + b), scores itself, e_t = a(h_t), and the softmax of those scores over time "

@@ -8,6 +8,7 @@ from ui.han import compare_documents, english_notice, show_analysis, train_your_
 from ui.i18n import translator
 from ui.links import linked_text
 from ui.router import ensure_router
+from ui.story import story_place
 from ui.widgets import checked, show_figure
 from viz.han import probability_bars, score_bars, sentence_labels
 from viz.i18n_text import N_
@@ -76,7 +77,10 @@ def context_words(k: int):
     return context_word_record(mechanism.id, default_predictor(), k)
 
 
+IDEA = N_("Hierarchical attention: words are weighed inside each sentence, then sentences across the document, "
+          "each against a learned context vector, a parameter, not the seq2seq context vector c.")  # the idea shown
 st.title(_(HAN.title))
+story_place(HAN.file, _(IDEA))
 st.markdown(_(
     "A hierarchical attention network reads a document twice over. Inside each sentence, word attention "
     "weighs the words against a learned **word context vector u_w** and sums them into a sentence vector; "

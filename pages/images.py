@@ -22,6 +22,7 @@ from models.registry import IMAGES, mechanisms_on_page
 from ui.i18n import translator
 from ui.links import bound, linked_index, unlink
 from ui.router import ensure_router
+from ui.story import story_place
 from ui.widgets import (
     checked,
     clicked_points,
@@ -111,7 +112,11 @@ PATCH_LEGEND = (
      N_("one number per patch")),
 )
 
+IDEA = N_("Soft attention reads the α-weighted average of every image region and is trained by backpropagation; "
+          "hard attention reads one region drawn from α and needs REINFORCE. Self-attention scores a patch "
+          "against every patch of the same image: Q = K = V.")  # the survey's idea this page shows
 st.title(_(IMAGES.title))
+story_place(IMAGES.file, _(IDEA))
 st.markdown(_(
     "A small *Show, Attend and Tell* captioner (Xu et al., 2015), trained here on a world of "
     "shapes with known answers, writes a caption one word at a time and, for every word, "

@@ -21,14 +21,15 @@ LINE_COLOR = "#1f77b4"
 
 
 def log_ticks(values: np.ndarray) -> dict:
-    """Returns a log axis's ticks at 1 and 3 × 10^k over the positive values' range, written out
+    """Returns a log axis's ticks at 1 and 3 × 10^k (10^k alone past three decades) over the positive values' range, written out
     (0.001, 3e-05): within one decade plotly.js labels 2…9 × 10^k in small digits that crowd each other."""
     positive = np.asarray(values, np.float64)
     positive = positive[positive > 0]
     if positive.size == 0:
         return {}
     low, high = math.floor(math.log10(positive.min())), math.ceil(math.log10(positive.max()))
-    ticks = [m * 10.0 ** k for k in range(low, high + 1) for m in (1, 3)]
+    steps = (1, 3) if high - low <= 3 else (1,)  # over more than three decades, 3 × 10^k would crowd the axis
+    ticks = [m * 10.0 ** k for k in range(low, high + 1) for m in steps]
     inside = [t for t in ticks if positive.min() / 3 <= t <= positive.max() * 3]
     return {"tickmode": "array", "tickvals": inside, "ticktext": [f"{t:.3g}" for t in inside]}
 

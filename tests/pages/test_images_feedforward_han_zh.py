@@ -18,8 +18,9 @@ KEPT = {
     "Attend", "Tell", "Xu", "Raffel", "Ellis", "Yang", "softmax", "argmax", "tanh", "LReLU", "Query", "Key",
     "Value", "text", "label", "token", "Categorical", "mean", "colour", "position", "operatorname", "log", "exp",
 }
-# Citations and titles of papers: proper names.
-PAPERS = sorted({m.paper for m in MECHANISMS if m.paper} | {"Show, Attend and Tell"}, key=len, reverse=True)
+# Citations and titles of papers, and the seq2seq models' name: proper names.
+PAPERS = sorted({m.paper for m in MECHANISMS if m.paper} | {"Show, Attend and Tell", "seq2seq", "Seq2seq"}, key=len,
+                reverse=True)
 _LATEX = re.compile(r"\$[^$]*\$")
 _CODE = re.compile(r"`[^`]*`")
 _TAG = re.compile(r"<[^>]*>")
