@@ -176,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
     bigram, k = quality.best_bigram(counts, heldout)
     model = quality.perplexity(graphdef, params, heldout)
     info = {"command": "python -m models.train lm " + " ".join(_flags(args)), "steps": log["step"][-1],
-            "batch": args.batch, "repeat_share": args.repeat_share, "lr": args.lr, "seed": args.seed, "train_seconds": log["seconds"][-1],
+            "batch": args.batch, "repeat_share": args.repeat_share, "repeat": repeat_note(args), "lr": args.lr, "seed": args.seed, "train_seconds": log["seconds"][-1],
             "data": {"package": task.PACKAGE, "licence": task.LICENCE, "train_pages": len(pages["train"]),
                      "heldout_pages": len(pages["heldout"]), "train_tokens": int(len(train_stream)),
                      "heldout_tokens": int(len(heldout_stream))},
@@ -193,6 +193,13 @@ def run(args: argparse.Namespace) -> int:
           f"{bigram:.2f} (k {k}); best prefix-matching {best:.3f}, first reached {quality.GOAL} at step "
           f"{quality.emergence_step(log)} -> {folder}")
     return 0
+
+
+def repeat_note(args: argparse.Namespace) -> dict:
+    """Returns the log's account of the repeated windows: share, span (None: first half twice) and what they hold."""
+    return {"share": args.repeat_share, "span": None if args.repeat_span is None else list(args.repeat_span),
+            "text": "real text: each repeated window copies one passage of its own documentation text to a later "
+                    "place in it (models/lm/task.py sample_windows); no synthetic tokens"}
 
 
 def _flags(args: argparse.Namespace) -> list[str]:

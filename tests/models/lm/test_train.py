@@ -51,6 +51,7 @@ def test_a_tiny_run_writes_a_gpt2_folder_the_loader_reads_back(tmp_path):
     assert np.shape(log["prefix_matching"][-1]) == (2, 2) and log["loss"][0] is None
     assert info["heldout"]["perplexity"] > 1 and info["heldout"]["bigram_perplexity"] > 1
     assert info["command"].startswith("python -m models.train lm --steps 8")
+    assert info["repeat"]["share"] == 0.25 and info["repeat"]["span"] is None and "real text" in info["repeat"]["text"]
     lm = load_folder(folder)
     assert lm.config.num_layers == 2 and lm.config.max_positions == 16 and lm.config.bos_token_id == 0
     ids = lm.tokenizer.encode("the for statement iterates").ids

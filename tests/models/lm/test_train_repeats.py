@@ -74,3 +74,10 @@ def test_the_entry_point_takes_a_span_and_logs_it_in_its_command():
     assert args.repeat_span == [10, 60]
     assert "--repeat-span 10 60" in train._flags(args) and "--repeat-share 0.75" in train._flags(args)
     assert parser.parse_args([]).repeat_span is None  # the window's first half written twice
+
+
+def test_the_log_says_the_repeats_are_real_text():
+    from models.lm import quality
+
+    repeat = quality.load_log()["repeat"]
+    assert repeat["share"] == 0.75 and repeat["span"] == [10, 60] and repeat["text"].startswith("real text")
