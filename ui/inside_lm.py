@@ -12,6 +12,7 @@ import streamlit as st
 from models.lm.folders import max_model_bytes, model_root, resolve_model_dir
 from models.lm.neuron import neuron_parts
 from models.lm.records import LMRunner, load_runner
+from models.registry import Mechanism, get_mechanism
 from ui.i18n import translator
 from ui.links import linked_text
 from ui.neuron import neuron_section
@@ -56,6 +57,12 @@ def prompt_box() -> str:
     return prompt
 
 
+def mechanism_heading(mechanism: Mechanism) -> None:
+    """Shows a section's formula and paper (the registry's), as every page shows its mechanism's."""
+    st.latex(mechanism.formula)
+    st.caption(mechanism.paper)
+
+
 def neuron_view_section(runner: LMRunner, prompt: str) -> None:
     """Shows section 4: one head's score taken apart (ui/neuron.py) on the page's model and prompt."""
     _ = translator()
@@ -64,6 +71,7 @@ def neuron_view_section(runner: LMRunner, prompt: str) -> None:
                   "vectors k of every token (after RoPE where the model has it), their elementwise product q ⊙ k, "
                   "its sum scaled by 1/√d (the score), and the softmax of the scores over the keys the query may "
                   "see, which is the row of the attention map."))
+    mechanism_heading(get_mechanism("lm-neuron"))
     cfg = runner.config
     neuron_section(lambda layer, head, query: neuron_parts(runner.lm, encoding.ids, layer, head, query),
                    encoding.labels, cfg.num_layers, cfg.num_heads, "inside_neuron", meta={"model": runner.name})

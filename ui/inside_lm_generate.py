@@ -14,24 +14,22 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from models.lm.generate import MAX_TOP_K, generation_record
-from models.options import Option
+from models.lm.generate import generation_record
 from models.record import AttentionRecord
+from models.registry import get_mechanism
 from models.transformer.stats import matrix_record, model_view_record
 from ui.i18n import translator
-from ui.inside_lm import cached_runner
+from ui.inside_lm import cached_runner, mechanism_heading
 from ui.links import bound
 from ui.markdown import escape_markdown
 from ui.widgets import checked, index_in, option_number, option_slider, show_figure
 from viz.lm_inside import chosen_probabilities, generation_step
 from viz.transformer import head_heatmap, model_view
 
-MAX_NEW = Option("max_new", "int", default=12, low=1, high=64, step=1, help="tokens to write after the prompt")
-TEMPERATURE = Option("temperature", "float", default=0.0, low=0.0, high=2.0, step=0.05,
-                     help="0 = greedy (always the most probable token); higher = more varied")
-TOP_K = Option("top_k", "int", default=0, low=0, high=MAX_TOP_K, step=1,
-               help="sample only among the k most probable tokens (0 = all)")
-SEED = Option("seed", "int", default=0, low=0, high=2**31 - 1, step=1, help="seed of the sampling")
+GENERATE = get_mechanism("lm-generate")
+# The page writes at most 64 tokens and opens on 12 (the server takes up to 256 from the CLI).
+MAX_NEW = GENERATE.option("max_new").with_(high=64, default=12)
+TEMPERATURE, TOP_K, SEED = (GENERATE.option(name) for name in ("temperature", "top_k", "seed"))
 ALL_LAYERS_ROWS = 48  # the step view shows every layer's heads up to this many rows, else the chosen layer's
 
 
@@ -84,6 +82,7 @@ def settings() -> dict[str, Any]:
 def generate_section(model_dir: str, prompt: str) -> None:
     """Shows section 1: the controls, then the step views of one generation."""
     _ = translator()
+    mechanism_heading(GENERATE)
     values = settings()
     with st.spinner(_("Writing {count} tokens…").format(count=values["max_new"])):
         record = checked(cached_generation, model_dir, prompt, **values)

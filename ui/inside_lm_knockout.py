@@ -15,7 +15,9 @@ import streamlit as st
 
 from models.lm.knockout import MAX_CHOSEN_HEADS, MODES, knockout_record, max_sweep
 from models.record import AttentionRecord
+from models.registry import get_mechanism
 from ui.i18n import translator
+from ui.inside_lm import mechanism_heading
 from ui.links import bound
 from ui.widgets import checked, show_figure
 from viz.lm_lens import MODE_NOTES, knockout_bars, knockout_grid
@@ -39,6 +41,7 @@ def head_name(pair: str) -> str:
 def knockout_section(model_dir: str, prompt: str, num_layers: int, num_heads: int, tokens: int) -> None:
     """Shows section 3: the chosen heads and mode, their effect, and the all-heads sweep."""
     _ = translator()
+    mechanism_heading(get_mechanism("lm-knockout"))
     pairs = [f"{layer}.{head}" for layer in range(num_layers) for head in range(num_heads)]
     default = [pairs[0], f"{num_layers - 1}.0"] if num_layers > 1 else [pairs[0]]
     chosen = bound(st.multiselect, _("Heads to knock out"), pairs, default=default, key="inside_heads",

@@ -12,7 +12,9 @@ import streamlit as st
 
 from models.lm.lens import DEFAULT_TOP_K, MAX_TOP_K, lens_record
 from models.record import AttentionRecord
+from models.registry import get_mechanism
 from ui.i18n import translator
+from ui.inside_lm import mechanism_heading
 from ui.links import bound
 from ui.markdown import escape_markdown
 from ui.widgets import checked, index_in, show_figure
@@ -37,6 +39,7 @@ def top_k_table(record: AttentionRecord) -> dict[str, list[str]]:
 def lens_section(model_dir: str, prompt: str, tokens: tuple[str, ...]) -> None:
     """Shows section 2: position and k, the chosen position's answer and top tokens per layer, and the grid."""
     _ = translator()
+    mechanism_heading(get_mechanism("lm-logit-lens"))
     st.markdown(_("The logit lens reads each layer as if the model stopped there and predicted the next token."))
     st.info(_(LENS_NOTE), icon=":material/info:")
     count = len(tokens)
