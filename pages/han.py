@@ -10,6 +10,7 @@ from ui.links import linked_text
 from ui.router import ensure_router
 from ui.story import story_place
 from ui.widgets import checked, show_figure
+from viz.formulas import formula_lines
 from viz.han import probability_bars, score_bars, sentence_labels
 from viz.i18n_text import N_
 
@@ -91,7 +92,7 @@ st.markdown(_(
     "no opinion at all, for which it learnt to spread its sentence attention evenly."
 ))
 english_notice()
-st.latex(mechanism.formula)
+st.latex(formula_lines(mechanism.formula))  # one clause per line: on one line it ran past the column's edge
 symbol_legend(LEGEND)
 st.caption(mechanism.paper + ". " + _("Word vectors: MiniLM's contextual token vectors (frozen, each sentence read "
                                       "alone); a word's α is the sum of its word pieces' α."))
