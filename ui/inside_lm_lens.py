@@ -8,6 +8,7 @@ layer's top k (viz/lm_lens.py's bars and a table), and the layer × position gri
 
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
 
 from models.lm.lens import DEFAULT_TOP_K, MAX_TOP_K, lens_record
@@ -25,6 +26,16 @@ from viz.lm_lens import LENS_NOTE, lens_grid, lens_position_bars
 def cached_lens(model_dir: str, prompt: str, position: int, top_k: int) -> AttentionRecord:
     """Returns the lm-logit-lens record of a prompt (two kept per process)."""
     return lens_record(None, {"text": prompt, "model_dir": model_dir or None, "position": position, "top_k": top_k})
+
+
+def position_record(record: AttentionRecord) -> AttentionRecord:
+    """Returns the record the position's bars draw: weights [layer, 1], each layer's probability of the final
+    answer at the chosen position; extras top_ids, top_probs [layer, k] and top_tokens there."""
+    position = int(record.meta["position"])
+    return AttentionRecord(record.mechanism, record.weights[:, position: position + 1], record.axes,
+                           record.query_labels, (record.key_labels[position],), meta=dict(record.meta),
+                           extras={name: np.asarray(record.extras[name])[:, position]
+                                   for name in ("top_ids", "top_probs", "top_tokens")})
 
 
 def top_k_table(record: AttentionRecord) -> dict[str, list[str]]:
@@ -52,7 +63,7 @@ def lens_section(model_dir: str, prompt: str, tokens: tuple[str, ...]) -> None:
     meta = record.meta
     if meta.get("notice"):
         st.warning(escape_markdown(str(meta["notice"])), icon=":material/info:")
-    show_figure(lens_position_bars(record, gettext=_), record, key="inside_lens_position",
+    show_figure(lens_position_bars(record, gettext=_), position_record(record), key="inside_lens_position",
                 name=f"logit-lens-position{position}")
     st.caption(_("Every layer's top {k} next tokens after “{token}” (position {position}), with their "
                  "probabilities.").format(k=int(meta["top_k"]), token=escape_markdown(str(meta["position_token"])),
