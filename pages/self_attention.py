@@ -1,10 +1,13 @@
 """Self-attention: every layer and head of a pretrained transformer (MiniLM) on the user's text."""
 
+import functools
+
 import streamlit as st
 
 from models.compare import difference_record
 from models.registry import SELF_ATTENTION, get_mechanism, mechanisms_on_page
 from models.transformer.checkpoint import model_root, resolve_model_dir
+from models.transformer.neuron import neuron_parts
 from models.transformer.rollout import MAX_FLOW_TOKENS
 from models.transformer.stats import (
     PATTERN_STATISTICS,
@@ -20,6 +23,7 @@ from models.transformer.stats import (
 from ui.i18n import translator
 from ui.legend import symbol_legend
 from ui.links import bound, linked_text
+from ui.neuron import neuron_section
 from ui.router import ensure_router
 from ui.transformer import (
     cached_record,
@@ -290,3 +294,25 @@ def views(runner, model_dir: str, text: str, text_pair: str) -> None:
 
 
 views(runner, model_dir, text, text_pair)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _neuron(model_dir: str, text: str, text_pair: str, layer: int, head: int, query: int):
+    return neuron_parts(warmed_runner(model_dir), text, layer, head, query, text_pair=text_pair or None)
+
+
+# Its own fragment: the neuron view's four pickers rerun only it.
+@st.fragment
+def neuron(model_dir: str, text: str, text_pair: str) -> None:
+    st.header(_("Inside one head: the neuron view"))
+    st.markdown(_("How one weight is made: the query vector q of one token and the key vector k of every token "
+                  "(32 numbers each), their product q ⊙ k, its sum scaled by 1/√d_k (the score), and the softmax "
+                  "of the scores over the keys: one row of the head view above."))
+    tokens = cached_record(model_dir, text, text_pair, False).query_labels  # word pieces, as the model reads them
+    config = warmed_runner(model_dir).config
+    neuron_section(functools.partial(_neuron, model_dir, text, text_pair), tokens, config.num_hidden_layers,
+                   config.num_attention_heads, "sa_neuron", default_query=min(1, len(tokens) - 1),
+                   mechanism=mechanism.id, meta={"model": runner.name})
+
+
+neuron(model_dir, text, text_pair.strip())

@@ -94,20 +94,21 @@ def test_han_exports(monkeypatch):
 def test_self_attention_exports(monkeypatch):
     calls = recording_exports(monkeypatch)
     at = open_page("pages/self_attention.py", timeout=300)
-    assert walk(at, calls) == {"sa_head"}
+    neuron = {"sa_neuron_figure"}  # the neuron view, under every view
+    assert walk(at, calls) == {"sa_head"} | neuron
     at.radio(key="sa_combine").set_value("mean").run()
-    assert walk(at, calls) == {"sa_head"}
+    assert walk(at, calls) == {"sa_head"} | neuron
     for view, keys in (("Model view", {"sa_model", "sa_enlarged"}), ("Rollout and flow", {"sa_rollout"}),
                        ("Compare two texts", {"sa_cmp_a", "sa_cmp_b", "sa_cmp_diff"}),
                        ("Head statistics", {"sa_stats"})):
         at.session_state["sa_view"] = view
         at.run()
-        assert walk(at, calls) == keys
+        assert walk(at, calls) == keys | neuron
     at.text_area(key="sa_pair").input("The dog barked at the mailman.").run()
-    assert walk(at, calls) == {"sa_stats"}  # still on the statistics, now of the pair
+    assert walk(at, calls) == {"sa_stats"} | neuron  # still on the statistics, now of the pair
     at.session_state["sa_view"] = "Sentence pair"
     at.run()
-    assert walk(at, calls, allow_blocks={"sa_pair_blocks"}) == {"sa_pair_blocks"}
+    assert walk(at, calls, allow_blocks={"sa_pair_blocks"}) == {"sa_pair_blocks"} | neuron
 
 
 def test_transformer_exports(monkeypatch):

