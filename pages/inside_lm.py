@@ -3,6 +3,7 @@ neuron view and attention sinks, on the GPT trained here or your own GPT-2/Llama
 
 import streamlit as st
 
+from models.pages import INSIDE_LM
 from ui.i18n import translator
 from ui.inside_lm import cached_runner, choose_model, neuron_view_section, prompt_box
 from ui.inside_lm_generate import generate_section
@@ -12,12 +13,15 @@ from ui.inside_lm_sinks import sinks_section
 from ui.links import bound
 from ui.markdown import escape_markdown
 from ui.router import ensure_router
+from ui.story import story_place
 from ui.widgets import checked
 
 ensure_router()
 _ = translator()
 
 st.title(_("Inside a language model"))
+story_place(INSIDE_LM.file, _("The survey's general view (query, key, value: score, normalise, average) at work in a "
+                            "real decoder: self-attention over the tokens the model writes, head by head."))
 st.markdown(_(
     "Five tools that open up a decoder language model, on the same model and prompt: watch which earlier "
     "tokens each head reads while the model writes, read its intermediate guesses layer by layer (logit "

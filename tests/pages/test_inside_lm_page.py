@@ -64,7 +64,7 @@ def test_generation_opens_on_the_first_step_of_what_the_model_wrote(at, generate
     maps = generated.weights[layers - 1, 0]
     np.testing.assert_allclose(chart_data(at, HEAD), maps, atol=1e-6)
     assert np.all(maps[np.triu_indices(len(maps), 1)] == 0)
-    assert generated.meta["generated_text"] in at.markdown[1].value.replace("\\", "")
+    assert any(generated.meta["generated_text"] in m.value.replace("\\", "") for m in at.markdown)
 
 
 def test_the_step_slider_moves_the_query(at, generated):
@@ -137,8 +137,8 @@ def test_sinks_share_and_rate_against_a_numpy_oracle(at, runner):
     assert metrics["Sink rate"] == f"{np.mean(shares > 0.3):.0%}"
     assert metrics["Sink heads"] == f"{int(np.sum(shares > 0.3))} / {shares.size}"
     t = maps.shape[-1]
-    assert f"{np.mean(1 / np.arange(2, t + 1)):.2f} on average here" in at.caption[1].value  # the even head's share
-    assert "must sum to 1" in at.markdown[1].value  # the paragraph says why softmax makes a sink
+    assert any(f"{np.mean(1 / np.arange(2, t + 1)):.2f} on average here" in c.value for c in at.caption)  # even head
+    assert any("must sum to 1" in m.value for m in at.markdown)  # the paragraph says why softmax makes a sink
     rates = chart_data(at, 1, "y")
     history = chart_data(at, 2)  # [head, step]
     np.testing.assert_allclose(rates, (history > 0.3).mean(0), atol=1e-6)  # the rate over training, per step
@@ -216,7 +216,7 @@ def test_a_folder_under_the_model_root(tmp_path, monkeypatch, generated):
     app = open_page(PAGE, timeout=300)
     app.text_input(key="inside_model_dir").set_value("my-gpt").run()
     assert not app.exception
-    assert app.caption[0].value.startswith("my-gpt")
+    assert any(c.value.startswith("my-gpt (") for c in app.caption)
     np.testing.assert_allclose(chart_data(app, HEAD), generated.weights[-1, 0], atol=1e-5)  # the same weights
     app.text_input(key="inside_model_dir").set_value("../outside").run()
     assert not app.exception
