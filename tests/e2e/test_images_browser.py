@@ -47,6 +47,8 @@ def test_clicking_a_patch_makes_it_the_query(page, app_url):
     wait_idle(page)
     chart = page.locator(".js-plotly-plot").filter(has_text="attends to…").first
     assert "Patch r4c4" in chart.inner_text()  # the default query: the centre of the 8×8 grid
+    chart.scroll_into_view_if_needed()  # the page's legends and place in the tour push it below a 1,300 px window
+    wait_idle(page)
     # The page position of patch (1, 2)'s centre marker (trace 2, point 1·8 + 2), from plotly's own axes.
     x, y = chart.evaluate(
         """el => { const t = el._fullData[2], i = 10, L = el._fullLayout, box = el.getBoundingClientRect();
