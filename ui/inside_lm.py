@@ -17,6 +17,7 @@ from ui.i18n import translator
 from ui.links import linked_text
 from ui.neuron import neuron_section
 from ui.widgets import checked
+from viz.formulas import formula_lines
 
 PROMPT_MAX_CHARS = 2000  # a prompt's characters at most, checked again on the server
 # A sentence from the documentation's own register, so the GPT trained here has something to go on.
@@ -59,7 +60,7 @@ def prompt_box() -> str:
 
 def mechanism_heading(mechanism: Mechanism) -> None:
     """Shows a section's formula and paper (the registry's), as every page shows its mechanism's."""
-    st.latex(mechanism.formula)
+    st.latex(formula_lines(mechanism.formula))  # one clause per line: a phone's column is too narrow for one
     st.caption(mechanism.paper)
 
 
