@@ -16,6 +16,7 @@ import unicodedata
 
 import plotly.graph_objects as go
 
+from viz.fonts import TEXT_PX
 from viz.plotly_json import AXIS_NAME, NOT_LISTED, OWN_COLORBAR, axis_of, has_colorbar
 from viz.plotly_private import layout_of, traces_of
 
@@ -30,7 +31,7 @@ _DEFAULT_MARGIN = 80  # plotly.js's margin on every side when a layout leaves it
 _TAG = re.compile(r"<[^>]*>")
 
 
-def label_width(text: str, size: float = 12) -> float:
+def label_width(text: str, size: float = TEXT_PX) -> float:
     """Returns an upper estimate, in px, of a tick label's width in plotly.js's sans-serif font:
     HTML tags dropped, entities counted as one character, East Asian wide characters as two,
     invisible format characters as none."""
@@ -40,7 +41,7 @@ def label_width(text: str, size: float = 12) -> float:
     return chars * 7.5 * size / 12
 
 
-def label_height(width: float, angle: float, font: float = 12) -> float:
+def label_height(width: float, angle: float, font: float = TEXT_PX) -> float:
     """Returns the height, in px, that x tick labels up to `width` px wide take under the plot when
     turned by `angle` degrees, with the room plotly.js leaves around them (no axis title)."""
     turn = math.radians(angle)
@@ -186,7 +187,7 @@ def reserve_tick_margins(fig: go.Figure) -> go.Figure:
     same way. tests/e2e/test_chart_redraw_browser.py checks that plotly.js widens no margin.
     """
     layout, data = layout_of(fig), traces_of(fig)
-    size = float((layout.get("font") or {}).get("size") or 12)
+    size = float((layout.get("font") or {}).get("size") or 12)  # plotly.js's default, for a figure without the look
     axes = {k: v for k, v in layout.items() if AXIS_NAME.fullmatch(k) and isinstance(v, dict)}
     for trace in data:
         for letter in "xy":
@@ -250,6 +251,9 @@ def height_for_rows(fig: go.Figure, rows: int, row_px: float) -> go.Figure:
     For a bar chart of a few categories: a height counted with the builder's 10 px margins left a
     HAN probability chart of two classes an 18 px plot once the x axis's numbers and title had their
     90 px, and plotly.js labelled every second bar only."""
+    layout = layout_of(fig)
+    if not (layout.get("font") or {}).get("size"):  # the page's look will draw its text at TEXT_PX
+        fig.update_layout(font_size=TEXT_PX)
     reserve_tick_margins(fig)
     margin = layout_of(fig).get("margin") or {}
     fig.update_layout(height=math.ceil(margin.get("t", _DEFAULT_MARGIN) + margin.get("b", _DEFAULT_MARGIN) + rows * row_px))

@@ -100,3 +100,21 @@ def served_downloads(monkeypatch):
         return bytes(stores[-1].get_file(filename).content)
 
     return bytes_of
+
+
+@pytest.fixture(autouse=True)
+def readable_figures(monkeypatch):
+    """Every figure any page test renders is checked for readability after each run: text ≥ 13 px
+    and contrast ≥ 4.5:1 (tests/viz/readability.py), so a page's default figure and every state the
+    tests drive it into are covered."""
+    from tests.viz.readability import problems
+
+    run = AppTest.run
+
+    def checked_run(self, *args, **kwargs):
+        at = run(self, *args, **kwargs)
+        found = {i: p for i, spec in enumerate(chart_specs(at)) if (p := problems(spec))}
+        assert not found, f"figures hard to read (chart index: problems): {found}"
+        return at
+
+    monkeypatch.setattr(AppTest, "run", checked_run)
