@@ -36,16 +36,11 @@ def test_playground_deep_link_slider_and_png_download(page):
         wait_idle(page)
 
         page.get_by_role("button", name="Export α").click()  # the weights panel's menu
-        page.get_by_role("button", name="PNG image").click()  # renders it, then offers it
-        save = page.get_by_role("button", name="Save PNG")
-        save.wait_for(timeout=90_000)
-        # The button shows while the rest of that rerun is still being sent; a click on it then
-        # sometimes started no download (1 run in 3 here), so click once the page is idle.
+        png = page.get_by_role("button", name="PNG image")  # one click: rendered when clicked, then downloaded
+        png.wait_for(timeout=60_000)
         wait_idle(page)
-        page.wait_for_timeout(300)
-        wait_idle(page)
-        with page.expect_download(timeout=60_000) as download:
-            save.click()
+        with page.expect_download(timeout=90_000) as download:
+            png.click()
         data = open(download.value.path(), "rb").read()
         assert data.startswith(b"\x89PNG\r\n\x1a\n")
         assert download.value.suggested_filename.endswith(".png")

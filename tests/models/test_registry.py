@@ -40,7 +40,11 @@ def test_every_mechanism_builds_a_valid_record_from_its_example_and_defaults(mec
     assert isinstance(record, AttentionRecord) and record.mechanism == mechanism.id
     assert record.weights.dtype == np.float32 and record.weights.size > 0
     assert np.all(np.isfinite(record.weights))
-    if record.meta.get("attention", True):  # a model without attention records its context vector c instead
+    if mechanism.id == "lm-logit-lens":  # each cell: the probability of the final answer under one layer's lens
+        assert np.all((record.weights >= 0) & (record.weights <= 1 + 1e-6))
+    elif mechanism.id == "lm-knockout":  # each cell: a change of probability when one head is knocked out
+        assert np.all(np.abs(record.weights) <= 1 + 1e-6) and record.axes[:2] == ("layer", "head")
+    elif record.meta.get("attention", True):  # a model without attention records its context vector c instead
         assert np.all(record.weights >= 0)
         rows = record.weights.reshape(-1, record.weights.shape[-1]) if record.weights.ndim > 1 else record.weights[None]
         assert np.all(rows.sum(axis=-1) <= 1 + 1e-4)  # rows are distributions (local windows: at most 1)

@@ -137,6 +137,17 @@ def test_language_model_exports(monkeypatch):
     assert walk(at, calls) == {"lm_head_view", "lm_model_view", "lm_curves"}
 
 
+def test_inside_lm_exports(monkeypatch):
+    calls = recording_exports(monkeypatch)
+    at = open_page("pages/inside_lm.py", timeout=300)
+    assert walk(at, calls) == {"inside_step_view", "inside_probabilities", "inside_head_view", "inside_model_view"}
+    for section, keys in (("lens", {"inside_lens_position", "inside_lens_grid"}), ("knockout", {"inside_knockout"}),
+                          ("neuron", {"inside_neuron_figure"}),
+                          ("sinks", {"inside_sinks", "inside_sink_rate", "inside_sink_history"})):
+        at.segmented_control(key="inside_section").set_value(section).run()
+        assert walk(at, calls) == keys
+
+
 def test_an_export_menu_draws_its_buttons_only_while_open():
     # Closed, a menu is one popover element; opened (its state, as a click sets it), it holds
     # three image buttons and four downloads, and only that menu does.
