@@ -258,8 +258,12 @@ def export_bytes(record: AttentionRecord, fmt: str, fig: go.Figure | None = None
         if fig is None:  # the CLI: the record's default figure, its axes set as the app sets them
             from viz.chart_style import for_the_page
             from viz.figures import record_figure
+            from viz.lm_lens import knockout_grid, lens_grid
 
-            fig = for_the_page(record_figure(record, gettext=gettext))
+            # Records of quantities other than α get the page's own figure: a knock-out grid holds signed
+            # changes (a diverging scale centred on 0), a lens grid each layer's top token.
+            own = {"lm-knockout": knockout_grid, "lm-logit-lens": lens_grid}.get(record.mechanism, record_figure)
+            fig = for_the_page(own(record, gettext=gettext))
         return figure_bytes(fig, fmt)
     return record_bytes(record, fmt, compress=compress)
 

@@ -36,6 +36,12 @@ def _row_names(record: AttentionRecord, gettext: Gettext) -> list[str]:
     return [_("embedding") if i == 0 else _("layer {layer}").format(layer=i - 1) for i in range(record.weights.shape[0])]
 
 
+def _cell(token: str, width: int = 5) -> str:
+    # A cell holds about five characters at 13 px; the hover has the whole token.
+    token = str(token)
+    return safe_label(token if len(token) <= width else token[: width - 1] + "…")
+
+
 def lens_grid(record: AttentionRecord, *, title: str | None = None, height: int | None = None,
               gettext: Gettext = untranslated) -> go.Figure:
     """Returns the layer × position grid of the logit lens: colour the probability of the model's
@@ -58,10 +64,10 @@ def lens_grid(record: AttentionRecord, *, title: str | None = None, height: int 
             hover[r, p] = _("{layer}, after “{token}” (position {position})").format(
                 layer=names[r], token=tokens[p], position=p) + "<br>" + lines + "<br>" + _(
                 "final answer “{answer}”: {prob}").format(answer=answers[p], prob=f"{weights[r, p]:.3f}")
-    text = [[safe_label(t)[:10] for t in row] for row in top_tokens[:, :, 0]] if positions <= MAX_CELL_TEXT else None
+    text = [[_cell(t) for t in row] for row in top_tokens[:, :, 0]] if positions <= MAX_CELL_TEXT else None
     fig = go.Figure(go.Heatmap(
         z=weights, x=list(range(positions)), y=list(range(rows)), zmin=0.0, zmax=1.0, colorscale=COLORSCALE,
-        text=text, texttemplate="%{text}" if text else None, textfont={"size": 10},
+        text=text, texttemplate="%{text}" if text else None, textfont={"size": 13},
         customdata=hover, hovertemplate="%{customdata}<extra></extra>",
         colorbar={"title": {"text": _("P(final answer)")}},
     ))
@@ -70,7 +76,7 @@ def lens_grid(record: AttentionRecord, *, title: str | None = None, height: int 
         fig.add_vrect(x0=chosen - 0.5, x1=chosen + 0.5, line={"color": "#ff7f0e", "width": 2})
     fig.update_layout(
         title={"text": title if title is not None else _("Logit lens: each layer's top token")},
-        height=height or int(min(max(28 * rows + 160, 260), 900)),
+        height=height or int(min(max(40 * rows + 260, 360), 900)),  # room for the turned token labels below
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
         xaxis={"title": {"text": _("position (the token read)")}, "tickmode": "array",
                "tickvals": list(range(positions))[:: max(1, positions // 48)],

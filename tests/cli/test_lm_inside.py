@@ -62,3 +62,19 @@ def test_bad_values_are_one_line_and_exit_2(tmp_path, capsys, mechanism, args, m
     code, _ = _export(tmp_path, mechanism, "npz", *args)
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and message in err and "Traceback" not in err, err
+
+
+def test_knockout_and_lens_exports_draw_the_pages_figures_not_an_alpha_map():
+    # A knock-out grid holds signed changes: its export is centred on 0 (a map of α from 0 would paint every
+    # negative change in the lowest colour); a lens grid writes each layer's top token in its cells.
+    from models.registry import get_mechanism
+    from viz.export import export_bytes
+
+    text = {"text": "The cat sat on the mat. The cat sat on the"}
+    knockout = get_mechanism("lm-knockout").build(text)
+    assert knockout.weights.min() < 0 < knockout.weights.max()
+    page = export_bytes(knockout, "html").decode()
+    assert '"zmid":0.0' in page.replace(" ", "") and "\\u0394 probability" in page  # Δ, as JSON writes it
+    lens = get_mechanism("lm-logit-lens").build(text)
+    page = export_bytes(lens, "html").decode()
+    assert '"texttemplate":"%{text}"' in page.replace(" ", "")
