@@ -11,11 +11,12 @@ from models.corpus.heads import DESCRIPTIONS, LABELS
 from models.corpus.links import single_input_url
 from models.corpus.texts import MAX_UPLOAD_BYTES, MAX_UPLOAD_TEXTS, csv_header, sample_texts, upload_text, upload_texts
 from models.lm.folders import max_model_bytes, model_root, resolve_model_dir
-from models.registry import mechanism_of
+from models.registry import CORPUS, mechanism_of
 from models.text import N_
 from ui.i18n import current_language, translator
 from ui.markdown import escape_markdown
 from ui.router import ensure_router
+from ui.story import story_place
 from ui.widgets import checked, clicked_points, show_figure
 from viz.corpus import COLOUR_BY, head_scatter, query_key_plane
 
@@ -48,6 +49,7 @@ def _embedding(digest: str, texts: tuple[str, ...], layer: int, head: int):
 
 
 st.title(_("Many inputs: head statistics"))
+story_place(CORPUS.file, _("What a head does shows only across many inputs: the same Query–Key scoring, summarised over a corpus."))
 st.markdown(_(
     "One sentence shows one attention map; what a head *does* shows across many. This page runs a model "
     "over a corpus, one text per input, and gives every head the statistics the single-input pages compute "

@@ -9,6 +9,7 @@ from ui.i18n import current_language, translator
 from ui.legend import symbol_legend
 from ui.links import bound, linked_text
 from ui.router import ensure_router
+from ui.story import story_place
 from ui.widgets import checked, option_number, option_slider, show_figure
 from viz.chart_style import for_the_page
 from viz.i18n_text import N_, gettext_for
@@ -55,6 +56,7 @@ PREDICTION_COLUMNS = (N_("position"), N_("token"), N_("predicted next"), N_("pro
                       N_("induction head reads"), N_("copied"), N_("yes"))
 
 st.title(_("Induction heads"))
+story_place(INDUCTION.file, _("Two self-attention layers can learn to copy: a head finds where the current token appeared before and attends to the token that followed it."))
 st.markdown(_(
     "An **induction head** finds the earlier occurrence of the current token and predicts the token "
     "that followed it: after `… k dog … k` it says `dog`. It takes two layers: a head in layer 0 copies "

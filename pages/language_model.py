@@ -12,6 +12,7 @@ from ui.legend import symbol_legend
 from ui.links import bound, linked_text
 from ui.markdown import escape_markdown
 from ui.router import ensure_router
+from ui.story import story_place
 from ui.widgets import checked, index_in, show_figure
 from viz.chart_style import for_the_page
 from viz.i18n_text import N_, gettext_for
@@ -62,6 +63,7 @@ LEGEND = (
 )
 
 st.title(_("Language model (GPT)"))
+story_place(LANGUAGE_MODEL.file, _("A decoder language model is self-attention with a causal mask: each token's query may score only the keys of itself and the tokens before it."))
 st.markdown(_(
     "A decoder language model reads text left to right: each token attends only to itself and the tokens "
     "before it, and the model predicts the next token. The default model is a small GPT-2 (2 layers × 4 heads, "
@@ -101,7 +103,7 @@ curves = _curves()
 trained_here = not model_dir
 meta = record.meta
 st.caption(_("{model} ({architecture}, {layers} layers × {heads} heads) · {tokens} tokens").format(
-    model=escape_markdown(str(meta["model"])), architecture=meta["architecture"], layers=meta["num_layers"],
+    model=escape_markdown(str(meta["model"])) if model_dir else _("the GPT trained here"), architecture=meta["architecture"], layers=meta["num_layers"],
     heads=meta["num_heads"], tokens=len(record.query_labels))
     + ("" if meta["loss_nats"] is None else " · " + _("next-token loss {loss} nats per token").format(
         loss=f"{meta['loss_nats']:.2f}")))

@@ -25,6 +25,7 @@ from ui.legend import symbol_legend
 from ui.links import bound, linked_text
 from ui.neuron import neuron_section
 from ui.router import ensure_router
+from ui.story import story_place
 from ui.transformer import (
     cached_record,
     cached_rollout,
@@ -77,6 +78,7 @@ ROLLOUT_LEGEND = (
 )
 
 st.title(_("Self-attention of a pretrained transformer"))
+story_place(SELF_ATTENTION.file, _("Self-attention is attention with Q = K = V: every token of one sentence queries every token of the same sentence, in each of the model's heads."))
 english_model_notice()
 mechanism = mechanisms_on_page(SELF_ATTENTION.file)[0]
 st.markdown(_(

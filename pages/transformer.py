@@ -16,6 +16,7 @@ from ui.i18n import translator
 from ui.legend import symbol_legend
 from ui.links import bound, linked_text, warn_refused
 from ui.router import ensure_router
+from ui.story import story_place
 from ui.widgets import checked, escape_markdown, index_in, option_radio, show_figure, show_panels, view_switch
 from viz.encdec import attention_map, decoding_step_figure, head_grid, rollout_figure
 from viz.i18n_text import N_
@@ -53,6 +54,7 @@ mechanisms = {m.variant: m for m in mechanisms_on_page(TRANSFORMER.file)}
 text_option = mechanisms["cross"].option("text")
 
 st.title(_("Transformer: three kinds of attention"))
+story_place(TRANSFORMER.file, _("The Transformer uses attention three ways: encoder self-attention (Q = K = V), masked decoder self-attention, and cross-attention, where the decoder's queries meet the encoder's keys and values (K = V)."))
 st.markdown(_(
     "A small Transformer encoder–decoder (Vaswani et al., 2017: 2 encoder and 2 decoder layers, 4 heads, "
     "width 64, sinusoidal positions), trained here on the same character-level date task as the seq2seq page, "
