@@ -31,7 +31,12 @@ def _filler(rng: np.random.Generator, n: int) -> str:
     text = ""
     while len(text) < n:
         text += (" " if text else "") + FILLER_WORDS[int(rng.integers(len(FILLER_WORDS)))]
-    return text[:n]
+    text = text[:n]
+    head, _, cut = text.rpartition(" ")
+    if cut.lower() in _DATE_WORDS:  # a word cut short can spell one ("market" → "mar"): another word's start
+        cut = next(w[: len(cut)] for w in FILLER_WORDS if len(w) >= len(cut) and w[: len(cut)] not in _DATE_WORDS)
+        text = f"{head} {cut}" if head else cut
+    return text
 
 
 def in_text(example: dates.DateExample, rng: np.random.Generator, length: int) -> dates.DateExample:

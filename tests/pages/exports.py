@@ -139,8 +139,6 @@ def drawn_arrays(fig) -> list[tuple[str, np.ndarray]]:
             out.append((f"trace {i} line", np.asarray(trace.y, np.float64)))
         elif trace.type == "scatter" and (name == "values" or name.startswith("c = ")):
             out.append((f"trace {i} points", np.column_stack([trace.x, trace.y]).astype(np.float64)))
-        elif trace.type == "scatter" and trace.mode and "lines" in trace.mode and trace.y is not None:
-            out.append((f"trace {i} line", np.asarray(trace.y, np.float64)))  # a curve (e.g. sink rate in training)
     return out
 
 

@@ -7,6 +7,8 @@ the figure draws (tests/pages/exports.py).
 
 import json
 
+import numpy as np
+
 from tests.pages.conftest import open_page
 from tests.pages.exports import assert_export_is_the_figure, recording_exports
 from viz.chart_style import FONT_FAMILY
@@ -138,6 +140,15 @@ def test_language_model_exports(monkeypatch):
 
 
 def test_inside_lm_exports(monkeypatch):
+    import tests.pages.exports as ex
+
+    drawn = ex.drawn_arrays
+
+    def with_lines(fig):  # the sink rate over training is a line: its values are checked too
+        return drawn(fig) + [(f"line {i}", np.asarray(t.y, np.float64)) for i, t in enumerate(fig.data)
+                             if t.type == "scatter" and t.mode and "lines" in t.mode and t.y is not None]
+
+    monkeypatch.setattr(ex, "drawn_arrays", with_lines)
     calls = recording_exports(monkeypatch)
     at = open_page("pages/inside_lm.py", timeout=300)
     assert walk(at, calls) == {"inside_step_view", "inside_probabilities", "inside_head_view", "inside_model_view"}

@@ -12,7 +12,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.pages.conftest import APP, chart_specs, decode, open_page
-from ui.links import LINK_BOX_HTML, LINK_TEXT_MAX
+from ui.links import LINK_TEXT_MAX, link_box_html
+from viz.i18n_text import gettext_for
 from ui.router import PAGE_STYLE
 
 XSS = "<img src=x onerror=alert(1)>"
@@ -126,7 +127,9 @@ def test_values_a_control_does_not_take_are_refused_in_one_line_each():
     assert all("\n" not in w for w in warnings)
     assert not any(re.search(r"(?<!\\)<img", w) for w in warnings), "HTML from a URL is shown as text"
     assert any("\\<img" in w for w in warnings)
-    assert at.selectbox(key="sa_layer").value == 0 and at.selectbox(key="sa_head").value == 0
+    plain = open_page("pages/self_attention.py")  # refused values leave the page's own defaults
+    assert [at.selectbox(key=k).value for k in ("sa_layer", "sa_head")] == \
+        [plain.selectbox(key=k).value for k in ("sa_layer", "sa_head")]
     assert chart_specs(at), "the page still draws its figure"
 
 
@@ -209,7 +212,8 @@ def test_every_export_menu_has_a_link_box_that_reads_the_views_url():
     assert labels.count("Export") == labels.count("Link") == len(boxes) > 0
     # The box shows the browser's address (tests/e2e/test_links_browser.py reads it in Chromium),
     # which Streamlit keeps equal to the URL parameters of the run.
-    assert all(h.proto.body == LINK_BOX_HTML and h.proto.unsafe_allow_javascript for h in boxes)
+    english = link_box_html("en", gettext_for("en"))  # the constant markup, its words in the session's language
+    assert all(h.proto.body == english and h.proto.unsafe_allow_javascript for h in boxes)
     assert at.query_params["sa_layer"] == "3"
 
 
@@ -220,7 +224,7 @@ def test_the_link_box_html_never_holds_user_text():
     at = open_link("pages/self_attention.py", {"sa_text": f"The cat. {xss}"})
     assert at.text_area(key="sa_text").value == f"The cat. {xss}"
     bodies = [h.proto.body for h in at.get("html") if h.proto.body != PAGE_STYLE]  # the app's one style rule
-    assert bodies and all(body == LINK_BOX_HTML for body in bodies)
+    assert bodies and all(body == link_box_html("en", gettext_for("en")) for body in bodies)
     assert all("onerror" not in body and "The cat" not in body for body in bodies)
 
 
