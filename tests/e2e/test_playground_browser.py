@@ -20,12 +20,12 @@ def test_playground_deep_link_slider_and_png_download(page):
         # First request to this server is the deep link (see NOTES: legacy pages/ discovery).
         page.goto(f"{url}/playground")
         page.get_by_text("A Query over Key/Value pairs").first.wait_for(timeout=60_000)
-        wait_for_charts(page, 1)
+        wait_for_charts(page, 2)
         wait_idle(page)
         nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
         assert "Home" in nav and "Playground" in nav
         before = plotly_traces(page)
-        assert len(before) == 1  # the three stages are panels of one figure
+        assert len(before) == 2  # the three stages are panels of one figure; under them, the query–key plane
 
         slider = page.locator('[data-testid="stSlider"] input[type="range"]').first
         slider.focus()

@@ -108,11 +108,11 @@ def test_a_playground_control_resends_not_the_key_value_editor(page, listen, app
             {"label": "far", "k1": -1.0, "k2": 0.0, "v1": 0.0, "v2": 0.0}]
     open_page(page, app_url, f"playground?kv={quote(json.dumps(rows))}", "A Query over Key/Value pairs", charts=1)
     assert _sent(_elements(frames), "dataframe", "")  # the page's own run sends the editor
-    slider = page.locator('[data-testid="stSlider"]').filter(has_text="Query, dimension 1")
+    slider = page.locator('[data-testid="stSlider"]').filter(has_text="Query q, dimension 1")
     slider.locator('input[type="range"], [role="slider"]').first.focus()
     stepped = _after(page, frames, lambda: page.keyboard.press("ArrowLeft"), charts=1)
     assert _sent(stepped, "plotly_chart", "Weights")  # the three stages were drawn again …
-    assert _sent(stepped, "slider", "Query, dimension 1")
+    assert _sent(stepped, "slider", "Query q, dimension 1")
     assert not _sent(stepped, "dataframe", "")  # … and the editor was not sent with them
     # The stages still come from the link's table, not the default one.
     assert page.evaluate("document.querySelector('.js-plotly-plot').data[0].x") == ["near", "far"]
