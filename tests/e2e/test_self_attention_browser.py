@@ -24,7 +24,7 @@ CHARTS_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).ma
     title: (el.layout && el.layout.title && el.layout.title.text) || '',
     traces: (el._fullData || []).length,
     rows: el._fullData && el._fullData[0] && el._fullData[0].z ? el._fullData[0].z.length : 0,
-    first: el._fullData && el._fullData[0] && el._fullData[0].z ? Array.from(el._fullData[0].z[1]).slice(0, 8) : []}))"""
+    first: el._fullData && el._fullData[0] && el._fullData[0].z && el._fullData[0].z[1] ? Array.from(el._fullData[0].z[1]).slice(0, 8) : []}))  // a one-row map (the neuron view's q) has no second row"""
 
 
 def charts(page):
@@ -58,7 +58,7 @@ def set_text(page, label: str, text: str):
 
 
 def pick(page, label: str, option: str):
-    page.locator('[data-testid="stSelectbox"]').filter(has_text=label).click()
+    page.locator('[data-testid="stSelectbox"]').filter(has_text=label).first.click()  # the first: the neuron view below has its own
     page.get_by_role("option", name=option, exact=True).click()
 
 
