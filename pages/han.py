@@ -6,6 +6,7 @@ from models.han.records import context_word_record, default_predictor, probabili
 from models.registry import HAN, mechanisms_on_page
 from ui.han import compare_documents, english_notice, show_analysis, train_your_own
 from ui.i18n import translator
+from ui.legend import symbol_legend
 from ui.links import linked_text
 from ui.router import ensure_router
 from ui.story import story_place
@@ -16,17 +17,6 @@ from viz.i18n_text import N_
 
 ensure_router()
 _ = translator()
-
-
-def symbol_legend(rows: tuple[tuple[str, str, str], ...]) -> None:
-    """Shows a formula's symbols under it, in an expander: (LaTeX symbol, what it is, shape), texts marked N_."""
-    def cell(text: str) -> str:  # a "|" (as in p(y | s)) would end the table's cell
-        return text.replace("|", r"\vert " if text.startswith("$") else "&#124;")
-
-    header = (_("symbol"), _("what it is"), _("shape"))
-    cells = [(cell(f"${symbol}$"), cell(_(what)), cell(_(shape))) for symbol, what, shape in rows]
-    with st.expander(_("What the symbols mean")):
-        st.markdown("\n".join(["| " + " | ".join(row) + " |" for row in (header, ("---",) * 3, *cells)]))
 
 
 DEFAULT_TEXT = (

@@ -20,6 +20,7 @@ from models.captioner.task import (
 from models.image_input import fit_square, read_any_image
 from models.registry import IMAGES, mechanisms_on_page
 from ui.i18n import translator
+from ui.legend import symbol_legend
 from ui.links import bound, linked_index, unlink
 from ui.router import ensure_router
 from ui.story import story_place
@@ -41,17 +42,6 @@ from viz.images import caption_figure, captions_figure, patch_figure
 
 ensure_router()
 _ = translator()
-
-
-def symbol_legend(rows: tuple[tuple[str, str, str], ...]) -> None:
-    """Shows a formula's symbols under it, in an expander: (LaTeX symbol, what it is, shape), texts marked N_."""
-    def cell(text: str) -> str:  # a "|" (as in p(y | s)) would end the table's cell
-        return text.replace("|", r"\vert " if text.startswith("$") else "&#124;")
-
-    header = (_("symbol"), _("what it is"), _("shape"))
-    cells = [(cell(f"${symbol}$"), cell(_(what)), cell(_(shape))) for symbol, what, shape in rows]
-    with st.expander(_("What the symbols mean")):
-        st.markdown("\n".join(["| " + " | ".join(row) + " |" for row in (header, ("---",) * 3, *cells)]))
 
 
 # The patch view's first τ. On the built scene, from the centre patch, τ = 0.1 gives a nearly even α
