@@ -13,8 +13,8 @@ from streamlit.testing.v1 import AppTest
 
 from tests.pages.conftest import APP, chart_specs, decode, open_page
 from ui.links import LINK_TEXT_MAX, link_box_html
-from viz.i18n_text import gettext_for
 from ui.router import PAGE_STYLE
+from viz.i18n_text import gettext_for
 
 XSS = "<img src=x onerror=alert(1)>"
 

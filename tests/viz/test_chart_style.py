@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
-import pytest
 import streamlit
 from hypothesis import given
 from hypothesis import strategies as st

@@ -13,8 +13,8 @@ from tests.pages.exports import panels_of
 from viz.images import (
     BAR_GAP,
     BAR_WIDTH,
-    OUTLINE,
     FRAME,
+    OUTLINE,
     CaptionBlock,
     caption_blocks,
     panel_pitch,

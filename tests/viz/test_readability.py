@@ -1,7 +1,6 @@
 """Figures a class can read: every text of every mechanism's default figure is drawn at ≥ 13 px and
 with contrast ≥ 4.5:1 (WCAG AA) against its background, as the page and the exports draw it."""
 
-import time
 
 import plotly.graph_objects as go
 import pytest
