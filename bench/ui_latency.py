@@ -681,6 +681,8 @@ def run(args) -> dict:
     from playwright.sync_api import sync_playwright
 
     pages = shown_pages(args.pages.split(",") if args.pages else None)
+    if args.lang:  # the UI in another language: every page opened with ?lang=
+        pages = [(title, f"{path}?lang={args.lang}") for title, path in pages]
     floor_repeat = max(args.repeat, 5)
     report = {"machine": {"cpus": os.cpu_count(), "loadavg_start": os.getloadavg()}, "repeat": args.repeat}
     with (sync_playwright() as playwright, streamlit_server(FLOOR_APP, options=STOCK_RUNNER) as floor,
@@ -835,6 +837,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5, help="changes per control and warm renders per page (default 5)")
     parser.add_argument("--max-controls", type=int, default=8, help="controls measured per page (default 8)")
     parser.add_argument("--json", type=Path, help="also write the raw figures to this file")
+    parser.add_argument("--lang", choices=("en", "zh"), help="open every page in this UI language (?lang=)")
     parser.add_argument("--no-beside", dest="beside", action="store_false",
                         help="do not measure the floor's slider just before each control (the '× floor beside' column)")
     args = parser.parse_args(argv)
