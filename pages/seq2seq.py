@@ -117,7 +117,7 @@ def compare_variants(text: str, window: int, truth) -> None:
             other = _record(chosen, text, window, None)
             st.markdown(_("**Output:** `{output}`").format(output=other.meta["output"]))
             cfig = _figure(other, truth=truth, title=_name(chosen), height=360)
-            show_figure(cfig, other, key=f"s2s_compare_{key}", name=f"seq2seq-{chosen}")
+            show_figure(cfig, other, key=f"s2s_compare_{key}", name=f"seq2seq-{chosen}", fit_phone=True)
 
 
 @st.fragment
@@ -138,16 +138,16 @@ def compare_inputs(variant: str, record, window: int) -> None:
         left, right = st.columns(2, gap="medium")
         with left:
             show_figure(alignment_heatmap(record, title=f"A: {record.meta['output']}", height=360, gettext=_), record,
-                        key="s2s_cmp_a", name=f"seq2seq-{variant}-A")
+                        key="s2s_cmp_a", name=f"seq2seq-{variant}-A", fit_phone=True)
         with right:
             show_figure(alignment_heatmap(record_b, title=f"B: {record_b.meta['output']}", height=360, gettext=_),
                         record_b,
-                        key="s2s_cmp_b", name=f"seq2seq-{variant}-B")
+                        key="s2s_cmp_b", name=f"seq2seq-{variant}-B", fit_phone=True)
         st.caption(_("Largest change {change}. Red: B attends more; blue: A attends more.").format(
             change=f"{diff.meta['max_abs_difference']:.3f}"))
         show_figure(difference_heatmap(diff, title="α_B − α_A", query_title=_("output character"),
                                        key_title=_("input character"), gettext=_),
-                    diff, key="s2s_cmp_diff", name=f"seq2seq-{variant}-difference")
+                    diff, key="s2s_cmp_diff", name=f"seq2seq-{variant}-difference", fit_phone=True)
 
 
 @st.fragment
@@ -166,7 +166,7 @@ def snapshot_section(variant: str, text: str, window: int, truth) -> None:
     what = _("α over the input") if _has_alpha(snap) else _("its one context vector c")
     sfig = _figure(snap, truth=truth, title=_("{variant} at training step {step}: {what}").format(
         variant=_name(variant), step=step, what=what))
-    show_figure(sfig, snap, key="s2s_step", name=f"seq2seq-{variant}-step{step}")
+    show_figure(sfig, snap, key="s2s_step", name=f"seq2seq-{variant}-step{step}", fit_phone=True)
 
 
 # The page below its text is one fragment (st.fragment): the date, the variant and the window rerun it,
@@ -208,7 +208,7 @@ def seq2seq_view() -> None:
             st.caption(_("Red squares: the true source span of each output digit (from the generator)."))
         what = _("α over the input") if _has_alpha(record) else _("its one context vector c")
         fig = _figure(record, truth=truth, title=_("{variant}: {what}").format(variant=_name(variant), what=what))
-        show_figure(fig, record, key="s2s_main", name=f"seq2seq-{variant}")
+        show_figure(fig, record, key="s2s_main", name=f"seq2seq-{variant}", fit_phone=True)
 
     views(variant, record, text, window, truth)
 
@@ -296,7 +296,7 @@ def bottleneck_view() -> None:
     names = {m: _name(m) for m in record.query_labels if m in mechanisms}
     fig = bottleneck_curve(record.key_labels, dict(zip(record.query_labels, record.weights)), names=names,
                            title=_("Exact match against input length"), gettext=_)
-    show_figure(fig, record, key="s2s_bottleneck", name="seq2seq-bottleneck")
+    show_figure(fig, record, key="s2s_bottleneck", name="seq2seq-bottleneck", fit_phone=True)
     claims = record.meta["claims"]
     st.caption(_(
         "{count} held-out inputs per length bucket. On the longest inputs attention beats no attention by "

@@ -15,10 +15,21 @@ from ui.streamlit_private import leave_legacy_pages_mode
 # The app's one style block. A table wider than the screen (the Playground's seven score formulas on
 # a phone) scrolls in its own box instead of widening the whole page. On a phone each chart keeps
 # 600 px (its width is its frame's) and scrolls sideways in its element's box, which already scrolls:
-# at 390 px, plots had been squeezed to a few pixels between their labels.
+# at 390 px, plots had been squeezed to a few pixels between their labels. A chart whose key holds
+# PHONE_FIT (ui.widgets.show_figure(fit_phone=True): few, short column labels, like the seq2seq map's
+# characters) fits the phone instead, so that all its columns show at once. A chart that scrolls gets
+# a right edge that fades out: the cue that more of it lies to the right (CSS alone; the box is the
+# element container, which scrolls).
+PHONE_FIT = "phonefit"
 PAGE_STYLE = ("<style>[data-testid='stMarkdownContainer'] table{display:block;max-width:100%;overflow-x:auto}"
               "@media (max-width:640px){"
-              "[data-testid='stFullScreenFrame']:has(>[data-testid='stPlotlyChart']){min-width:600px}}</style>")
+              "[data-testid='stFullScreenFrame']:has(>[data-testid='stPlotlyChart']){min-width:600px}"
+              f"[class*='{PHONE_FIT}'] [data-testid='stFullScreenFrame']:has(>[data-testid='stPlotlyChart'])"
+              "{min-width:0}"
+              f"[data-testid='stElementContainer']:not([class*='{PHONE_FIT}'])"
+              ":has(>[data-testid='stFullScreenFrame']>[data-testid='stPlotlyChart'])"
+              "{mask-image:linear-gradient(to right,#000 calc(100% - 28px),rgba(0,0,0,.25))}}"
+              "</style>")
 
 
 def ensure_router() -> None:

@@ -28,6 +28,7 @@ from ui.editor import editor_key, index_or_none  # noqa: F401  (pages read them 
 from ui.i18n import translator
 from ui.links import bound, link_box
 from ui.markdown import escape_markdown
+from ui.router import PHONE_FIT
 from viz.chart_style import for_the_page
 from viz.export import (
     MIME_TYPES,
@@ -273,13 +274,16 @@ def export_buttons(record: AttentionRecord, fig: go.Figure | Callable[[], go.Fig
 
 
 def show_figure(fig: go.Figure, record: AttentionRecord, *, key: str, name: str | None = None,
-                chart_key: str | None = None, **chart_kwargs: Any) -> Any:
+                chart_key: str | None = None, fit_phone: bool = False, **chart_kwargs: Any) -> Any:
     """Shows a figure and, under it, the Export menu of the record it was drawn from and the Link
     box of the view (ui/links.py).
 
+    fit_phone: on a phone the chart takes the screen's width instead of scrolling sideways at 600 px
+    (ui/router.py's style), for a map whose columns are few and short, so that all of them show.
     Returns what st.plotly_chart returns (the selection state when on_select is given).
     """
-    return show_panels(fig, [(fig, record, key, name, None)], chart_key=chart_key or f"{key}_chart", **chart_kwargs)
+    chart_key = chart_key or (f"{key}_{PHONE_FIT}_chart" if fit_phone else f"{key}_chart")
+    return show_panels(fig, [(fig, record, key, name, None)], chart_key=chart_key, **chart_kwargs)
 
 
 def show_panels(fig: go.Figure,

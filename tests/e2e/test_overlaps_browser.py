@@ -77,3 +77,25 @@ def test_images_and_feedforward_colour_bars_and_labels_are_whole(page, app_url, 
     flat = [line for line in lines if line[1] - line[0] < 4 and line[2] > 50]  # horizontal lines (shapes)
     assert flat, "the uniform line is drawn"
     assert min(min(abs(label[1] - line[0]), abs(label[0] - line[1])) for line in flat) < 40
+
+
+# Per chart: does its box scroll sideways (more content than width), and does it fade its right edge?
+SCROLLERS = """() => Array.from(document.querySelectorAll("[data-testid='stPlotlyChart']")).map(c => {
+  const box = c.closest("[data-testid='stElementContainer']"); const s = getComputedStyle(box);
+  return {scrolls: box.scrollWidth > box.clientWidth + 1, fades: (s.maskImage || s.webkitMaskImage || 'none') !== 'none',
+          key: Array.from(box.classList).find(k => k.startsWith('st-key-')) || ''};
+})"""
+
+
+def test_on_a_phone_the_seq2seq_map_fits_and_a_wide_chart_shows_it_scrolls(page, app_url):
+    page.set_viewport_size({"width": 390, "height": 900})
+    open_page(page, app_url, "seq2seq", "Seq2seq alignment")
+    main = [c for c in page.evaluate(SCROLLERS) if "s2s_main" in c["key"]]
+    # The map of input characters takes the screen's width: the year at the end of the date shows at once.
+    assert main and not main[0]["scrolls"] and not main[0]["fades"]
+    open_page(page, app_url, "playground", "A Query over Key/Value pairs")
+    wide = page.evaluate(SCROLLERS)
+    assert wide and all(c["scrolls"] and c["fades"] for c in wide), wide
+    page.set_viewport_size({"width": 1280, "height": 900})
+    wait_idle(page)
+    assert not any(c["scrolls"] or c["fades"] for c in page.evaluate(SCROLLERS))
