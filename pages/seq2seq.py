@@ -4,7 +4,7 @@ import streamlit as st
 
 from models.compare import difference_record
 from models.registry import SEQ2SEQ, get_mechanism, mechanisms_on_page
-from models.seq2seq.bottleneck import curve_record, read_curve
+from models.seq2seq.bottleneck import TRAIN_LENGTH, curve_record, read_curve
 from models.seq2seq.quality import per_format_rows
 from models.seq2seq.records import random_example, snapshot_steps, warm_start_of
 from ui.i18n import translator
@@ -287,15 +287,17 @@ def bottleneck_view() -> None:
         "showed the fixed vector failing as sentences grow. The same here: each date is written inside "
         "filler text (`we will meet near the 9 May 2018 old station …`); the model without attention (c = h_T), "
         "Bahdanau and Luong general, with the same encoder, decoder and sizes, each start from their date model and "
-        "are trained the same way on it, and exact match is measured per input length on held-out text."
-    ))
+        "are trained the same way on inputs of up to {length} characters, and exact match is measured per input length "
+        "on held-out text, as in Bahdanau's figure also on inputs longer than any seen in training (shaded)."
+    ).format(length=TRAIN_LENGTH))
     record = _curve()
     if record is None:
         st.caption(_("The curve has not been measured yet (python -m models.seq2seq.bottleneck --write)."))
         return
     names = {m: _name(m) for m in record.query_labels if m in mechanisms}
     fig = bottleneck_curve(record.key_labels, dict(zip(record.query_labels, record.weights)), names=names,
-                           title=_("Exact match against input length"), gettext=_)
+                           title=_("Exact match against input length"),
+                           first_past_training=record.meta.get("first_past_training"), gettext=_)
     show_figure(fig, record, key="s2s_bottleneck", name="seq2seq-bottleneck", fit_phone=True)
     claims = record.meta["claims"]
     st.caption(_(

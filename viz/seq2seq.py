@@ -182,11 +182,12 @@ def context_bars(context: np.ndarray, labels: Sequence[object], *, title: str | 
 
 def bottleneck_curve(buckets: Sequence[str], exact_match: dict[str, Sequence[float]], *,
                      names: dict[str, str] | None = None, title: str | None = None,
-                     gettext: Gettext = untranslated) -> go.Figure:
+                     first_past_training: int | None = None, gettext: Gettext = untranslated) -> go.Figure:
     """Returns exact match (0–1, drawn in %) against input length, one line per model.
 
     buckets: the length buckets' names (x axis); exact_match: model id -> one value per bucket;
-    names: model id -> legend name (default: the id)."""
+    names: model id -> legend name (default: the id); first_past_training: the index of the first
+    bucket longer than any training input, from which on the plot is shaded and labelled so."""
     _ = gettext
     characters, exact = html.escape(_("characters")), html.escape(_("exact match"))
     data = []
@@ -210,4 +211,12 @@ def bottleneck_curve(buckets: Sequence[str], exact_match: dict[str, Sequence[flo
         "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0},
         "showlegend": True,
     }
+    if first_past_training is not None and 0 <= first_past_training < len(buckets):
+        # On a category axis bucket i sits at x = i: the shade starts half-way to the bucket before.
+        layout["shapes"] = [{"type": "rect", "xref": "x", "yref": "paper", "x0": first_past_training - 0.5,
+                             "x1": len(buckets) - 0.5, "y0": 0, "y1": 1, "fillcolor": "rgba(85,88,103,0.08)",
+                             "line": {"width": 0}, "layer": "below"}]
+        layout["annotations"] = [{"xref": "x", "yref": "paper", "x": first_past_training - 0.45, "y": 0.02,
+                                  "xanchor": "left", "yanchor": "bottom", "showarrow": False,
+                                  "text": html.escape(_("longer than any training input"))}]
     return quick_figure(data, layout)

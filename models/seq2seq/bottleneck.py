@@ -5,9 +5,12 @@ vector loses BLEU as sentences grow, and that attention does not. Dates are shor
 date is written inside filler text (models/seq2seq/task.py, ``in_text``: its true spans stay
 known), from the date alone up to MAX_LENGTH characters. Three models with the same encoder, the
 same decoder and the same sizes, each started from its committed date model and trained the same way
-on the same stream (``python -m models.train seq2seq --variant ID --max-length 120 --init-from …``),
-are compared per length bucket on held-out examples: no attention (c = h_T, Sutskever et al.'s q),
-Bahdanau, Luong general.
+on the same stream of inputs up to TRAIN_LENGTH characters
+(``python -m models.train seq2seq --variant ID --max-length 120 --init-from …``), are compared per
+length bucket on held-out examples: no attention (c = h_T, Sutskever et al.'s q), Bahdanau, Luong
+general. As in Bahdanau et al.'s figure (models trained on sentences of up to 30 or 50 words, tested
+on longer ones), the buckets go past the training length: there a fixed vector must carry the date
+further than it ever learnt to.
 
     python -m models.seq2seq.bottleneck            # prints the table
     python -m models.seq2seq.bottleneck --write    # and writes checkpoints/seq2seq/bottleneck/curve.json
@@ -35,9 +38,11 @@ from models.seq2seq.checkpoint import BOTTLENECK_DIR, checkpoint_path
 
 MODELS = ("no-attention", "bahdanau", "luong-general")
 ATTENTION_MODELS = ("bahdanau", "luong-general")
-MAX_LENGTH = 120
-# Input length buckets [low, high] in characters; the first holds the date alone or nearly.
-BUCKETS = ((1, 30), (31, 60), (61, 90), (91, 120))
+TRAIN_LENGTH = 120  # the longest training input (--max-length)
+MAX_LENGTH = 480  # the longest held-out input; RNN weights do not depend on the input length
+# Input length buckets [low, high] in characters; the first holds the date alone or nearly, the last
+# three lie past TRAIN_LENGTH.
+BUCKETS = ((1, 30), (31, 60), (61, 120), (121, 240), (241, 360), (361, 480))
 HELD_OUT_SEED = 20_150_901  # disjoint from the training stream (seeded [1, init seed]) and its validation (7)
 PER_BUCKET = 500
 CURVE_FILE = BOTTLENECK_DIR / "curve.json"
@@ -73,7 +78,8 @@ def _load(model: str, folder: Path = BOTTLENECK_DIR):
 
 def score(model: str, buckets: list[list[dates.DateExample]], folder: Path = BOTTLENECK_DIR) -> BucketScores:
     """Returns the exact match (and alignment accuracy) of one bottleneck checkpoint on each bucket;
-    every input padded to MAX_LENGTH, one batch per bucket."""
+    every input padded to MAX_LENGTH, one batch per bucket (the three models' weights do not depend on
+    their configured max_source, unlike luong-location's)."""
     import jax.numpy as jnp
 
     from models.seq2seq.config import DIGITS, span_arrays
@@ -82,8 +88,8 @@ def score(model: str, buckets: list[list[dates.DateExample]], folder: Path = BOT
     cfg, graphdef, params, _ = _load(model, folder)
     exact, aligned = [], []
     for examples in buckets:
-        ids = [dates.encode_source(e.source, max_chars=cfg.max_source).ids for e in examples]
-        src, lengths = pad_batch(ids, cfg.max_source)
+        ids = [dates.encode_source(e.source, max_chars=MAX_LENGTH).ids for e in examples]
+        src, lengths = pad_batch(ids, MAX_LENGTH)
         dummy = np.zeros((len(src), dates.OUTPUT_LENGTH), np.int32)
         logits, alpha, _ = apply(graphdef, params, src, lengths, dummy, jnp.float32(cfg.window), teacher_forcing=False)
         tokens = np.asarray(logits).argmax(-1)
@@ -127,6 +133,7 @@ def curve_dict(scores: dict[str, BucketScores], per_bucket: int, seconds: float,
         commit = ""
     return {
         "buckets": [list(b) for b in BUCKETS],
+        "train_length": TRAIN_LENGTH,
         "per_bucket": per_bucket,
         "seed": HELD_OUT_SEED,
         "exact_match": {m: list(s.exact_match) for m, s in scores.items()},
@@ -151,7 +158,11 @@ def curve_record(curve: dict) -> AttentionRecord:
     names = [f"{low}–{high}" for low, high in curve["buckets"]]
     meta = {"what": "exact match (share of held-out inputs decoded exactly) per input-length bucket, not attention",
             "per_bucket": curve["per_bucket"], "seed": curve["seed"], "claims": curve["claims"],
-            "measured": curve["measured"], "alignment_accuracy": curve.get("alignment", {})}
+            "measured": curve["measured"], "alignment_accuracy": curve.get("alignment", {}),
+            "train_length": curve.get("train_length"),
+            # the index of the first bucket longer than any training input (None: all within)
+            "first_past_training": next((i for i, (low, _) in enumerate(curve["buckets"])
+                                         if curve.get("train_length") and low > curve["train_length"]), None)}
     return AttentionRecord(
         mechanism="no-attention", weights=np.asarray([curve["exact_match"][m] for m in models], np.float32),
         axes=("model", "length"), query_labels=models, key_labels=names, meta=meta,
