@@ -5,6 +5,7 @@ import time
 
 import pytest
 
+from models.seq2seq.bottleneck import BUCKETS
 from tests.e2e.conftest import plotly_traces, pushed_margins, screenshot_path, wait_for_charts, wait_idle
 
 pytestmark = pytest.mark.e2e
@@ -96,6 +97,6 @@ def test_no_attention_draws_its_context_vector_and_the_bottleneck_view_its_curve
     page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length === 2", timeout=120_000)
     wait_idle(page)
     curve = plotly_traces(page)[1]
-    assert len(curve) == 3 and all(len(t["x"]) == 4 for t in curve)  # three models, four length buckets
+    assert len(curve) == 3 and all(len(t["x"]) == len(BUCKETS) for t in curve)  # three models, every length bucket
     page.get_by_text("Exact match against input length").first.wait_for(timeout=30_000)
     assert page.evaluate(LEGEND_CLEAR_OF_TITLES, 1) is True

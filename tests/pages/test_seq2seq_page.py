@@ -165,4 +165,5 @@ def test_bottleneck_view_draws_the_committed_curve(at):
     for trace, model in zip(traces, curve["exact_match"]):
         np.testing.assert_allclose(np.asarray(decode(trace["y"]), float), 100 * np.asarray(curve["exact_match"][model]))
     assert "On the longest inputs attention beats no attention by" in "\n".join(c.value for c in at.caption)
+    assert len(specs[1]["layout"]["shapes"]) == 1  # the buckets past the training length, shaded
     _view(at, "Compare two variants")

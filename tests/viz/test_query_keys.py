@@ -51,6 +51,20 @@ def test_figure_texts_come_in_chinese():
     assert bars.layout.xaxis.title.text.startswith("c 的单元")
     curve = bottleneck_curve(["10", "20"], {"bahdanau": [1.0, 0.9]}, gettext=zh)
     assert curve.layout.yaxis.title.text == "完全匹配率（%）"
+    assert not curve.layout.shapes  # no bucket past training: nothing shaded
+
+
+def test_the_bottleneck_curve_shades_the_buckets_past_training():
+    names = ["1–30", "31–120", "121–240", "241–480"]
+    curve = bottleneck_curve(names, {"bahdanau": [1.0, 1.0, 0.9, 0.8], "no-attention": [1.0, 0.9, 0.5, 0.2]},
+                             first_past_training=2)
+    (shade,) = curve.layout.shapes
+    # Categories sit at x = 0, 1, 2, 3: the shade covers the last two, from half-way after "31–120".
+    assert (shade.x0, shade.x1, shade.xref, shade.yref) == (1.5, 3.5, "x", "paper")
+    (label,) = curve.layout.annotations
+    assert label.text == "longer than any training input" and 1.5 <= label.x < 2
+    zh = bottleneck_curve(names, {"bahdanau": [1.0, 1.0, 0.9, 0.8]}, first_past_training=2, gettext=gettext_for("zh"))
+    assert zh.layout.annotations[0].text == "比任何训练输入都长"
 
 
 def test_the_decoders_step_0_says_what_it_shows():
