@@ -298,7 +298,7 @@ def bottleneck_view() -> None:
     fig = bottleneck_curve(record.key_labels, dict(zip(record.query_labels, record.weights)), names=names,
                            title=_("Exact match against input length"),
                            first_past_training=record.meta.get("first_past_training"), gettext=_)
-    show_figure(fig, record, key="s2s_bottleneck", name="seq2seq-bottleneck", fit_phone=True)
+    show_figure(fig, record, key="s2s_bottleneck", name="seq2seq-bottleneck")
     claims = record.meta["claims"]
     st.caption(_(
         "{count} held-out inputs per length bucket. On the longest inputs attention beats no attention by "

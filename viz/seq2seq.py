@@ -191,15 +191,18 @@ def bottleneck_curve(buckets: Sequence[str], exact_match: dict[str, Sequence[flo
     _ = gettext
     characters, exact = html.escape(_("characters")), html.escape(_("exact match"))
     data = []
-    for model, values in exact_match.items():
+    # Each later line is drawn narrower than the one before, so that lines on the same values (two
+    # attention models at 100 %) stay visible as a line inside a wider one.
+    for rank, (model, values) in enumerate(exact_match.items()):
         values = np.asarray(values, np.float64)
         if len(values) != len(buckets):
             raise ValueError(f"{model}: {len(values)} values for {len(buckets)} buckets")
         name = (names or {}).get(model, model)
         data.append({
             "type": "scatter", "mode": "lines+markers", "x": list(buckets), "y": 100 * values, "name": html.escape(name),
-            "line": {"color": MODEL_COLORS.get(model), "width": 3, "dash": "dash" if "no-attention" in model else "solid"},
-            "marker": {"size": 9},
+            "line": {"color": MODEL_COLORS.get(model), "width": max(2, 6 - 2 * rank),
+                     "dash": "dash" if "no-attention" in model else "solid"},
+            "marker": {"size": max(6, 12 - 3 * rank)},
             "hovertemplate": f"{_hover_name(name)}<br>%{{x}} {characters}<br>{exact} %{{y:.1f}}%<extra></extra>",
         })
     layout = {
