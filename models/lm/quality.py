@@ -292,6 +292,18 @@ def _heldout(tokenizer, positions: int, vocab: int, quick: bool):
     return windows, bigram, k, f"the {len(pages['heldout'])} held-out pages of Debian's {task.PACKAGE}"
 
 
+def _spacings(steps: Sequence[int]) -> str:
+    """Returns how far apart the logged steps lie, run by run: "every 300 steps to 6000, every 800 to 22000"."""
+    parts: list[str] = []
+    for previous, step in zip(steps, steps[1:]):
+        gap = step - previous
+        if parts and parts[-1][0] == gap:
+            parts[-1] = (gap, step)
+        else:
+            parts.append((gap, step))
+    return ", ".join(f"every {gap} steps to {end}" for gap, end in parts)
+
+
 def report(quick: bool = False, folder: Path = CHECKPOINT_DIR) -> str:
     """Returns the Markdown tables of the committed GPT's quality (or another folder's, with its
     training log): held-out perplexity against the bigram, every head's scores, the training log's figures."""
@@ -327,7 +339,7 @@ def report(quick: bool = False, folder: Path = CHECKPOINT_DIR) -> str:
     (bl, bh), best = scores.best("prefix_matching")
     emerged = emergence_step(log)
     lines += ["", "| figure (training log, checkpoints/lm/training_log.json) | value |", "|---|---|",
-              f"| logged steps | {len(log['step'])} (every {info['log_every']} steps) |",
+              f"| logged steps | {len(log['step'])}: {_spacings(log['step'])} |",
               f"| best prefix-matching head now | L{bl}H{bh}, {best:.3f} (goal {GOAL}) |",
               f"| first logged step with a head ≥ {GOAL} | {'never' if emerged is None else emerged} |",
               f"| held-out loss on the log's windows, first → last | {log['heldout_loss'][0]:.3f} → "

@@ -53,6 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeat-span", type=int, nargs=2, default=None, metavar=("LO", "HI"),
                         help="repeated windows copy one passage of LO..HI tokens to a random later place in the window "
                              "(task.repeat_spans); default: the window's first half written twice")
+    parser.add_argument("--init-from", type=Path, default=None,
+                        help="continue from this folder's weights, tokenizer and training log (a fresh optimiser and schedule)")
     parser.add_argument("--minutes", type=float, default=None,
                         help="stop after this many minutes of training, keeping what was learnt (default: no limit)")
     parser.add_argument("--source", type=Path, default=None,
@@ -70,12 +72,15 @@ def learning_rate(peak: float, steps: int) -> optax.Schedule:
                                  optax.cosine_decay_schedule(peak, max(1, steps - WARMUP), alpha=0.1)], [WARMUP])
 
 
-def prepare_data(vocab: int, source: Path | None):
-    """Returns (tokenizer, train stream, held-out stream, {"train"/"heldout": pages})."""
+def prepare_data(vocab: int, source: Path | None, init_from: Path | None = None):
+    """Returns (tokenizer, train stream, held-out stream, {"train"/"heldout": pages}); the tokenizer is
+    trained on the training pages, or read from `init_from` when training continues from a folder."""
+    from models.lm.loader import load_tokenizer
+
     pages = task.split_documents(task.load_documents(source))
     if not pages["train"] or not pages["heldout"]:
         raise SystemExit(f"lm: {len(pages['train'])} training and {len(pages['heldout'])} held-out pages; both are needed")
-    tokenizer = train_tokenizer([p.text for p in pages["train"]], vocab)
+    tokenizer = train_tokenizer([p.text for p in pages["train"]], vocab) if init_from is None else load_tokenizer(init_from)
     streams = [task.token_stream(encode_plain(tokenizer, [p.text for p in pages[s]]), EOT_ID) for s in ("train", "heldout")]
     return tokenizer, streams[0], streams[1], pages
 
@@ -114,7 +119,17 @@ def train(args: argparse.Namespace, data, stop: StopRequest | None = None, progr
     tokenizer, train_stream, heldout_stream, _ = data
     cfg = gpt2_config(vocab_size=tokenizer.get_vocab_size(), n_embd=args.width, n_layer=args.layers,
                       n_head=args.heads, n_positions=args.context, bos_token_id=EOT_ID, eos_token_id=EOT_ID)
-    graphdef, params = nnx.split(DecoderLM(cfg, rngs=nnx.Rngs(args.seed)))
+    module = DecoderLM(cfg, rngs=nnx.Rngs(args.seed))
+    earlier = None
+    if args.init_from is not None:
+        from models.lm.loader import load_folder
+
+        loaded = load_folder(args.init_from)
+        if loaded.config != cfg:
+            raise SystemExit(f"lm: {args.init_from} holds another shape of model than --width/--layers/--heads/--context ask for")
+        nnx.update(module, loaded.state)
+        earlier = quality.load_log(args.init_from)
+    graphdef, params = nnx.split(module)
     optimizer = optax.chain(optax.clip_by_global_norm(1.0),
                             optax.adamw(learning_rate(args.lr, args.steps), b2=0.98, weight_decay=0.1, mask=_decay_mask))
     opt_state = optimizer.init(params)
@@ -125,9 +140,13 @@ def train(args: argparse.Namespace, data, stop: StopRequest | None = None, progr
     probe = quality.repeated_probe(cfg.vocab_size, EOT_ID, half=half)
     every = max(1, args.steps // LOG_POINTS)
     repeated = int(round(args.repeat_share * args.batch))
-    log: dict[str, list] = {"step": [0], "seconds": [0.0], "loss": [None]}
-    for key, value in measure(graphdef, params, windows, probe, half).items():
-        log[key] = [value]
+    if earlier is None:
+        log: dict[str, list] = {"step": [0], "seconds": [0.0], "loss": [None]}
+        for key, value in measure(graphdef, params, windows, probe, half).items():
+            log[key] = [value]
+    else:  # the earlier run's log goes on: its last entry measured these weights
+        log = {key: list(values) for key, values in earlier["log"].items()}
+    step0, seconds0 = log["step"][-1], log["seconds"][-1]
     deadline = None if args.minutes is None else time.perf_counter() + 60 * args.minutes
     start, losses, done = time.perf_counter(), [], 0
     for step in range(1, args.steps + 1):
@@ -140,7 +159,7 @@ def train(args: argparse.Namespace, data, stop: StopRequest | None = None, progr
         losses.append(loss)
         done = step
         if step % every == 0 or step == args.steps:
-            entry = {"step": step, "seconds": round(time.perf_counter() - start, 1),
+            entry = {"step": step0 + step, "seconds": round(seconds0 + time.perf_counter() - start, 1),
                      "loss": round(float(np.mean(jax.device_get(losses))), 4), **measure(graphdef, params, windows, probe, half)}
             for key, value in entry.items():
                 log[key].append(value)
@@ -148,8 +167,8 @@ def train(args: argparse.Namespace, data, stop: StopRequest | None = None, progr
             progress.update(step, args.steps, loss=entry["loss"], heldout=entry["heldout_loss"],
                             matching=float(np.max(entry["prefix_matching"])))
     progress.close()
-    if log["step"][-1] != done:  # stopped between two log points
-        entry = {"step": done, "seconds": round(time.perf_counter() - start, 1),
+    if log["step"][-1] != step0 + done:  # stopped between two log points
+        entry = {"step": step0 + done, "seconds": round(seconds0 + time.perf_counter() - start, 1),
                  "loss": round(float(np.mean(jax.device_get(losses))), 4) if losses else None,
                  **measure(graphdef, params, windows, probe, half)}
         for key, value in entry.items():
@@ -163,7 +182,8 @@ def run(args: argparse.Namespace) -> int:
 
     folder = output_folder(args.out, quality.CHECKPOINT_DIR, NAMES, overwrite_committed=args.overwrite_committed)
     began = time.perf_counter()
-    data = prepare_data(args.vocab, args.source)
+    data = prepare_data(args.vocab, args.source, args.init_from)
+    earlier = None if args.init_from is None else quality.load_log(args.init_from)
     tokenizer, train_stream, heldout_stream, pages = data
     print(f"lm: {len(pages['train'])} training pages ({len(train_stream):,} tokens), {len(pages['heldout'])} held out "
           f"({len(heldout_stream):,} tokens), {time.perf_counter() - began:.0f} s to prepare")
@@ -175,7 +195,10 @@ def run(args: argparse.Namespace) -> int:
     heldout = task.eval_windows(heldout_stream, cfg.max_positions, EOT_ID)
     bigram, k = quality.best_bigram(counts, heldout)
     model = quality.perplexity(graphdef, params, heldout)
-    info = {"command": "python -m models.train lm " + " ".join(_flags(args)), "steps": log["step"][-1],
+    command = "python -m models.train lm " + " ".join(_flags(args))
+    if earlier is not None:  # the whole recipe: the run continued from, then this one
+        command = f"{earlier['command']} && {command}"
+    info = {"command": command, "steps": log["step"][-1],
             "batch": args.batch, "repeat_share": args.repeat_share, "repeat": repeat_note(args), "lr": args.lr, "seed": args.seed, "train_seconds": log["seconds"][-1],
             "data": {"package": task.PACKAGE, "licence": task.LICENCE, "train_pages": len(pages["train"]),
                      "heldout_pages": len(pages["heldout"]), "train_tokens": int(len(train_stream)),
@@ -184,6 +207,8 @@ def run(args: argparse.Namespace) -> int:
                         "tokens": int(heldout.shape[0] * (heldout.shape[1] - 1))},
             "log_every": max(1, args.steps // LOG_POINTS), "log_windows": LOG_WINDOWS,
             "probe": {"half": quality.probe_half(cfg.max_positions), "count": quality.COUNT, "seed": quality.PROBE_SEED}, "log": log}
+    if earlier is not None:  # the run this one continued, as its own log described it (its log is in ours)
+        info["earlier"] = {k: v for k, v in earlier.items() if k not in ("log", "heldout", "data", "probe")}
     (folder / quality.LOG_FILE).write_text(json.dumps(info, separators=(",", ":")) + "\n", encoding="utf-8")
     if args.sample_out is not None:
         sample = quality.sample_from(tokenizer, pages["heldout"], counts, k, chars=20_000)

@@ -29,7 +29,8 @@ def test_softmax_equals_the_exported_map_row(runner):
         for head in range(cfg.num_heads):
             for query in (0, t // 2, t - 1):
                 parts = neuron_parts(runner.lm, ids, layer, head, query)
-                np.testing.assert_allclose(parts.weights, record.weights[layer, head, query], atol=1e-6)
+                # float32: the neuron view sums q·k in its own order, so sharp maps differ by a few ulps
+                np.testing.assert_allclose(parts.weights, record.weights[layer, head, query], rtol=1e-5, atol=1e-6)
 
 
 def test_product_and_scores_against_numpy(runner):

@@ -1,6 +1,6 @@
 """Quality of the committed GPT (checkpoints/lm/), read through the loader a user's GPT-2 folder takes:
-lower perplexity than the add-k bigram on held-out text, the head scores as measured (no induction head
-reached in the committed run), a log of every head's scores; and the measurement helpers against loop oracles.
+lower perplexity than the add-k bigram on held-out text, an induction head and a previous-token head, a log
+of every head's scores in which the induction head forms; and the measurement helpers against loop oracles.
 
 The held-out text is the committed sample (tests/fixtures/lm_heldout_sample.json: held-out pages of
 the Python documentation and the training split's bigram counts of every pair it predicts), so these
@@ -115,19 +115,18 @@ def test_perplexity_on_held_out_text_is_below_the_bigram(model, sample_windows):
     assert ours < 0.9 * bigram, (ours, bigram)
 
 
-def test_the_head_scores_as_measured(model, sample_windows):
-    # The committed run (docs/models/lm.md) stopped before an induction head formed: its best
-    # prefix-matching head (L1H3) had left chance (0.044 on [BOS] + r + r against a content-blind
-    # 0.014) but not reached the goal; the bars are what was measured. Previous-token L0H0 0.23.
+def test_an_induction_head_and_a_previous_token_head(model, sample_windows):
+    # docs/models/lm.md: L1H3 matches prefixes at 0.56 on [BOS] + r + r (a content-blind head ≈ 0.014),
+    # reading the previous-token head L0H0 (0.35) of the layer below.
     _, windows = sample_windows
     half = quality.probe_half(model.config.max_positions)
     probe = quality.repeated_probe(model.config.vocab_size, EOT_ID, half=half)
     scores = quality.head_scores(model.graphdef, model.state, windows[:16], probe, half)
     (layer, head), best = scores.best("prefix_matching")
-    assert (layer, head) == (1, 3) and 2.5 * scores.random_baseline < best < quality.GOAL
+    assert layer == 1 and best >= quality.GOAL and best > 20 * scores.random_baseline
     logged = np.max(quality.load_log()["log"]["prefix_matching"][-1])
     assert best == pytest.approx(logged, abs=0.005)  # the same probe as the log's
-    assert scores.best("previous")[0] == (0, 0) and scores.best("previous")[1] >= 0.15
+    assert scores.best("previous")[0][0] == 0 and scores.best("previous")[1] >= 0.25
     first = scores.first_token
     assert first.shape == (model.config.num_layers, model.config.num_heads) and ((0 <= first) & (first <= 1)).all()
 
@@ -136,14 +135,15 @@ def test_the_training_log_records_every_head(model):
     info = quality.load_log()
     log = info["log"]
     steps = log["step"]
-    assert 15 <= len(steps) <= 25 and steps[0] == 0 and steps == sorted(steps)
+    assert 15 <= len(steps) <= 45 and steps[0] == 0 and steps == sorted(steps)
     shape = (model.config.num_layers, model.config.num_heads)
     for name in quality.SCORES:
         assert all(np.shape(entry) == shape for entry in log[name])
     assert np.max(log["prefix_matching"][0]) < 0.1  # the untrained model has no induction head
-    assert quality.emergence_step(log) is None  # no head reached 0.4 (docs/models/lm.md)
+    # The induction head formed during training (step 7,600 of 22,000, docs/models/lm.md), not at the start.
+    emerged = quality.emergence_step(log)
+    assert emerged is not None and steps[0] < emerged < steps[-1]
     assert np.max(log["previous"][-1]) > 5 * np.max(log["previous"][0])  # a previous-token head grew
-    assert np.max(log["prefix_matching"][-1]) > 2.5 * np.max(log["prefix_matching"][len(steps) // 2])  # L1H3 rising
     assert log["heldout_loss"][-1] < log["heldout_loss"][0] - 2
     assert info["heldout"]["perplexity"] < info["heldout"]["bigram_perplexity"]
     record = quality.training_record()

@@ -76,3 +76,33 @@ def test_learning_rate_warms_up_then_decays_to_a_tenth():
     assert float(schedule(0)) == 0.0
     assert float(schedule(train.WARMUP)) == pytest.approx(1e-3)
     assert float(schedule(1000)) == pytest.approx(1e-4, rel=1e-3)
+
+
+def test_a_run_continued_from_a_folder_starts_from_its_weights_and_extends_its_log(tmp_path):
+    from flax import nnx
+
+    from models.lm.loader import load_folder
+
+    first = _args(tmp_path)
+    assert train.run(first) == 0
+    before = load_folder(tmp_path / "model")
+    second = _args(tmp_path, steps=4, init_from=tmp_path / "model", out=tmp_path / "more", sample_out=None)
+    data = train.prepare_data(second.vocab, second.source, second.init_from)
+    assert data[0].to_str() == before.tokenizer.to_str()  # the folder's tokenizer, not a new one
+    cfg, graphdef, params, log = train.train(second, data, stop=_stop_now())
+    # Stopped before its first step: the weights are the folder's and the log is the folder's.
+    flat = {path: np.asarray(v) for path, v in nnx.to_flat_state(params)}
+    loaded = {path: np.asarray(v) for path, v in nnx.to_flat_state(before.state)}
+    assert flat.keys() == loaded.keys() and all(np.array_equal(flat[k], loaded[k]) for k in flat)
+    assert log["step"] == list(range(9))
+    assert train.run(second) == 0
+    info = json.loads((tmp_path / "more" / quality.LOG_FILE).read_text())
+    assert info["log"]["step"] == list(range(9)) + [9, 10, 11, 12] and info["steps"] == 12
+    assert info["log"]["seconds"][9] >= info["log"]["seconds"][8]
+    assert " && " in info["command"] and "--init-from" in info["command"] and info["earlier"]["steps"] == 8
+
+
+def _stop_now() -> StopRequest:
+    stop = StopRequest()
+    stop.request()
+    return stop
