@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from models.record import InputError
-from models.text import N_
+from models.text import N_, Notice
 
 KINDS = ("float", "int", "choice", "text", "path", "image", "vector", "pair", "labels")
 MAX_LABELS = 64
@@ -209,7 +209,8 @@ def cut_text(text: str, limit: int = MAX_TEXT_CHARS) -> tuple[str, str | None]:
     """Returns (text cut to `limit` characters, a one-line notice or None)."""
     if len(text) <= limit:
         return text, None
-    return text[:limit], f"the text was cut to its first {limit:,} of {len(text):,} characters"
+    return text[:limit], Notice(N_("the text was cut to its first {kept:,} of {total:,} characters"), kept=limit,
+                                total=len(text))
 
 
 def read_all(declared: Sequence[Option], raw: dict[str, Any], *, owner: str) -> dict[str, Any]:

@@ -11,7 +11,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 PYBABEL=${PYBABEL:-.venv/bin/pybabel}
-SOURCES="app.py pages ui viz models/registry.py models/registry_lm.py models/pages.py models/options.py models/text.py"
+SOURCES="app.py pages ui viz models"
 
 extract() {
   # --add-location=file: file names help a translator; line numbers would change the .po on every edit.

@@ -28,9 +28,10 @@ from models.captioner.model import STEPS, CaptionerRunner, tokens_to_words
 from models.captioner.task import SCENE_DISTANCE_LIMIT, scene_distance
 from models.image_input import fit_square, read_any_image
 from models.record import AttentionRecord
+from models.text import N_, Notice
 
 SAMPLE_POOL = 2000
-OUTSIDE_NOTICE = (
+OUTSIDE_NOTICE = N_(
     "This image lies outside the scene world the captioner was trained on (distance {distance:.0f} from it; "
     "scenes stay under {limit:.0f}): it only knows circles, squares and triangles in four colours on white, "
     "so this caption and its attention mean nothing here."
@@ -145,5 +146,5 @@ def caption_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
     distance = scene_distance(image)
     settings["scene_distance"] = round(distance, 2)
     if distance > SCENE_DISTANCE_LIMIT:
-        settings["notices"] = [OUTSIDE_NOTICE.format(distance=distance, limit=SCENE_DISTANCE_LIMIT)]
+        settings["notices"] = [Notice(OUTSIDE_NOTICE, distance=distance, limit=SCENE_DISTANCE_LIMIT)]
     return to_record(mechanism.id, result, settings)

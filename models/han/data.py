@@ -24,6 +24,7 @@ import numpy as np
 from models.options import MAX_WORD_CHARS, cut_text
 from models.padding import bucket
 from models.record import InputError
+from models.text import N_, Notice
 
 MAX_SENTENCES = 30
 MAX_WORDS = 60  # per sentence; longer sentences are cut, with a notice
@@ -127,7 +128,8 @@ def encode_sentences(sentences: Sequence[Sequence[str]], notices: list[str] | No
         wids = [w if w is not None else 0 for w in enc.word_ids]
         if len(ids) > MAX_PIECES:
             if notices is not None:
-                notices.append(f"sentence {i + 1} was cut to its first {MAX_PIECES} word pieces")
+                notices.append(Notice(N_("sentence {number} was cut to its first {kept} word pieces"), number=i + 1,
+                                      kept=MAX_PIECES))
             ids, wids = ids[:MAX_PIECES], wids[:MAX_PIECES]
         pieces.append(tuple(ids))
         piece_words.append(tuple(wids))
@@ -142,7 +144,8 @@ def encode_document(text: str) -> Document:
     notices: list[str] = [cut] if cut else []
     sentences = split_sentences(text)
     if len(sentences) > MAX_SENTENCES:
-        notices.append(f"only the first {MAX_SENTENCES} of {len(sentences)} sentences are read")
+        notices.append(Notice(N_("only the first {kept} of {total} sentences are read"), kept=MAX_SENTENCES,
+                              total=len(sentences)))
         sentences = sentences[:MAX_SENTENCES]
     words, long_words = [], 0
     for i, sentence in enumerate(sentences):
@@ -150,13 +153,15 @@ def encode_document(text: str) -> Document:
         too_long = sum(len(x) > MAX_WORD_CHARS for x in w[:MAX_WORDS])
         if len(w) > MAX_WORDS or too_long:
             if len(w) > MAX_WORDS:
-                notices.append(f"sentence {i + 1} has {len(w)} words; only its first {MAX_WORDS} are read")
+                notices.append(Notice(N_("sentence {number} has {total} words; only its first {kept} are read"),
+                                      number=i + 1, total=len(w), kept=MAX_WORDS))
             w = [x[:MAX_WORD_CHARS] for x in w[:MAX_WORDS]]
             sentences[i] = " ".join(w)
         long_words += too_long
         words.append(tuple(w))
     if long_words:
-        notices.append(f"{long_words} word(s) longer than {MAX_WORD_CHARS} characters were cut to their first {MAX_WORD_CHARS}")
+        notices.append(Notice(N_("{count} word(s) longer than {limit} characters were cut to their first {limit}"),
+                              count=long_words, limit=MAX_WORD_CHARS))
     pieces, piece_words = encode_sentences(words, notices)
     keep = [i for i, p in enumerate(pieces) if p]
     if not keep:

@@ -23,6 +23,7 @@ from models.induction import quality, task
 from models.induction.checkpoint import CHECKPOINT_FILE, FAMILY, load_checkpoint
 from models.induction.model import apply, pad_tokens
 from models.record import AttentionRecord, InputError
+from models.text import N_, Notice
 from models.transformer import heads as hd
 
 CURVE_SCORES = ("previous", "duplicate", "prefix_matching")  # the three curves of the page
@@ -131,8 +132,8 @@ def sequence_of(options: Mapping[str, Any]) -> tuple[np.ndarray, int | None, lis
     text = options.get("text")
     if text is not None and text.strip():
         encoded = task.encode_text(text)
-        notices = [f"the model has {task.SEQUENCE_LENGTH} positions: only the first "
-                   f"{task.SEQUENCE_LENGTH - 1} tokens were read"] if encoded.truncated else []
+        notices = [Notice(N_("the model has {positions} positions: only the first {kept} tokens were read"),
+                          positions=task.SEQUENCE_LENGTH, kept=task.SEQUENCE_LENGTH - 1)] if encoded.truncated else []
         return encoded.ids, None, notices, {"source": "text", "text": text[:2_000]}
     length = int(options.get("length") or task.SEQUENCE_LENGTH)
     seed = int(options.get("seed") or 0)

@@ -29,6 +29,7 @@ from models.lm.model import LENGTH_BUCKETS, apply_rope, dense, feed_forward, nor
 from models.lm.records import LMRunner, _model_dir_option, shared_runner
 from models.padding import bucket
 from models.record import AttentionRecord, InputError
+from models.text import N_, Notice
 
 AXES = ("layer", "head", "query", "key")
 MAX_NEW = 256  # tokens one generation writes at most
@@ -227,7 +228,7 @@ def generation_record(runner: LMRunner, text: str, **settings: Any) -> Attention
         raise InputError(f"{settings['max_new']} new tokens leave no room for a prompt: {runner.name} reads at most "
                          f"{length_buckets(runner.config)[-1]} tokens here")
     if len(ids) > limit:
-        notices.append(f"the prompt was cut to its last {limit} of {len(ids)} tokens")
+        notices.append(Notice(N_("the prompt was cut to its last {kept} of {total} tokens"), kept=limit, total=len(ids)))
         ids = ids[-limit:]
     result = generate(runner.lm, ids, **settings)
     tokenizer = runner.lm.tokenizer
@@ -247,7 +248,7 @@ def generation_record(runner: LMRunner, text: str, **settings: Any) -> Attention
             "probabilities": "the model's softmax before temperature and top-k",
             **settings,
             "generated_text": tokenizer.decode([int(i) for i in result.ids[n:]], skip_special_tokens=False),
-            "notice": "; ".join(notices) or None,
+            "notice": Notice.join(notices),
         },
         extras={
             "ids": result.ids, "n_prompt": np.int32(n), "chosen_prob": result.chosen_prob,

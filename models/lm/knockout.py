@@ -33,6 +33,7 @@ from models.lm.model import _heads, allowed_keys, apply_rope, dense, feed_forwar
 from models.lm.records import _model_dir_option, shared_runner
 from models.padding import bucket
 from models.record import AttentionRecord, InputError
+from models.text import N_, Notice
 
 MECHANISM = "lm-knockout"
 MODES = ("zero", "first")
@@ -272,7 +273,8 @@ def knockout_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
     notices = list(encoding.notices)
     ids, labels = encoding.ids, encoding.labels
     if len(ids) > MAX_KNOCKOUT_TOKENS:
-        notices.append(f"the knock-out reads the first {MAX_KNOCKOUT_TOKENS} of {len(ids):,} tokens")
+        notices.append(Notice(N_("the knock-out reads the first {kept} of {total:,} tokens"), kept=MAX_KNOCKOUT_TOKENS,
+                              total=len(ids)))
         ids, labels = ids[:MAX_KNOCKOUT_TOKENS], labels[:MAX_KNOCKOUT_TOKENS]
     if sweep:
         check_sweep(cfg.num_layers, cfg.num_heads, len(ids))
@@ -283,7 +285,7 @@ def knockout_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
         "num_heads": cfg.num_heads, "mode": mode, "mode_text": MODE_TEXT[mode],
         "value": "change in the probability of the model's own top-1 next token at the last position",
         "tokens": len(ids), "truncated": encoding.truncated or len(ids) < len(encoding.ids),
-        "notice": "; ".join(notices) or None, "heads": [f"{a}.{b}" for a, b in chosen],
+        "notice": Notice.join(notices), "heads": [f"{a}.{b}" for a, b in chosen],
     }
     extras: dict[str, Any] = {"input_ids": ids}
     if chosen:

@@ -35,6 +35,7 @@ from models.lm.model import (
 from models.lm.records import _model_dir_option, shared_runner
 from models.padding import bucket
 from models.record import AttentionRecord, InputError
+from models.text import N_, Notice
 
 MECHANISM = "lm-logit-lens"
 AXES = ("layer", "position")
@@ -163,7 +164,8 @@ def _lens_text(runner, text: Any) -> tuple[Any, list[str]]:
     encoding = runner.encode(text)
     notices = list(encoding.notices)
     if len(encoding.ids) > MAX_LENS_TOKENS:
-        notices.append(f"the logit lens reads the first {MAX_LENS_TOKENS} of {len(encoding.ids):,} tokens")
+        notices.append(Notice(N_("the logit lens reads the first {kept} of {total:,} tokens"), kept=MAX_LENS_TOKENS,
+                              total=len(encoding.ids)))
         encoding = type(encoding)(encoding.ids[:MAX_LENS_TOKENS], encoding.labels[:MAX_LENS_TOKENS], True,
                                   tuple(notices), encoding.special_first)
     return encoding, notices
@@ -215,7 +217,7 @@ def lens_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
             "position_top_tokens": top_tokens[:, position].tolist(),
             "position_top_probs": [[round(float(p), 6) for p in row] for row in top_probs[:, position]],
             "truncated": encoding.truncated,
-            "notice": "; ".join(notices) or None,
+            "notice": Notice.join(notices),
         },
         extras={"input_ids": encoding.ids, "answer_ids": answer.astype(np.int32), "top_ids": top_ids,
                 "top_probs": top_probs.astype(np.float32), "top_tokens": top_tokens},

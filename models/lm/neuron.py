@@ -33,6 +33,7 @@ from models.lm.model import (
 )
 from models.lm.records import MAX_TOKENS, _model_dir_option, shared_runner
 from models.record import AttentionRecord, InputError
+from models.text import Notice
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,7 @@ def neuron_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
             "head_dim": runner.config.head_dim, "scale": parts.scale,
             "rope": runner.config.arch.positions != "learned",
             "scores": "Σ_d q ⊙ k · scale, before the causal mask; weights: softmax over the visible keys",
-            "notice": "; ".join(encoding.notices) or None,
+            "notice": Notice.join(encoding.notices),
         },
         extras={"q": parts.q, "k": parts.k, "product": parts.product, "scores": parts.scores,
                 "visible": parts.visible, "input_ids": encoding.ids},

@@ -26,6 +26,7 @@ from models.lm.model import LENGTH_BUCKETS, run
 from models.options import cut_text
 from models.padding import bucket
 from models.record import AttentionRecord, InputError
+from models.text import N_, Notice
 
 AXES = ("layer", "head", "query", "key")
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,8 +98,8 @@ class LMRunner:
         notices = [cut_notice] if cut_notice else []
         truncated = len(ids) > self.max_tokens
         if truncated:
-            notices.append(f"the text was cut to its first {self.max_tokens:,} of {len(ids):,} tokens "
-                           f"({self.name} reads at most {self.max_tokens:,} here)")
+            notices.append(Notice(N_("the text was cut to its first {kept:,} of {total:,} tokens ({model} reads at most "
+                                     "{kept:,} here)"), kept=self.max_tokens, total=len(ids), model=self.name))
             ids, offsets = ids[: self.max_tokens], offsets[: self.max_tokens]
         if not ids:
             raise InputError("the tokenizer makes no tokens of this text; type some words")
@@ -107,8 +108,9 @@ class LMRunner:
         labels, pieces = self._labels(text, ids, offsets)
         real = sum(1 for i in ids if i not in self._special_ids)
         if real >= 8 and pieces / real > FOREIGN_SHARE:
-            notices.append(f"{pieces} of {real} tokens are pieces of characters or unknown to the tokenizer: this text "
-                           f"lies largely outside what {self.name} was trained on, so its attention may mean little")
+            notices.append(Notice(N_("{pieces} of {real} tokens are pieces of characters or unknown to the tokenizer: this "
+                                     "text lies largely outside what {model} was trained on, so its attention may mean "
+                                     "little"), pieces=pieces, real=real, model=self.name))
         return LMEncoding(np.asarray(ids, np.int32), tuple(labels), truncated, tuple(notices),
                           bool(ids) and ids[0] in self._special_ids)
 
@@ -174,7 +176,7 @@ class LMRunner:
                 "num_kv_heads": cfg.num_kv_heads,
                 "layers": list(layers),
                 "truncated": encoding.truncated,
-                "notice": "; ".join(encoding.notices) or None,
+                "notice": Notice.join(encoding.notices),
                 "special_first": encoding.special_first,
                 "loss_nats": loss,  # mean next-token loss over the text's predicted tokens
             },

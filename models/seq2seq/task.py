@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from models.record import InputError
+from models.text import N_, Notice
 
 YEARS = (1950, 2049)
 OUTPUT_LENGTH = 10  # YYYY-MM-DD
@@ -256,10 +257,11 @@ def source_notices(encoded: EncodedSource) -> list[str]:
     """Returns the one-line notices a user should see about how their text was read."""
     notes = []
     if encoded.truncated:
-        notes.append(f"the input is capped at {MAX_INPUT_CHARS} characters; the rest was cut off")
+        notes.append(Notice(N_("the input is capped at {limit} characters; the rest was cut off"), limit=MAX_INPUT_CHARS))
     if encoded.unknown:
         shown = ", ".join(repr(c) for c in encoded.unknown)
-        notes.append(f"characters outside the vocabulary were read as {UNK}: {shown}")
+        notes.append(Notice(N_("characters outside the vocabulary were read as {unknown}: {shown}"), unknown=UNK,
+                            shown=shown))
     return notes
 
 
@@ -268,7 +270,7 @@ def date_note(output: str) -> str | None:
     try:
         dt.date.fromisoformat(output)
     except ValueError:
-        return f"'{output}' is not a real calendar date; the model's output is shown as is"
+        return Notice(N_("'{output}' is not a real calendar date; the model's output is shown as is"), output=output)
     return None
 
 
@@ -317,11 +319,12 @@ def _reader(fmt: str) -> tuple[re.Pattern, tuple[str | None, ...]]:
 
 _READERS = {fmt: _reader(fmt) for fmt in FORMAT_IDS}
 
-OUTSIDE_NOTICE = (
-    f"this does not look like a date the model knows: it was trained only on real dates from {YEARS[0]} to "
-    f"{YEARS[1]}, written exactly in one of {len(FORMATS)} formats (such as "
-    + ", ".join(f"'{FORMATS[f]}'" for f in ("d-month-y", "month-ord-y", "dd.mm.y", "y-m-d", "y/mm/dd"))
-    + "), so its output and attention may mean nothing here, however confident they look"
+OUTSIDE_NOTICE = Notice(
+    N_("this does not look like a date the model knows: it was trained only on real dates from {first} to {last}, "
+       "written exactly in one of {count} formats (such as {examples}), so its output and attention may mean "
+       "nothing here, however confident they look"),
+    first=YEARS[0], last=YEARS[1], count=len(FORMATS),
+    examples=", ".join(f"'{FORMATS[f]}'" for f in ("d-month-y", "month-ord-y", "dd.mm.y", "y-m-d", "y/mm/dd")),
 )
 
 

@@ -22,6 +22,7 @@ from models.attention import (
     scaled_dot_scores,
 )
 from models.record import AttentionRecord, InputError
+from models.text import N_, Notice
 
 SCORES = ("dot", "scaled-dot", "cosine")
 SCORE_NAMES = {"dot": "Dot product", "scaled-dot": "Scaled dot product", "cosine": "Cosine"}
@@ -209,22 +210,24 @@ def align_sentences(
     )
 
 
-def _reading_notices(runner, text: str, text_pair: str) -> list[str]:
+def _reading_notices(runner, text: str, text_pair: str) -> list[Notice]:
     # What the tokenizer did to each sentence that the model's reading depends on: a cut at the
     # model's limit, parts it cannot spell ([UNK]). Sentences are encoded on their own.
     tokenizer = getattr(runner, "tokenizer", None)
     if tokenizer is None:
         return []
     out = []
-    for name, sentence in (("Sentence 1", text), ("Sentence 2", text_pair)):
+    for number, sentence in ((1, text), (2, text_pair)):
         notice = _notice(tokenizer, sentence)
         if notice:
-            out.append(f"{name}: {notice[0].lower()}{notice[1:]}")
+            notice = notice if isinstance(notice, Notice) else Notice.join([notice])
+            out.append(Notice(N_("Sentence {number}: {notice}"), number=number,
+                              notice=notice.restyled(notice[0].lower() + notice[1:])))
     return out
 
 
 @functools.lru_cache(maxsize=ENCODED_CACHE)
-def _notice(tokenizer, text: str) -> str | None:
+def _notice(tokenizer, text: str) -> Notice | None:
     # Kept per sentence like its vectors (_encoded): a τ, score or window step tokenizes nothing.
     return tokenizer.encode(text).notice
 

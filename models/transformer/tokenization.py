@@ -16,6 +16,7 @@ import numpy as np
 
 from models.options import cut_text
 from models.record import InputError
+from models.text import N_, Notice
 
 # How much of the kept text the truncation notice quotes, in characters.
 NOTICE_CONTEXT = 40
@@ -29,7 +30,7 @@ class Encoding:
     input_ids: np.ndarray
     token_type_ids: np.ndarray
     truncated: bool = False
-    notice: str | None = None
+    notice: Notice | None = None
 
     def __len__(self) -> int:
         return len(self.tokens)
@@ -69,7 +70,9 @@ class BertTokenizer:
         text, cut_notice = cut_text(text)
         if text_pair is not None:
             text_pair, pair_notice = cut_text(text_pair)
-            cut_notice = cut_notice or (pair_notice and pair_notice.replace("the text", "the second sentence"))
+            if pair_notice and not cut_notice:
+                cut_notice = Notice(N_("the second sentence was cut to its first {kept:,} of {total:,} characters"),
+                                    **pair_notice.parts[0][1])
         full = self._full.encode(text, text_pair)
         if len(full.ids) <= self.max_length:
             notice = _empty_notice(full)
@@ -83,11 +86,10 @@ class BertTokenizer:
         """Returns one encoding per text (no pairs)."""
         return [self.encode(text) for text in texts]
 
-    def _cut_notice(self, full, cut, texts: tuple[str, str | None]) -> str:
+    def _cut_notice(self, full, cut, texts: tuple[str, str | None]) -> Notice:
         # Say, for each sentence that lost tokens, after which words it was cut.
         parts = []
-        names = ("the text", "the second sentence") if texts[1] is not None else ("the text",)
-        for seq, name in enumerate(names):
+        for seq in range(1 if texts[1] is None else 2):
             kept = [off for off, s in zip(cut.offsets, cut.sequence_ids) if s == seq]
             total = sum(1 for s in full.sequence_ids if s == seq)
             if len(kept) == total:
@@ -102,9 +104,20 @@ class BertTokenizer:
                     tail if space and tail.strip() and not before[-NOTICE_CONTEXT - 1].isspace() else quote.lstrip()
                 )
             quote = quote.strip()
-            where = f"text after '{quote}' was dropped" if kept else "all of it was dropped"
-            parts.append(f"{name} lost {total - len(kept)} of {total} tokens ({where})")
-        return f"Input was cut to {self.max_length} tokens, the model's limit: " + "; ".join(parts) + "."
+            lost = total - len(kept)
+            if kept:
+                parts.append(Notice(_LOST_AFTER[seq], lost=lost, total=total, quote=quote))
+            else:
+                parts.append(Notice(_LOST_ALL[seq], lost=lost, total=total))
+        return Notice(N_("Input was cut to {limit} tokens, the model's limit: {losses}."), limit=self.max_length,
+                      losses=Notice.join(parts))
+
+
+# What one sentence lost in a cut at the model's limit: the text's, then a pair's second sentence's.
+_LOST_AFTER = (N_("the text lost {lost} of {total} tokens (text after '{quote}' was dropped)"),
+               N_("the second sentence lost {lost} of {total} tokens (text after '{quote}' was dropped)"))
+_LOST_ALL = (N_("the text lost {lost} of {total} tokens (all of it was dropped)"),
+             N_("the second sentence lost {lost} of {total} tokens (all of it was dropped)"))
 
 
 def check_text(text: str | None, text_pair: str | None = None) -> tuple[str, str | None]:
@@ -116,14 +129,15 @@ def check_text(text: str | None, text_pair: str | None = None) -> tuple[str, str
     return str(text), None if text_pair is None else str(text_pair)
 
 
-def _joined(*notices: str | None) -> str | None:
-    shown = [n[0].upper() + n[1:].rstrip(".") + "." for n in notices if n]
-    return " ".join(shown) or None
+def _joined(*notices: Notice | None) -> Notice | None:
+    # One notice of whole sentences; the English text capitalised and with a full stop, the parts as written.
+    return Notice.join((n.restyled(n[0].upper() + n[1:].rstrip(".") + ".") for n in notices if n), " ")
 
 
-def _empty_notice(encoding) -> str | None:
+def _empty_notice(encoding) -> Notice | None:
     if all(s is None for s in encoding.sequence_ids):
-        return "The tokenizer dropped every character of the text (control or zero-width characters); only special tokens remain."
+        return Notice(N_("The tokenizer dropped every character of the text (control or zero-width characters); only "
+                         "special tokens remain."))
     return None
 
 
@@ -131,7 +145,7 @@ UNKNOWN = "[UNK]"
 UNKNOWN_SHOWN = 5  # spans quoted in the notice
 
 
-def _unknown_notice(encoding, texts: tuple[str, str | None]) -> str | None:
+def _unknown_notice(encoding, texts: tuple[str, str | None]) -> Notice | None:
     # The tokenizer turns what its vocabulary cannot spell (emoji, most symbols, some scripts) into
     # one [UNK] per word: "🍕🍕🍕" is one token. Say which parts of the text the model cannot see.
     spans = [texts[seq][start:end] for token, (start, end), seq in
@@ -140,11 +154,14 @@ def _unknown_notice(encoding, texts: tuple[str, str | None]) -> str | None:
         return None
     shown = ", ".join(f"“{span if len(span) <= 40 else span[:39] + '…'}”" for span in spans[:UNKNOWN_SHOWN])
     shown += " …" if len(spans) > UNKNOWN_SHOWN else ""
-    return (f"{len(spans)} {'part' if len(spans) == 1 else 'parts'} of the text MiniLM's vocabulary cannot spell "
-            f"became {UNKNOWN} (one token each, whatever its length): {shown}")
+    if len(spans) == 1:
+        return Notice(N_("1 part of the text MiniLM's vocabulary cannot spell became {unknown} (one token each, "
+                         "whatever its length): {shown}"), unknown=UNKNOWN, shown=shown)
+    return Notice(N_("{count} parts of the text MiniLM's vocabulary cannot spell became {unknown} (one token each, "
+                     "whatever its length): {shown}"), count=len(spans), unknown=UNKNOWN, shown=shown)
 
 
-def _encoding(encoding, truncated: bool = False, notice: str | None = None) -> Encoding:
+def _encoding(encoding, truncated: bool = False, notice: Notice | None = None) -> Encoding:
     return Encoding(
         tokens=tuple(encoding.tokens),
         input_ids=np.asarray(encoding.ids, dtype=np.int32),
