@@ -7,7 +7,7 @@ from models.lm.quality import familiarity_notice, training_record
 from models.lm.records import load_runner
 from models.registry import LANGUAGE_MODEL, mechanisms_on_page
 from models.transformer.stats import matrix_record, model_view_record
-from ui.i18n import current_language, translator
+from ui.i18n import current_language, notice_text, translator
 from ui.legend import symbol_legend
 from ui.links import bound, linked_text
 from ui.markdown import escape_markdown
@@ -108,7 +108,7 @@ st.caption(_("{model} ({architecture}, {layers} layers × {heads} heads) · {tok
     + ("" if meta["loss_nats"] is None else " · " + _("next-token loss {loss} nats per token").format(
         loss=f"{meta['loss_nats']:.2f}")))
 if meta.get("notice"):
-    st.warning(escape_markdown(meta["notice"]), icon=":material/info:")
+    st.warning(escape_markdown(notice_text(meta["notice"], _)), icon=":material/info:")
 elif trained_here and (far := familiarity_notice(meta["loss_nats"], curves.meta["heldout"]["perplexity"])):
     st.warning(far, icon=":material/travel_explore:")
 

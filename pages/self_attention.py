@@ -20,7 +20,7 @@ from models.transformer.stats import (
     special_sinks,
     statistic_record,
 )
-from ui.i18n import translator
+from ui.i18n import notice_text, translator
 from ui.legend import symbol_legend
 from ui.links import bound, linked_text
 from ui.neuron import neuron_section
@@ -152,7 +152,7 @@ def views(runner, model_dir: str, text: str, text_pair: str) -> None:
         + (" · " + _("pair, {segments}").format(segments=segment_title(record.meta["segments"], _)) if is_pair else "")
     )
     if record.meta.get("notice"):
-        st.warning(escape_markdown(record.meta["notice"]), icon=":material/content_cut:")
+        st.warning(escape_markdown(notice_text(record.meta["notice"], _)), icon=":material/content_cut:")
 
     chosen = view_switch(VIEWS, key="sa_view")
 

@@ -12,7 +12,7 @@ from models.encdec.records import (
     snapshot_steps,
 )
 from models.registry import TRANSFORMER, get_mechanism, mechanisms_on_page
-from ui.i18n import translator
+from ui.i18n import notice_text, translator
 from ui.legend import symbol_legend
 from ui.links import bound, linked_text, warn_refused
 from ui.router import ensure_router
@@ -97,7 +97,7 @@ records = {kind: checked(_record, kind, text, None) for kind in KINDS}
 cross = records["cross"]
 st.markdown(_("**Output:** `{output}`").format(output=cross.meta["output"]))
 for notice in cross.meta["notices"]:
-    st.warning(escape_markdown(notice), icon=":material/info:")
+    st.warning(escape_markdown(notice_text(notice, _)), icon=":material/info:")
 
 
 # Links made before the views shared their pickers carried one layer and head per view

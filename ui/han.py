@@ -23,7 +23,7 @@ from models.han.store import OWN_TTL, OwnModel, load_own_model, own_model_path
 from models.han.train import OWN_EPOCHS, example_csv_bytes, train_own
 from models.record import AttentionRecord
 from models.training import Job, TrainingService
-from ui.i18n import translator
+from ui.i18n import notice_text, translator
 from ui.links import linked_text
 from ui.widgets import checked, escape_markdown, option_slider, show_figure
 from viz.compare import difference_heatmap
@@ -38,7 +38,7 @@ UPLOAD_LIMIT_MB = MAX_CSV_BYTES // 1_000_000  # the widget says the same limit a
 
 # The model's notices (models/han/records.py), as the page words them, in the session's language. The
 # attention notices are the model's own texts (tests/models/han/test_notices.py checks they match);
-# a notice not listed here (what was cut from a long input) is shown as the model wrote it.
+# a notice not listed here (what was cut from a long input) is shown by notice_text, part by part.
 READING_NOTICES = {
     han_records.ENGLISH_NOTICE: N_(
         "This model reads English. It was trained on English reviews, through MiniLM, an English model; this text "
@@ -107,7 +107,8 @@ def show_analysis(record: AttentionRecord, *, key: str, name: str) -> None:
         if notice == han_records.ENGLISH_NOTICE:
             st.warning(_(READING_NOTICES[notice]), icon=":material/translate:")
         else:
-            st.info(_(READING_NOTICES[notice]) if notice in READING_NOTICES else notice, icon=":material/content_cut:")
+            st.info(_(READING_NOTICES[notice]) if notice in READING_NOTICES else notice_text(notice, _),
+                    icon=":material/content_cut:")
     # One above the other, each the column's whole width: beside the text, the map's cells were
     # too narrow for their words.
     st.markdown(_("**The document as the network read it**"))

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from models.text import Notice
 from ui.markdown import escape_markdown
 from viz.i18n_text import LANGUAGES, SOURCE_LANGUAGE, Gettext, catalog, gettext_for
 
 __all__ = ["LANG_PARAM", "LANGUAGES", "choose_language", "current_language", "keep_language_in_url",
-           "language_of_locale", "language_switch", "plural_translator", "translator"]
+           "language_of_locale", "language_switch", "notice_text", "plural_translator", "translator"]
 
 LANG_PARAM = "lang"
 _LANGUAGE = "_i18n_language"  # session state: the session's language code
@@ -70,6 +71,21 @@ def translator() -> Gettext:
 def plural_translator():
     """Returns ngettext(singular, plural, n) of the session's language."""
     return catalog(current_language()).ngettext
+
+
+def notice_text(notice: str, _: Gettext) -> str:
+    """Returns a notice that models/ wrote into a record in the language of `_`: a Notice part by part,
+    `_(template).format(**values)` (Notice values rendered alike, other values as they are), its parts
+    joined by `_(separator)`; a plain str as `_(notice)`. Where `_` translates none of its templates
+    (English), the notice's own English text."""
+    if not isinstance(notice, Notice):
+        return _(notice) if notice else notice
+    if all(_(template) == template for template in notice.templates()):
+        return str(notice)
+    shown = [_(template).format(**{name: notice_text(value, _) if isinstance(value, Notice) else value
+                                   for name, value in values.items()})
+             for template, values in notice.parts]
+    return _(notice.separator).join(shown)
 
 
 def _switched() -> None:

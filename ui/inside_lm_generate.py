@@ -18,7 +18,7 @@ from models.lm.generate import generation_record
 from models.record import AttentionRecord
 from models.registry import get_mechanism
 from models.transformer.stats import matrix_record, model_view_record
-from ui.i18n import translator
+from ui.i18n import notice_text, translator
 from ui.inside_lm import cached_runner, mechanism_heading
 from ui.links import bound
 from ui.markdown import escape_markdown
@@ -98,7 +98,7 @@ def step_views(record: AttentionRecord) -> None:
     st.markdown(_("The model continued the prompt with: “{written}”").format(
         written=escape_markdown(str(record.meta.get("generated_text", "")))))
     if record.meta.get("notice"):
-        st.warning(escape_markdown(str(record.meta["notice"])), icon=":material/info:")
+        st.warning(escape_markdown(notice_text(record.meta["notice"], _)), icon=":material/info:")
     step = 1
     if written > 1:
         step = index_in(bound(st.slider, _("Step"), 1, written, 1, key="inside_step",

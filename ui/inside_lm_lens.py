@@ -14,7 +14,7 @@ import streamlit as st
 from models.lm.lens import DEFAULT_TOP_K, MAX_TOP_K, lens_record
 from models.record import AttentionRecord
 from models.registry import get_mechanism
-from ui.i18n import translator
+from ui.i18n import notice_text, translator
 from ui.inside_lm import mechanism_heading
 from ui.links import bound
 from ui.markdown import escape_markdown
@@ -62,7 +62,7 @@ def lens_section(model_dir: str, prompt: str, tokens: tuple[str, ...]) -> None:
         record = checked(cached_lens, model_dir, prompt, position, top_k)  # top_k checked there, one line
     meta = record.meta
     if meta.get("notice"):
-        st.warning(escape_markdown(str(meta["notice"])), icon=":material/info:")
+        st.warning(escape_markdown(notice_text(meta["notice"], _)), icon=":material/info:")
     show_figure(lens_position_bars(record, gettext=_), position_record(record), key="inside_lens_position",
                 name=f"logit-lens-position{position}")
     st.caption(_("Every layer's top {k} next tokens after “{token}” (position {position}), with their "

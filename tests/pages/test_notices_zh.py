@@ -1,0 +1,65 @@
+"""Model-written notices in the session's language: ui/i18n.py notice_text renders a Notice part by part, and
+the HAN and self-attention pages show theirs in Chinese under ?lang=zh (English stays the record's text)."""
+
+import pytest
+
+from models.text import N_, Notice
+from models.transformer.alignment import _reading_notices
+from models.transformer.records import default_model_dir
+from models.transformer.tokenization import load_tokenizer
+from tests.pages.test_zh_core_pages import open_zh
+from ui.i18n import notice_text
+from viz.i18n_text import catalog
+
+zh = catalog("zh").gettext
+en = catalog("en").gettext
+
+
+def test_notice_text_renders_each_part_in_the_language_and_keeps_the_english_text():
+    notice = Notice.join([Notice(N_("only the first {kept} of {total} sentences are read"), kept=30, total=41),
+                          Notice(N_("sentence {number} was cut to its first {kept} word pieces"), number=2, kept=96)])
+    assert notice_text(notice, zh) == "41 个句子中只读取前 30 个；第 2 句已截断，只保留前 96 个词片"
+    assert notice_text(notice, en) == str(notice)
+    assert notice_text("a plain text", zh) == "a plain text" and notice_text("", zh) == ""
+
+
+def test_nested_notices_of_a_cut_sentence_pair_render_in_chinese():
+    tokenizer = load_tokenizer(default_model_dir(), 8)
+
+    class Runner:  # what _reading_notices reads of a runner
+        pass
+
+    runner = Runner()
+    runner.tokenizer = tokenizer
+    first, second = _reading_notices(runner, "the pasta was cold and the waiter was rude to us", "fine 🍕")
+    assert first.startswith("Sentence 1: input was cut to 8 tokens, the model's limit: the text lost")
+    assert second == "Sentence 2: 1 part of the text MiniLM's vocabulary cannot spell became [UNK] (one token each, " \
+                     "whatever its length): “🍕”."
+    shown = notice_text(first, zh)
+    assert shown == "第 1 句：输入已截断为 8 个 token，即模型的上限：文本丢失了 11 个 token 中的 5 个（“the pasta was cold and " \
+                    "the”之后的文本被丢弃）。"  # the quoted text is the user's, as typed
+    assert notice_text(second, zh) == "第 2 句：文本中有 1 处 MiniLM 的词表无法拼写，变成了 [UNK]（无论多长，每处一个 token）：“🍕”"
+    assert notice_text(first, en) == first
+
+
+@pytest.fixture(scope="module")
+def han_zh():
+    at = open_zh("pages/han.py")
+    at.text_area(key="han_text").input("The food was great. " + "very " * 70 + "good.").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_the_han_page_shows_what_was_cut_in_chinese(han_zh):
+    shown = [box.value for box in han_zh.info]
+    assert "第 2 句有 71 个词；只读取前 60 个" in shown, shown
+    assert not [text for text in shown if "words; only its first" in text]
+
+
+def test_the_self_attention_page_shows_unknown_pieces_in_chinese():
+    at = open_zh("pages/self_attention.py")
+    at.text_area(key="sa_text").input("I love 🍕 pizza.").run()
+    assert not at.exception, at.exception
+    shown = [box.value for box in at.warning]
+    assert any("MiniLM 的词表无法拼写" in text and "🍕" in text for text in shown), shown
+    assert not [text for text in shown if "vocabulary cannot spell" in text]
