@@ -110,7 +110,7 @@ st.caption(_("{model} ({architecture}, {layers} layers × {heads} heads) · {tok
 if meta.get("notice"):
     st.warning(escape_markdown(notice_text(meta["notice"], _)), icon=":material/info:")
 elif trained_here and (far := familiarity_notice(meta["loss_nats"], curves.meta["heldout"]["perplexity"])):
-    st.warning(far, icon=":material/travel_explore:")
+    st.warning(notice_text(far, _), icon=":material/travel_explore:")
 
 # The trained model opens on its induction head; another model on the last layer's first head.
 best_layer, best_head = curves.meta["best"] if trained_here else (meta["num_layers"] - 1, 0)

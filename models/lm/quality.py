@@ -28,6 +28,7 @@ from models.checkpoint import CHECKPOINT_ROOT
 from models.lm import task
 from models.lm.tokenizer import EOT_ID
 from models.record import AttentionRecord
+from models.text import N_, Notice
 from models.transformer import heads as hd
 
 CHECKPOINT_DIR = CHECKPOINT_ROOT / "lm"
@@ -256,7 +257,7 @@ def training_record(folder: Path = CHECKPOINT_DIR, mechanism_id: str = "lm") -> 
 FAMILIAR_MARGIN = 1.5  # nats per token above the held-out loss: e^1.5 ≈ 4.5 times the held-out perplexity
 
 
-def familiarity_notice(loss_nats: float | None, heldout_perplexity: float, margin: float = FAMILIAR_MARGIN) -> str | None:
+def familiarity_notice(loss_nats: float | None, heldout_perplexity: float, margin: float = FAMILIAR_MARGIN) -> Notice | None:
     """Returns one line when a text's mean next-token loss lies `margin` nats above the held-out
     text's (the model finds it much less predictable than the documentation it learnt), else None."""
     if loss_nats is None:
@@ -264,8 +265,9 @@ def familiarity_notice(loss_nats: float | None, heldout_perplexity: float, margi
     heldout = float(np.log(heldout_perplexity))
     if loss_nats <= heldout + margin:
         return None
-    return (f"This text lies outside what the model knows: {loss_nats:.1f} nats per token, against {heldout:.1f} on "
-            f"held-out pages of the Python documentation it was trained on, so its heads may behave unlike on familiar text.")
+    return Notice(N_("This text lies outside what the model knows: {loss:.1f} nats per token, against {heldout:.1f} on "
+                     "held-out pages of the Python documentation it was trained on, so its heads may behave unlike on "
+                     "familiar text."), loss=loss_nats, heldout=heldout)
 
 
 # ------------------------------------------------------------------ the report (python -m models.quality lm)

@@ -55,16 +55,19 @@ def test_a_notice_survives_pickle_and_copy(clone):
     assert back.parts == notice.parts and back.separator == " " and back.templates() == notice.templates()
 
 
-def _marked_texts() -> dict[str, str]:
-    # Every N_("…") literal in models/ -> the file it is in; and no Notice(...) built from an unmarked text.
-    found, unmarked = {}, []
+def _notice_templates() -> set[str]:
+    # Every N_("…") literal of a models/ module that builds a Notice; and no Notice(...) of an unmarked text.
+    found, unmarked = set(), []
     for path in sorted(MODELS.rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        source = path.read_text(encoding="utf-8")
+        if "Notice(" not in source:
+            continue
+        tree = ast.parse(source)
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
                 continue
             if node.func.id == "N_" and node.args and isinstance(node.args[0], ast.Constant):
-                found[node.args[0].value] = path.name
+                found.add(node.args[0].value)
             elif node.func.id == "Notice" and node.args and isinstance(node.args[0], (ast.Constant, ast.JoinedStr,
                                                                                      ast.BinOp)):
                 unmarked.append(f"{path.relative_to(MODELS)}:{node.lineno}")
@@ -77,11 +80,8 @@ def _placeholders(text: str) -> list[tuple[str, str]]:
 
 
 def test_every_notice_template_of_models_is_translated_with_the_same_placeholders():
-    marked = _marked_texts()
-    notice_files = {"data.py", "task.py", "records.py", "generate.py", "lens.py", "knockout.py", "tokenization.py",
-                    "alignment.py", "options.py", "text.py"}
-    templates = {t for t, name in marked.items() if name in notice_files}
-    assert "sentence {number} was cut to its first {kept} word pieces" in templates  # the scan finds them
+    templates = _notice_templates()
+    assert {"sentence {number} was cut to its first {kept} word pieces", "Sentence {number}: {notice}"} <= templates
     zh = catalog("zh")
     missing = [t for t in templates if not zh.gettext(t) or zh.gettext(t) == t]
     assert missing == []
@@ -90,3 +90,12 @@ def test_every_notice_template_of_models_is_translated_with_the_same_placeholder
 
 def test_the_placeholder_check_can_fail():
     assert _placeholders("cut {kept:,} of {total}") != _placeholders("截断 {total} 中的 {kept}")
+
+
+def test_the_familiarity_notice_is_a_notice_of_its_numbers():
+    from models.lm.quality import familiarity_notice
+
+    assert familiarity_notice(None, 20.0) is None and familiarity_notice(3.0, 20.0) is None  # ln 20 + 1.5 ≈ 4.5
+    far = familiarity_notice(6.0, 20.0)
+    assert far.startswith("This text lies outside what the model knows: 6.0 nats per token, against 3.0 on held-out")
+    assert far.parts[0][1] == {"loss": 6.0, "heldout": pytest.approx(2.9957, abs=1e-4)}
