@@ -14,6 +14,9 @@ A page looks its functions up once per rerun:
     st.title(_("Seq2seq alignment"))
     st.caption(_("{count} tokens").format(count=n))   # whole sentences, named placeholders
 
+A notice that models/ wrote into a record (a Notice, models/text.py) is shown with
+`notice_text(notice, _)`, never formatted by the page itself.
+
 Catalogs and figures' texts: viz/i18n_text.py. Updating the catalogs: tools/i18n.sh.
 """
 

@@ -54,6 +54,8 @@ def test_the_han_page_shows_what_was_cut_in_chinese(han_zh):
     shown = [box.value for box in han_zh.info]
     assert "第 2 句有 71 个词；只读取前 60 个" in shown, shown
     assert not [text for text in shown if "words; only its first" in text]
+    han_zh.run()  # the record from Streamlit's cache, unpickled
+    assert "第 2 句有 71 个词；只读取前 60 个" in [box.value for box in han_zh.info]
 
 
 def test_the_self_attention_page_shows_unknown_pieces_in_chinese():
