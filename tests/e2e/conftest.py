@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -44,11 +45,13 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def streamlit_server():
-    """Yields the base URL of a freshly started `streamlit run app.py` on 127.0.0.1."""
+def streamlit_server(**environment: str):
+    """Yields the base URL of a freshly started `streamlit run app.py` on 127.0.0.1, with these
+    environment variables set for it (e.g. ATTENTION_LAB_MODEL_ROOT)."""
     port = free_port()
     # The app runs as shipped: without the suite's faster, less tuned XLA compile (tests/conftest.py).
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "XLA_FLAGS": os.environ.get("ATTENTION_LAB_SHIPPED_XLA_FLAGS", "")}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "XLA_FLAGS": os.environ.get("ATTENTION_LAB_SHIPPED_XLA_FLAGS", ""),
+           **environment}
     log = open(ARTIFACTS / f"streamlit-{port}.log", "w") if ARTIFACTS.mkdir(exist_ok=True) is None else None
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
@@ -212,6 +215,18 @@ def app_url():
     """A `streamlit run` server shared by the browser tests that need no fresh server."""
     with streamlit_server() as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def model_root_url(tmp_path_factory):
+    """(URL, root) of a server whose operator set a model root holding one user folder, my-gpt (a copy
+    of the committed GPT-2 folder): the language-model pages' "my own model" path."""
+    from models.lm.quality import CHECKPOINT_DIR
+
+    root = tmp_path_factory.mktemp("models")
+    shutil.copytree(CHECKPOINT_DIR, root / "my-gpt")
+    with streamlit_server(ATTENTION_LAB_MODEL_ROOT=str(root)) as url:
+        yield url, root
 
 
 def open_page(page, url: str, path: str, title_text: str, charts: int = 1) -> None:

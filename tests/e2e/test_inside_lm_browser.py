@@ -2,16 +2,13 @@
 to write a token, moved by the step slider; the step in the link; the Chinese page), then a user's folder
 from the model root (a copy of the committed GPT-2 folder) on a server started with ATTENTION_LAB_MODEL_ROOT."""
 
-import os
-import shutil
 
 import numpy as np
 import pytest
 
 from models.lm.generate import generation_record
-from models.lm.quality import CHECKPOINT_DIR
 from models.lm.records import load_runner
-from tests.e2e.conftest import plotly_traces, screenshot_path, streamlit_server, wait_for_charts, wait_idle, wait_stable
+from tests.e2e.conftest import plotly_traces, screenshot_path, wait_for_charts, wait_idle, wait_stable
 from ui.inside_lm import DEFAULT_PROMPT
 
 pytestmark = pytest.mark.e2e
@@ -55,24 +52,8 @@ def test_the_model_trained_here_and_its_step_slider(page, app_url):
     np.testing.assert_allclose(np.asarray(zh[STEP][0]["z"]), _step_rows(record, 1), atol=1e-5)
 
 
-@pytest.fixture
-def root_url(tmp_path):
-    root = tmp_path / "models"
-    shutil.copytree(CHECKPOINT_DIR, root / "my-gpt")
-    saved = os.environ.get("ATTENTION_LAB_MODEL_ROOT")
-    os.environ["ATTENTION_LAB_MODEL_ROOT"] = str(root)
-    try:
-        with streamlit_server() as url:
-            yield url, root
-    finally:
-        if saved is None:
-            os.environ.pop("ATTENTION_LAB_MODEL_ROOT", None)
-        else:
-            os.environ["ATTENTION_LAB_MODEL_ROOT"] = saved
-
-
-def test_a_user_folder_from_the_model_root(page, root_url):
-    url, root = root_url
+def test_a_user_folder_from_the_model_root(page, model_root_url):
+    url, root = model_root_url
     _open(page, url)
     page.get_by_text("Model folder").click()
     box = page.get_by_label("A Hugging Face folder under the model root", exact=False)

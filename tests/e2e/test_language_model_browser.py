@@ -4,15 +4,12 @@ folder from the model root (a copy of the committed GPT-2 folder) on a server st
 ATTENTION_LAB_MODEL_ROOT."""
 
 import json
-import os
-import shutil
 import time
 
 import pytest
 
-from models.lm.quality import CHECKPOINT_DIR
 from models.lm.records import load_runner
-from tests.e2e.conftest import plotly_traces, screenshot_path, streamlit_server, wait_for_charts, wait_idle
+from tests.e2e.conftest import plotly_traces, screenshot_path, wait_for_charts, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -62,24 +59,8 @@ def test_the_model_trained_here(page, app_url):
     wait_idle(page)
 
 
-@pytest.fixture
-def root_url(tmp_path):
-    root = tmp_path / "models"
-    shutil.copytree(CHECKPOINT_DIR, root / "my-gpt")
-    saved = os.environ.get("ATTENTION_LAB_MODEL_ROOT")
-    os.environ["ATTENTION_LAB_MODEL_ROOT"] = str(root)
-    try:
-        with streamlit_server() as url:
-            yield url, root
-    finally:
-        if saved is None:
-            os.environ.pop("ATTENTION_LAB_MODEL_ROOT", None)
-        else:
-            os.environ["ATTENTION_LAB_MODEL_ROOT"] = saved
-
-
-def test_a_user_folder_from_the_model_root(page, root_url):
-    url, root = root_url
+def test_a_user_folder_from_the_model_root(page, model_root_url):
+    url, root = model_root_url
     before = _open(page, url)
     page.get_by_text("Model folder").click()
     box = page.get_by_label("A Hugging Face folder under the model root", exact=False)
