@@ -33,12 +33,12 @@ SOURCES = {"sample": N_("Bundled sample (60 sentences)"), "upload": N_("Upload a
 def _model(mechanism: str, model_dir: str):
     if mechanism == "lm":
         from models.corpus.lm import LMCorpusModel
-        from models.lm.records import load_runner as load_lm
+        from models.lm.records import shared_runner
 
-        return LMCorpusModel(load_lm(model_dir or None, max_bytes=max_model_bytes()))
-    from models.transformer.records import load_runner
+        return LMCorpusModel(shared_runner(model_dir or None, max_bytes=max_model_bytes()))
+    from models.transformer.records import shared_runner
 
-    return corpus.CorpusModel(load_runner())
+    return corpus.CorpusModel(shared_runner(None))  # the MiniLM the self-attention pages use
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

@@ -4,7 +4,7 @@ import streamlit as st
 
 from models.lm.folders import max_model_bytes, model_root, resolve_model_dir
 from models.lm.quality import familiarity_notice, training_record
-from models.lm.records import load_runner
+from models.lm.records import shared_runner
 from models.registry import LANGUAGE_MODEL, mechanisms_on_page
 from models.transformer.stats import matrix_record, model_view_record
 from ui.i18n import current_language, notice_text, translator
@@ -28,9 +28,9 @@ DEFAULT_TEXT = ("The for statement iterates over the items of any sequence, in t
                 "The for statement iterates over the items of any sequence, in the order that they appear.")
 
 
-@st.cache_resource(show_spinner=False, max_entries=2)
 def _runner(model_dir: str):
-    return load_runner(model_dir or None, max_bytes=max_model_bytes())
+    # The process's one copy of the folder's model, shared with the other language-model pages.
+    return shared_runner(model_dir or None, max_bytes=max_model_bytes())
 
 
 @st.cache_resource(show_spinner=False, max_entries=2)  # shared, never mutated; a user model's record may be 640 MB

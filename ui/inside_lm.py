@@ -11,7 +11,7 @@ import streamlit as st
 
 from models.lm.folders import max_model_bytes, model_root, resolve_model_dir
 from models.lm.neuron import neuron_parts
-from models.lm.records import LMRunner, load_runner
+from models.lm.records import LMRunner, shared_runner
 from models.registry import Mechanism, get_mechanism
 from ui.i18n import translator
 from ui.links import linked_text
@@ -24,10 +24,10 @@ PROMPT_MAX_CHARS = 2000  # a prompt's characters at most, checked again on the s
 DEFAULT_PROMPT = "The for statement iterates over the items of any sequence, in the order that"
 
 
-@st.cache_resource(show_spinner=False, max_entries=2)
 def cached_runner(model_dir: str) -> LMRunner:
-    """Returns the loaded model of a folder ("" = the GPT trained here), two at most per process."""
-    return load_runner(model_dir or None, max_bytes=max_model_bytes())
+    """Returns the loaded model of a folder ("" = the GPT trained here): the process's one copy, which
+    the other language-model pages and the lens and knock-out builders share (models/lm/records.py)."""
+    return shared_runner(model_dir or None, max_bytes=max_model_bytes())
 
 
 def choose_model() -> str:

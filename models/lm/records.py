@@ -13,14 +13,17 @@ refused by viz/export.py (NPY holds them in 4 bytes a weight).
 
 from __future__ import annotations
 
-import functools
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jax
 import numpy as np
 
+from models.lm.folders import MAX_BYTES_ENV, readable_bytes
 from models.lm.loader import LoadedLM, load_folder
 from models.lm.model import LENGTH_BUCKETS, run
 from models.options import cut_text
@@ -81,6 +84,7 @@ class LMRunner:
         self.lm = lm
         self.config = lm.config
         self.name = name or lm.name
+        self.weight_bytes = sum(4 * int(np.prod(leaf.shape)) for leaf in jax.tree.leaves(lm.state))
         self.max_tokens = min(self.config.max_positions, MAX_TOKENS)
         self.buckets = tuple(b for b in LENGTH_BUCKETS if b < self.max_tokens) + (self.max_tokens,)
         specials = {t.content for t in lm.tokenizer.get_added_tokens_decoder().values() if t.special}
@@ -203,10 +207,33 @@ def load_runner(model_dir: str | Path | None = None, *, max_bytes: int | None = 
     return LMRunner(load_folder(Path(model_dir).expanduser(), max_bytes=max_bytes))
 
 
-@functools.lru_cache(maxsize=2)
-def shared_runner(model_dir: str | None) -> LMRunner:
-    # One runner per folder for the registry builder (CLI and batch export).
-    return load_runner(model_dir)
+RUNNERS_KEPT = 2  # folders whose models one process keeps loaded
+_runners: OrderedDict[str | None, LMRunner] = OrderedDict()
+_runners_lock = threading.Lock()
+
+
+def shared_runner(model_dir: str | Path | None, *, max_bytes: int | None = None) -> LMRunner:
+    """Returns the process's one runner of a folder (None or "": the GPT trained here), loading it on
+    first use and keeping the RUNNERS_KEPT latest: the pages, the registry builders (lens, knock-out,
+    neuron) and the CLI share it, so that a user's model is held in memory once, not once per caller.
+
+    max_bytes bounds the float32 weights, checked on the folder's headers before a load and on the
+    loaded weights after it: a model already loaded for an unbounded caller is still refused to a
+    bounded one. Loads are serialised (one lock), so two sessions asking at once load a folder once.
+    """
+    key = None if model_dir in (None, "") else str(Path(model_dir).expanduser().resolve())
+    with _runners_lock:
+        runner = _runners.get(key)
+        if runner is None:
+            runner = load_runner(key, max_bytes=max_bytes)
+            _runners[key] = runner
+            while len(_runners) > RUNNERS_KEPT:
+                _runners.popitem(last=False)
+        _runners.move_to_end(key)
+    if max_bytes is not None and runner.weight_bytes > max_bytes:
+        raise InputError(f"{runner.name}: the weights take {readable_bytes(runner.weight_bytes)} as float32, more than "
+                         f"the {readable_bytes(max_bytes)} this server allows ({MAX_BYTES_ENV}); choose a smaller model")
+    return runner
 
 
 def _model_dir_option(options: Mapping[str, Any]) -> str | None:

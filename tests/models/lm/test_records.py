@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import jax
 import numpy as np
 import pytest
 
@@ -105,3 +106,23 @@ def test_the_default_model_is_the_one_trained_here_or_one_line(monkeypatch, tmp_
     monkeypatch.setattr(lm_records, "DEFAULT_MODEL_DIR", FIXTURES / "gpt2")
     runner = load_runner(None)
     assert isinstance(runner, LMRunner) and runner.name == lm_records.DEFAULT_MODEL_NAME
+
+
+def test_one_runner_per_folder_is_shared_bounded_and_still_checked_against_a_bound(monkeypatch):
+    monkeypatch.setattr(lm_records, "_runners", type(lm_records._runners)())
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures" / "lm"
+    gpt2 = lm_records.shared_runner(str(fixtures / "gpt2"))
+    # Another spelling of the same folder (relative, with ..) is the same loaded model, not a second copy.
+    monkeypatch.chdir(fixtures)
+    assert lm_records.shared_runner("llama/../gpt2") is gpt2
+    assert gpt2.weight_bytes == sum(4 * int(np.prod(x.shape)) for x in jax.tree.leaves(gpt2.lm.state))
+    # A bounded caller is refused a model already loaded for an unbounded one, in one line.
+    with pytest.raises(InputError, match="more than the .* this server allows"):
+        lm_records.shared_runner(fixtures / "gpt2", max_bytes=gpt2.weight_bytes - 1)
+    assert lm_records.shared_runner(fixtures / "gpt2", max_bytes=gpt2.weight_bytes) is gpt2
+    # At most RUNNERS_KEPT folders stay loaded; the least recently used goes first.
+    llama = lm_records.shared_runner(fixtures / "llama")
+    lm_records.shared_runner(fixtures / "gpt2")
+    lm_records.shared_runner(fixtures / "mistral")
+    assert list(lm_records._runners) == [str(fixtures / "gpt2"), str(fixtures / "mistral")]
+    assert lm_records.shared_runner(fixtures / "llama") is not llama  # loaded again after it was dropped
