@@ -18,21 +18,7 @@ from models.transformer.rollout import rollout_of_record
 from models.transformer.stats import head_statistic, merge_matrix, merge_word_pieces
 from ui.i18n import translator
 from ui.widgets import clicked_points
-from viz.i18n_text import N_
 
-# models/transformer/stats.py's statistic labels and descriptions, marked here for the catalogs (that
-# module stays free of UI concerns): pages show `_(statistic.label)`.
-STATISTIC_TEXTS = (
-    N_("Entropy (nats)"), N_("mean over queries of −Σ α log α: low = focused, high = spread out"),
-    N_("Share to [CLS]"), N_("mean over queries of the attention paid to [CLS]"),
-    N_("Share to [SEP]"), N_("mean over queries of the attention paid to [SEP] tokens"),
-    N_("Share to self"), N_("mean over queries of α(i → i)"),
-    N_("Share to previous token"), N_("mean over queries i ≥ 1 of α(i → i − 1)"),
-    N_("Share to next token"), N_("mean over queries i < T − 1 of α(i → i + 1)"),
-    N_("Share to punctuation"), N_("mean over queries of the attention paid to punctuation tokens"),
-    N_("Previous-token score"), N_("TransformerLens's score: Σ A·P / Σ A with P at k = q − 1"),
-    N_("Duplicate-token score"), N_("TransformerLens's score: Σ A·P / Σ A with P on earlier copies of the query's token"),
-)
 # The statistic that picks the head a page opens on: a previous-token head draws one clear diagonal.
 OPENING_STATISTIC = "previous_score"
 

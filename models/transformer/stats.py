@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from models.record import AttentionRecord
+from models.text import N_
 from models.transformer import heads as detectors
 
 CLS_TOKEN = "[CLS]"
@@ -23,7 +24,8 @@ PIECE_PREFIX = "##"
 
 
 class Statistic(NamedTuple):
-    """One per-head statistic: id, label shown in the picker, one-line explanation."""
+    """One per-head statistic: id, label shown in the picker, one-line explanation (both marked N_:
+    the CLI and records read them in English, the pages show `_(statistic.label)`)."""
 
     id: str
     label: str
@@ -31,16 +33,16 @@ class Statistic(NamedTuple):
 
 
 STATISTICS: tuple[Statistic, ...] = (
-    Statistic("entropy", "Entropy (nats)", "mean over queries of −Σ α log α: low = focused, high = spread out"),
-    Statistic("cls", "Share to [CLS]", "mean over queries of the attention paid to [CLS]"),
-    Statistic("sep", "Share to [SEP]", "mean over queries of the attention paid to [SEP] tokens"),
-    Statistic("self", "Share to self", "mean over queries of α(i → i)"),
-    Statistic("previous", "Share to previous token", "mean over queries i ≥ 1 of α(i → i − 1)"),
-    Statistic("next", "Share to next token", "mean over queries i < T − 1 of α(i → i + 1)"),
-    Statistic("punctuation", "Share to punctuation", "mean over queries of the attention paid to punctuation tokens"),
-    Statistic("previous_score", "Previous-token score", "TransformerLens's score: Σ A·P / Σ A with P at k = q − 1"),
-    Statistic("duplicate_score", "Duplicate-token score",
-              "TransformerLens's score: Σ A·P / Σ A with P on earlier copies of the query's token"),
+    Statistic("entropy", N_("Entropy (nats)"), N_("mean over queries of −Σ α log α: low = focused, high = spread out")),
+    Statistic("cls", N_("Share to [CLS]"), N_("mean over queries of the attention paid to [CLS]")),
+    Statistic("sep", N_("Share to [SEP]"), N_("mean over queries of the attention paid to [SEP] tokens")),
+    Statistic("self", N_("Share to self"), N_("mean over queries of α(i → i)")),
+    Statistic("previous", N_("Share to previous token"), N_("mean over queries i ≥ 1 of α(i → i − 1)")),
+    Statistic("next", N_("Share to next token"), N_("mean over queries i < T − 1 of α(i → i + 1)")),
+    Statistic("punctuation", N_("Share to punctuation"), N_("mean over queries of the attention paid to punctuation tokens")),
+    Statistic("previous_score", N_("Previous-token score"), N_("TransformerLens's score: Σ A·P / Σ A with P at k = q − 1")),
+    Statistic("duplicate_score", N_("Duplicate-token score"),
+              N_("TransformerLens's score: Σ A·P / Σ A with P on earlier copies of the query's token")),
 )
 # Scores that can leave [CLS] and [SEP] out of both sums (many heads park attention there).
 PATTERN_STATISTICS = {"previous_score": "previous", "duplicate_score": "duplicate"}
