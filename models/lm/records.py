@@ -236,6 +236,13 @@ def shared_runner(model_dir: str | Path | None, *, max_bytes: int | None = None)
     return runner
 
 
+def forget_runners() -> None:
+    """Drops every runner shared_runner keeps (a folder's files replaced on disk, or a test that
+    points the default model elsewhere); the next call loads again."""
+    with _runners_lock:
+        _runners.clear()
+
+
 def _model_dir_option(options: Mapping[str, Any]) -> str | None:
     value = options.get("model_dir")
     return None if value in (None, "") else str(Path(str(value)).expanduser().resolve())

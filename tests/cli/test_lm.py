@@ -42,9 +42,9 @@ def test_export_of_chosen_layers(tmp_path):
 
 def test_without_a_folder_the_model_trained_here_is_used(tmp_path, monkeypatch):
     monkeypatch.setattr(lm_records, "DEFAULT_MODEL_DIR", FIXTURES / "gpt2")
-    lm_records.shared_runner.cache_clear()
+    lm_records.forget_runners()
     code, out = _export(tmp_path, "--text", "the dog")
-    lm_records.shared_runner.cache_clear()
+    lm_records.forget_runners()
     assert code == 0 and json.loads(str(np.load(out)["meta_json"]))["model"] == lm_records.DEFAULT_MODEL_NAME
 
 
@@ -74,7 +74,7 @@ def _bad_config(folder):
      "error: model_type 't5' is not supported; supported: gpt2, llama, mistral, qwen2, qwen3"),
 ])
 def test_a_bad_folder_is_one_line_and_status_2(tmp_path, capsys, how, message):
-    lm_records.shared_runner.cache_clear()
+    lm_records.forget_runners()
     code, _ = _export(tmp_path, "--model-dir", str(_broken(tmp_path, how)), "--text", "the dog")
     err = capsys.readouterr().err.strip()
     assert code == 2 and "\n" not in err and message in err and "Traceback" not in err
