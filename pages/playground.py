@@ -16,10 +16,9 @@ from models.playground.records import (
 from models.registry import PLAYGROUND, get_mechanism, mechanisms_on_page
 from ui.i18n import translator
 from ui.links import bound, link_rows, linked_rows
-from ui.router import ensure_router
+from ui.router import PHONE_WIDE, ensure_router
 from ui.story import story_place
 from ui.widgets import (
-    CHART_CONFIG,
     checked,
     editor_key,
     option_number,
@@ -28,7 +27,6 @@ from ui.widgets import (
     show_panels,
     warm_in_background,
 )
-from viz.chart_style import for_the_page
 from viz.figures import attention_heatmap, bars_over_heatmap, vectors_2d, weight_bars
 from viz.formulas import formula_table, matrix_latex, query_key_notation, symbol_legend
 from viz.i18n_text import N_
@@ -162,28 +160,26 @@ def playground(key_values: tuple | None) -> None:
         highlight_name=_("weighted sum c"), title=_("3 · Sum: values (size = α) and c"),
         x_title=_("value dimension 1"), y_title=_("value dimension 2"), gettext=_,
     )
+    # The query and the keys where they are, right of the stages: why one key scores high. A panel of the
+    # stages' figure, so that a control redraws one figure; no Export menu of its own (the scores' menu
+    # exports its numbers).
+    plane = query_key_plane(query, keys, record.key_labels, scores.weights[0], record.weights[0],
+                            title=_("Why a key scores high"), gettext=_)
     panels = [
         (score_fig, scores, "scores", f"{record.mechanism}-scores", _("Export scores")),
         (weights_panel, record, "weights", f"{record.mechanism}-weights", _("Export α")),
         (context_fig, points, "context", f"{record.mechanism}-context", _("Export sum")),
     ]
-    show_panels(side_by_side([p[0] for p in panels], gap=0.07, height=480), panels, chart_key="weights_chart")
+    show_panels(side_by_side([p[0] for p in panels] + [plane], widths=[1.0, 1.0, 1.0, 1.1], gap=0.06, height=480),
+                panels, chart_key=f"weights_{PHONE_WIDE}_chart")
     frequency = _("the sample frequencies") if mode == "sample" else _("the same α")
     st.caption(_("Under the α bars: {what} as a one-row heatmap, as the other pages draw attention. The weighted "
                  "sum c = ({c1}, {c2}).").format(what=frequency, c1=f"{points.weights[-1, 0]:.3f}",
                                                  c2=f"{points.weights[-1, 1]:.3f}"))
-    # Why one key scores high: the query and the keys where they are. After the stages, so that the stages
-    # stay the page's first figure; no Export menu of its own (the scores' menu exports its numbers).
-    plane_col, why_col = st.columns([3, 2], gap="large", vertical_alignment="center")
-    with plane_col:
-        plane = query_key_plane(query, keys, record.key_labels, scores.weights[0], record.weights[0],
-                                title=_("Why a key scores high: the query and the keys"), height=400, gettext=_)
-        st.plotly_chart(for_the_page(plane), key="plane_chart", theme=None, config=CHART_CONFIG)
-    with why_col:
-        st.markdown(_("The star is the query q, the dots are the keys k_j; hover a key for its score and α, and watch "
-                      "its dot grow with α. A dot product q·k = |q| |k| cos θ is large for a key that is long and "
-                      "points the query's way; the cosine score looks at the angle θ alone. Move the query with the "
-                      "sliders above and see which keys it comes close to."))
+    st.markdown(_("In the right-hand panel the star is the query q, the dots are the keys k_j; hover a key for "
+                  "its score and α, and watch its dot grow with α. A dot product q·k = |q| |k| cos θ is large for a "
+                  "key that is long and points the query's way; the cosine score looks at the angle θ alone. Move "
+                  "the query with the sliders above and see which keys it comes close to."))
 
 
 # The key/value editor and, under it, the controls and stages are one fragment: an edit reruns the

@@ -19,13 +19,17 @@ from ui.streamlit_private import leave_legacy_pages_mode
 # PHONE_FIT (ui.widgets.show_figure(fit_phone=True): few, short column labels, like the seq2seq map's
 # characters) fits the phone instead, so that all its columns show at once. A chart that scrolls gets
 # a right edge that fades out: the cue that more of it lies to the right (CSS alone; the box is the
-# element container, which scrolls).
+# element container, which scrolls). A chart whose key holds PHONE_WIDE (four panels side by side,
+# the Playground's stages) scrolls at 840 px, so that each panel keeps about 200 px.
 PHONE_FIT = "phonefit"
+PHONE_WIDE = "phonewide"
 PAGE_STYLE = ("<style>[data-testid='stMarkdownContainer'] table{display:block;max-width:100%;overflow-x:auto}"
               "@media (max-width:640px){"
               "[data-testid='stFullScreenFrame']:has(>[data-testid='stPlotlyChart']){min-width:600px}"
               f"[class*='{PHONE_FIT}'] [data-testid='stFullScreenFrame']:has(>[data-testid='stPlotlyChart'])"
               "{min-width:0}"
+              f"[class*='{PHONE_WIDE}'] [data-testid='stFullScreenFrame']:has(>[data-testid='stPlotlyChart'])"
+              "{min-width:840px}"
               f"[data-testid='stElementContainer']:not([class*='{PHONE_FIT}'])"
               ":has(>[data-testid='stFullScreenFrame']>[data-testid='stPlotlyChart'])"
               "{mask-image:linear-gradient(to right,#000 calc(100% - 28px),rgba(0,0,0,.25))}}"

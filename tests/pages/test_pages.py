@@ -41,9 +41,9 @@ def test_playground_three_stages_and_widgets_change_the_figures():
     at = open_page("pages/playground.py")
     assert not at.exception
     specs = chart_specs(at)
-    # One figure of three panels: the scores; α as bars over its heatmap row; the weighted sum. Under it, the
-    # query and the keys.
-    assert len(specs) == 2
+    # One figure of four panels: the scores; α as bars over its heatmap row; the weighted sum; the query and
+    # the keys. A control redraws this one figure.
+    assert len(specs) == 1
     types = [t["type"] for t in specs[0]["data"]]
     assert types[:3] == ["bar", "bar", "heatmap"] and set(types[3:]) == {"scatter"}
     domains = [specs[0]["layout"][f"xaxis{t.get('xaxis', 'x')[1:]}"]["domain"] for t in specs[0]["data"][:4]]
@@ -62,13 +62,18 @@ def test_playground_three_stages_and_widgets_change_the_figures():
 
 def test_playground_draws_the_query_and_the_keys_with_their_scores():
     at = open_page("pages/playground.py")
-    plane = chart_specs(at)[1]  # under the stages
-    keys, query = plane["data"][2], plane["data"][3]
+    traces = chart_specs(at)[0]["data"]  # the plane is the stages' last panel: its keys, then its query
+    keys, query = traces[-2], traces[-1]
+    assert keys["name"] == "keys k_j" and query["name"] == "query q"
+    assert query["xaxis"] == keys["xaxis"] != traces[0]["xaxis"]  # a panel of its own
+    layout = chart_specs(at)[0]["layout"]
+    # the same scale on both of its axes, so that angles and lengths show as they are
+    assert layout["yaxis" + query["yaxis"][1:]]["scaleanchor"] == query["xaxis"]
     assert (query["x"], query["y"]) == ([1.5], [0.5])
     scores = chart_data(at, 0, "y", trace=0)
     np.testing.assert_allclose(np.asarray(decode(keys["customdata"]))[:, 0], scores, rtol=1e-5)
     at.slider(key="query_x").set_value(-1.2).run()
-    assert chart_specs(at)[1]["data"][3]["x"] == [pytest.approx(-1.2)]
+    assert chart_specs(at)[0]["data"][-1]["x"] == [pytest.approx(-1.2)]
 
 
 def test_playground_additive_score_starts_where_the_query_changes_alpha():
