@@ -110,7 +110,9 @@ class StoredFunction:
         import jax
 
         leaves, treedef = jax.tree_util.tree_flatten(args)
-        seen = (treedef, tuple((np.shape(x), np.result_type(x)) for x in leaves))  # cheap, hashable
+        # cheap, hashable; an array's own dtype (np.result_type of an array is deprecated in NumPy 2.4)
+        seen = (treedef, tuple((np.shape(x), np.dtype(x.dtype) if hasattr(x, "dtype") else np.result_type(x))
+                               for x in leaves))
         executable = self._loaded.get(seen)
         if executable is not None:
             return executable(*args)
