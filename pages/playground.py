@@ -143,7 +143,7 @@ def playground(key_values: tuple | None) -> None:
     if mode == "sample":
         weight_fig = weight_bars(
             extras["soft_weights"], record.key_labels,
-            title=_("2 · Weights: α vs. frequency of {samples} samples").format(samples=samples),
+            title=_("2 · α vs. {samples} samples").format(samples=samples),
             value_name=_("α (soft)"), compare=record.weights[0], compare_name=_("sample frequency"), gettext=_,
         )
         # Under the panels, where the sum's legend goes: above the bars it lay over the panels' titles.
@@ -157,7 +157,7 @@ def playground(key_values: tuple | None) -> None:
     points = context_record(record)
     context_fig = vectors_2d(
         points.weights[:-1, :2], points.query_labels[:-1], weights=points.weights[:-1, 2], highlight=points.weights[-1, :2],
-        highlight_name=_("weighted sum c"), title=_("3 · Sum: values (size = α) and c"),
+        highlight_name=_("weighted sum c"), title=_("3 · Sum: c = Σⱼ αⱼ vⱼ"),
         x_title=_("value dimension 1"), y_title=_("value dimension 2"), gettext=_,
     )
     # The query and the keys where they are, right of the stages: why one key scores high. A panel of the
@@ -173,8 +173,8 @@ def playground(key_values: tuple | None) -> None:
     show_panels(side_by_side([p[0] for p in panels] + [plane], widths=[1.0, 1.0, 1.0, 1.1], gap=0.06, height=480),
                 panels, chart_key=f"weights_{PHONE_WIDE}_chart")
     frequency = _("the sample frequencies") if mode == "sample" else _("the same α")
-    st.caption(_("Under the α bars: {what} as a one-row heatmap, as the other pages draw attention. The weighted "
-                 "sum c = ({c1}, {c2}).").format(what=frequency, c1=f"{points.weights[-1, 0]:.3f}",
+    st.caption(_("Under the α bars: {what} as a one-row heatmap, as the other pages draw attention. In the sum, "
+                 "each value v_j is a dot sized by its α_j; the weighted sum c = ({c1}, {c2}).").format(what=frequency, c1=f"{points.weights[-1, 0]:.3f}",
                                                  c2=f"{points.weights[-1, 1]:.3f}"))
     st.markdown(_("In the right-hand panel the star is the query q, the dots are the keys k_j; hover a key for "
                   "its score and α, and watch its dot grow with α. A dot product q·k = |q| |k| cos θ is large for a "

@@ -111,12 +111,12 @@ def test_playground_sampling_controls_stay_drawn_and_are_greyed_out_unless_sampl
     at.radio(key="mode").set_value("sample").run()
     assert not at.slider(key="samples").disabled and not at.number_input(key="seed").disabled
     at.slider(key="samples").set_value(40).run()
-    assert "frequency of 40 samples" in chart_specs(at)[0]["layout"]["annotations"][1]["text"]
+    assert "α vs. 40 samples" in chart_specs(at)[0]["layout"]["annotations"][1]["text"]
     at.radio(key="mode").set_value("soft").run()
     assert at.slider(key="samples").disabled and at.slider(key="samples").value == 40
-    assert "frequency" not in json.dumps(chart_specs(at)[0]["layout"])
+    assert "samples" not in json.dumps(chart_specs(at)[0]["layout"])
     at.radio(key="mode").set_value("sample").run()
-    assert "frequency of 40 samples" in chart_specs(at)[0]["layout"]["annotations"][1]["text"]
+    assert "α vs. 40 samples" in chart_specs(at)[0]["layout"]["annotations"][1]["text"]
 
 
 def test_playground_shows_every_formula_and_parameter_outside_the_fragment():
