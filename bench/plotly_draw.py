@@ -13,8 +13,9 @@ Streamlit's own (bench/ui_latency.py measures the whole round trip). The plotly.
 plotly.py ships, which may differ in version from Streamlit's. It never asserts a time.
 
 A second table is what a control pays when a figure is already drawn: Plotly.react from one figure
-to another (the images page's caption panels, one object ↔ two objects, and one object again), from
-the call to the promise, with fresh arrays each time as a new message brings them.
+to another (the images page's caption panels, one object ↔ two objects, and one object again; the
+Playground's four panels as its query slider moves them; the floor's heatmap again), from the call to
+the promise, with fresh arrays each time as a new message brings them.
 
 A third table is what a chart costs when Streamlit's component mounts it: a first Plotly.react, then
 the react its theme pass makes (the same figure through JSON and back: new objects, same values).
@@ -89,6 +90,34 @@ def figures(root: Path) -> dict[str, str]:
         records = [captioner["soft"].build({"image": one}),
                    captioner["hard"].build({"image": one, "temperature": 1.0, "samples": 20, "seed": 0, "mode": "sample"})]
         out["_react: images, one object"] = shown(images.captions_figure(one, records))
+    try:  # the Playground's figure as the page builds it (pages/playground.py), for the react pair below
+        from viz.query_keys import query_key_plane
+    except ImportError:  # an older checkout: no query–key plane
+        query_key_plane = None
+    if query_key_plane is not None:
+        from models.playground.records import context_record, default_table, score_record, table_to_kv
+        from models.registry import PLAYGROUND
+        from viz.figures import attention_heatmap, bars_over_heatmap, vectors_2d, weight_bars
+
+        dot = mechanisms_on_page(PLAYGROUND.file)[0]
+        labels, keys, values = table_to_kv(default_table())
+
+        def playground(query: tuple[float, float]) -> go.Figure:
+            q = np.array(query)
+            record = dot.build({"query": q, "keys": keys, "values": values, "labels": labels, "temperature": 1.0,
+                                "mode": "soft", "seed": 0, "samples": 100})
+            scores, points = score_record(record), context_record(record)
+            return plotly_json.side_by_side([
+                weight_bars(scores.weights[0], scores.key_labels, title="1 · Scores"),
+                bars_over_heatmap(weight_bars(record.weights[0], record.key_labels, title="2 · Weights α"),
+                                  attention_heatmap(record, title="", zmax=1.0, height=220)),
+                vectors_2d(points.weights[:-1, :2], points.query_labels[:-1], weights=points.weights[:-1, 2],
+                           highlight=points.weights[-1, :2], title="3 · Sum"),
+                query_key_plane(q, keys, record.key_labels, scores.weights[0], record.weights[0], title="plane"),
+            ], widths=[1.0, 1.0, 1.0, 1.1], gap=0.06, height=480)
+
+        out["Playground: four panels (stages and query–key plane)"] = shown(playground((1.5, 0.5)))
+        out["_react: Playground, query moved"] = shown(playground((-1.0, 0.5)))
     from viz.figures import record_figure  # a (query, key) heatmap with its own colour bar, as the CLI draws it
 
     bahdanau = get_mechanism("bahdanau").build({"text": "9 May 2018"})
@@ -232,7 +261,11 @@ def main() -> None:
     mounted: dict[str, list[list[float]]] = {name: [] for name in mounts}
     one = specs.pop("_react: images, one object", None)
     two = specs.get("images: soft and hard panels in one figure")
-    pairs = {"images panels: one object ↔ two objects": (one, two), "images panels: one object ↔ one object": (one, one)}
+    moved = specs.pop("_react: Playground, query moved", None)
+    floor = specs["floor: one 64 × 64 heatmap"]
+    pairs = {"images panels: one object ↔ two objects": (one, two), "images panels: one object ↔ one object": (one, one),
+             "floor heatmap, the same values in new arrays": (floor, floor),
+             "Playground: query (1.5, 0.5) ↔ (−1.0, 0.5)": (specs.get("Playground: four panels (stages and query–key plane)"), moved)}
     reacts: dict[str, list[float]] = {name: [] for name, (a, b) in pairs.items() if a and b}
     from playwright.sync_api import sync_playwright
 
