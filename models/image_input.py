@@ -24,6 +24,7 @@ import numpy as np
 from PIL import Image, ImageOps
 
 from models.record import InputError
+from models.text import N_, Notice
 
 MAX_BYTES = 10 * 1024 * 1024  # 10 MB
 MAX_PIXELS = 40_000_000  # checked from the header, before any pixel is decoded
@@ -56,7 +57,7 @@ def decode_image(data: bytes, max_side: int = MAX_SIDE) -> np.ndarray:
     empty, oversized, non-image, truncated, malformed, too elongated or decompression-bomb input.
     """
     if data is None or len(data) == 0:
-        raise InputError("the file is empty (0 bytes); upload a PNG or JPEG image")
+        raise InputError(Notice(N_("the file is empty (0 bytes); upload a PNG or JPEG image")))
     if len(data) > MAX_BYTES:
         raise InputError(_too_big_message(len(data)))
     try:
@@ -74,36 +75,38 @@ def decode_image(data: bytes, max_side: int = MAX_SIDE) -> np.ndarray:
     except InputError:
         raise
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):
-        raise InputError(
-            f"the image has too many pixels to decode safely (limit {MAX_PIXELS / 1e6:.0f} megapixels); "
-            "scale it down and upload it again"
-        ) from None
+        raise InputError(Notice(
+            N_("the image has too many pixels to decode safely (limit {limit:.0f} megapixels); "
+               "scale it down and upload it again"), limit=MAX_PIXELS / 1e6,
+        )) from None
     except Image.UnidentifiedImageError:
-        raise InputError(
-            "the file is not an image pillow can read (its content was checked, not its name); upload a PNG or JPEG"
-        ) from None
+        raise InputError(Notice(
+            N_("the file is not an image pillow can read (its content was checked, not its name); upload a PNG or JPEG")
+        )) from None
     except _DECODE_ERRORS as error:
         detail = str(error).splitlines()[0][:80] if str(error) else type(error).__name__
-        raise InputError(f"the image data is truncated or corrupt ({detail}); upload the file again") from None
+        raise InputError(Notice(N_("the image data is truncated or corrupt ({detail}); upload the file again"),
+                                detail=detail)) from None
 
 
 def _check_header(image: Image.Image) -> None:
     fmt = image.format
     if fmt not in ALLOWED_FORMATS:
-        raise InputError(f"{fmt} images are not supported; upload a PNG or JPEG image")
+        raise InputError(Notice(N_("{format} images are not supported; upload a PNG or JPEG image"), format=fmt))
     width, height = image.size
     if width < 1 or height < 1:
-        raise InputError("the image has no pixels; upload a PNG or JPEG image")
+        raise InputError(Notice(N_("the image has no pixels; upload a PNG or JPEG image")))
     if width * height > MAX_PIXELS:
-        raise InputError(
-            f"the image is {width}×{height} pixels ({width * height / 1e6:.0f} megapixels), over the "
-            f"limit of {MAX_PIXELS / 1e6:.0f}; scale it down and upload it again"
-        )
+        raise InputError(Notice(
+            N_("the image is {width}×{height} pixels ({megapixels:.0f} megapixels), over the "
+               "limit of {limit:.0f}; scale it down and upload it again"),
+            width=width, height=height, megapixels=width * height / 1e6, limit=MAX_PIXELS / 1e6,
+        ))
     if max(width, height) / min(width, height) > MAX_ASPECT:
-        raise InputError(
-            f"the image is {width}×{height} pixels, more than {MAX_ASPECT:g} times longer one way than the other; "
-            "crop it to a less elongated shape and upload it again"
-        )
+        raise InputError(Notice(
+            N_("the image is {width}×{height} pixels, more than {most:g} times longer one way than the other; "
+               "crop it to a less elongated shape and upload it again"), width=width, height=height, most=MAX_ASPECT,
+        ))
 
 
 def _draft_size(size: tuple[int, int], max_side: int) -> tuple[int, int]:
@@ -193,5 +196,6 @@ def limit_side(image: np.ndarray, max_side: int) -> np.ndarray:
     return np.asarray(Image.fromarray(image).resize(new, Image.Resampling.BOX), np.uint8)
 
 
-def _too_big_message(size: int) -> str:
-    return f"the file is {size / 2**20:.1f} MB, over the {MAX_BYTES // 2**20} MB limit; upload a smaller image"
+def _too_big_message(size: int) -> Notice:
+    return Notice(N_("the file is {size:.1f} MB, over the {limit} MB limit; upload a smaller image"),
+                  size=size / 2**20, limit=MAX_BYTES // 2**20)

@@ -24,8 +24,9 @@ from models.errors import LabError
 from models.options import Option
 from models.record import AttentionRecord, InputError
 from models.registry import Mechanism, warm
+from models.text import Notice
 from ui.editor import editor_key, index_or_none  # noqa: F401  (pages read them from here)
-from ui.i18n import translator
+from ui.i18n import notice_text, translator
 from ui.links import bound, link_box
 from ui.markdown import escape_markdown
 from ui.router import PHONE_FIT
@@ -81,9 +82,15 @@ def warm_in_background(page_file: str) -> threading.Thread | None:
 
 
 def show_input_error(error: Exception) -> None:
-    """Shows a user-caused error as one line (never a traceback); the text is shown as is."""
-    message = str(error).splitlines()[0] if str(error) else type(error).__name__
-    st.error(escape_markdown(translator()(message)), icon=":material/error:")
+    """Shows a user-caused error as one line (never a traceback), in the session's language: a message
+    that is a Notice (models/text.py) part by part, any other as the catalog translates it whole."""
+    _ = translator()
+    first = error.args[0] if error.args else None
+    if isinstance(first, Notice):
+        message = notice_text(first, _)
+    else:
+        message = _(str(error).splitlines()[0]) if str(error) else type(error).__name__
+    st.error(escape_markdown(message.splitlines()[0] if message else message), icon=":material/error:")
 
 
 def checked(fn: Callable[..., T], *args: Any, stop: bool = True, **kwargs: Any) -> T | None:

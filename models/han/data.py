@@ -139,7 +139,7 @@ def encode_sentences(sentences: Sequence[Sequence[str]], notices: list[str] | No
 def encode_document(text: str) -> Document:
     """Returns the Document for a text; InputError if it holds no words."""
     if text is None or not str(text).strip():
-        raise InputError("the document is empty; type or paste a few sentences")
+        raise InputError(Notice(N_("the document is empty; type or paste a few sentences")))
     text, cut = cut_text(str(text))  # before any splitting or tokenizing
     notices: list[str] = [cut] if cut else []
     sentences = split_sentences(text)
@@ -165,7 +165,7 @@ def encode_document(text: str) -> Document:
     pieces, piece_words = encode_sentences(words, notices)
     keep = [i for i, p in enumerate(pieces) if p]
     if not keep:
-        raise InputError("the document has no readable words; type a few sentences in English")
+        raise InputError(Notice(N_("the document has no readable words; type a few sentences in English")))
     return Document(
         tuple(sentences[i] for i in keep),
         tuple(words[i] for i in keep),
@@ -246,17 +246,16 @@ def parse_csv(data: bytes) -> LabelledTexts:
     MAX_CSV_ROWS rows, and at least two classes.
     """
     if len(data) > MAX_CSV_BYTES:
-        raise InputError(
-            f"the CSV is {len(data) / 1e6:.1f} MB; the limit is {MAX_CSV_BYTES / 1e6:.0f} MB - upload a smaller sample"
-        )
+        raise InputError(Notice(N_("the CSV is {size:.1f} MB; the limit is {limit:.0f} MB - upload a smaller sample"),
+                                size=len(data) / 1e6, limit=MAX_CSV_BYTES / 1e6))
     if not data.strip():
-        raise InputError("the CSV is empty; upload a file with a header row text,label and some rows")
+        raise InputError(Notice(N_("the CSV is empty; upload a file with a header row text,label and some rows")))
     try:
         content = data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise InputError("the CSV is not UTF-8 text; save it as UTF-8 (CSV UTF-8) and upload again") from None
+        raise InputError(Notice(N_("the CSV is not UTF-8 text; save it as UTF-8 (CSV UTF-8) and upload again"))) from None
     if "\x00" in content:
-        raise InputError("the file contains binary data; upload a plain-text CSV")
+        raise InputError(Notice(N_("the file contains binary data; upload a plain-text CSV")))
     try:
         reader = csv.DictReader(io.StringIO(content, newline=""))
         header = [h.strip().lower() for h in (reader.fieldnames or [])]
@@ -264,25 +263,29 @@ def parse_csv(data: bytes) -> LabelledTexts:
         label_col = next((h for h in LABEL_COLUMNS if h in header), None)
         if text_col is None or label_col is None:
             shown = ", ".join(header[:6]) or "none"
-            raise InputError(f"the CSV needs a 'text' and a 'label' column; found columns: {shown}")
+            raise InputError(Notice(N_("the CSV needs a 'text' and a 'label' column; found columns: {shown}"), shown=shown))
         reader.fieldnames = header
         texts, labels = [], []
         for row in reader:
             if len(texts) >= MAX_CSV_ROWS:
-                raise InputError(f"the CSV has more than {MAX_CSV_ROWS} rows; upload a smaller sample")
+                raise InputError(Notice(N_("the CSV has more than {most} rows; upload a smaller sample"), most=MAX_CSV_ROWS))
             text = (row.get(text_col) or "").strip()
             label = (row.get(label_col) or "").strip()
             if text and label:
                 texts.append(text)
                 labels.append(label)
     except csv.Error as error:
-        raise InputError(f"the CSV could not be read ({error}); check quoting and delimiters") from None
+        raise InputError(Notice(N_("the CSV could not be read ({error}); check quoting and delimiters"),
+                                error=str(error))) from None
     if len(texts) < MIN_CSV_ROWS:
-        raise InputError(f"the CSV has {len(texts)} usable rows; give at least {MIN_CSV_ROWS} rows with text and label")
+        raise InputError(Notice(N_("the CSV has {count} usable rows; give at least {least} rows with text and label"),
+                                count=len(texts), least=MIN_CSV_ROWS))
     classes = tuple(sorted(set(labels)))
     if len(classes) < 2:
-        raise InputError(f"every row has the label {classes[0]!r}; a classifier needs at least two classes")
+        raise InputError(Notice(N_("every row has the label {label}; a classifier needs at least two classes"),
+                                label=repr(classes[0])))
     if len(classes) > MAX_CLASSES:
-        raise InputError(f"the CSV has {len(classes)} classes; at most {MAX_CLASSES} are supported")
+        raise InputError(Notice(N_("the CSV has {count} classes; at most {most} are supported"), count=len(classes),
+                                most=MAX_CLASSES))
     index = {c: i for i, c in enumerate(classes)}
     return LabelledTexts(tuple(texts), np.asarray([index[x] for x in labels], np.int32), classes)

@@ -18,6 +18,7 @@ import numpy as np
 from models import attention as core
 from models import options as opt
 from models.record import AttentionRecord, InputError
+from models.text import N_, Notice
 
 KEY_DIM = 2
 MAX_KEYS = 32
@@ -141,24 +142,29 @@ def validate_qkv(query, keys, values) -> tuple[np.ndarray, np.ndarray, np.ndarra
         k = np.asarray(keys, np.float64)
         v = np.asarray(values, np.float64)
     except (TypeError, ValueError):
-        raise InputError("query, keys and values must be numbers") from None
+        raise InputError(Notice(N_("query, keys and values must be numbers"))) from None
     if q.shape != (KEY_DIM,):
-        raise InputError(f"the query needs exactly {KEY_DIM} numbers, got {q.size}")
+        raise InputError(Notice(N_("the query needs exactly {dim} numbers, got {count}"), dim=KEY_DIM, count=q.size))
     if k.ndim != 2 or k.shape[0] == 0:
-        raise InputError("add at least one key")
+        raise InputError(Notice(N_("add at least one key")))
     if k.shape[1] != KEY_DIM:
-        raise InputError(f"every key needs exactly {KEY_DIM} numbers")
+        raise InputError(Notice(N_("every key needs exactly {dim} numbers"), dim=KEY_DIM))
     if k.shape[0] > MAX_KEYS:
-        raise InputError(f"at most {MAX_KEYS} keys, got {k.shape[0]}")
+        raise InputError(Notice(N_("at most {most} keys, got {count}"), most=MAX_KEYS, count=k.shape[0]))
     if v.ndim != 2 or v.shape[0] != k.shape[0]:
-        raise InputError(f"give one value per key: {k.shape[0]} keys but {v.shape[0] if v.ndim else 0} values")
+        raise InputError(Notice(N_("give one value per key: {keys} keys but {values} values"), keys=k.shape[0],
+                                values=v.shape[0] if v.ndim else 0))
     if not 1 <= v.shape[1] <= MAX_VALUE_DIM:
-        raise InputError(f"values need 1 to {MAX_VALUE_DIM} numbers each")
-    for name, arr in (("query", q), ("keys", k), ("values", v)):
+        raise InputError(Notice(N_("values need 1 to {most} numbers each"), most=MAX_VALUE_DIM))
+    for name, arr in ((N_("query"), q), (N_("keys"), k), (N_("values"), v)):
         if not np.all(np.isfinite(arr)):
-            raise InputError(f"{name} {'contains' if name == 'query' else 'contain'} an empty or non-numeric entry; fill in every cell")
+            raise InputError(Notice(N_("query contains an empty or non-numeric entry; fill in every cell")
+                                    if name == "query" else
+                                    N_("{name} contain an empty or non-numeric entry; fill in every cell"),
+                                    name=Notice(name)))
         if np.any(np.abs(arr) > MAX_ABS_ENTRY):
-            raise InputError(f"{name} entries must lie within ±{MAX_ABS_ENTRY:g}")
+            raise InputError(Notice(N_("{name} entries must lie within ±{most:g}"), name=Notice(name),
+                                    most=MAX_ABS_ENTRY))
     return q.astype(np.float32), k.astype(np.float32), v.astype(np.float32)
 
 
@@ -191,9 +197,9 @@ def table_to_kv(rows: list[Mapping[str, Any]]) -> tuple[list[str], np.ndarray, n
               if any(r.get(c) not in (None, "") and r.get(c) == r.get(c) for c in ("k1", "k2", "v1", "v2"))]
     rows = [rows[i - 1] for i in places]
     if not rows:
-        raise InputError("the table is empty; add at least one key/value row")
+        raise InputError(Notice(N_("the table is empty; add at least one key/value row")))
     if len(rows) > MAX_KEYS:
-        raise InputError(f"at most {MAX_KEYS} rows, got {len(rows)}")
+        raise InputError(Notice(N_("at most {most} rows, got {count}"), most=MAX_KEYS, count=len(rows)))
 
     def number(i, column):
         try:
@@ -201,7 +207,7 @@ def table_to_kv(rows: list[Mapping[str, Any]]) -> tuple[list[str], np.ndarray, n
         except (TypeError, ValueError, OverflowError):
             x = float("nan")
         if not math.isfinite(x):
-            raise InputError(f"row {places[i]}: column {column} needs a number")
+            raise InputError(Notice(N_("row {row}: column {column} needs a number"), row=places[i], column=column))
         return x
 
     labels = []

@@ -65,3 +65,22 @@ def test_the_self_attention_page_shows_unknown_pieces_in_chinese():
     shown = [box.value for box in at.warning]
     assert any("MiniLM 的词表无法拼写" in text and "🍕" in text for text in shown), shown
     assert not [text for text in shown if "vocabulary cannot spell" in text]
+
+
+@pytest.mark.parametrize("cell, english, chinese", [
+    (None, "row 1: column k1 needs a number", "第 1 行：k1 列需要一个数字"),
+    (1e6, "keys entries must lie within ±", "键的条目必须在 ±"),
+], ids=["empty cell", "too large"])
+def test_a_bad_table_cell_is_said_in_the_sessions_language(cell, english, chinese):
+    # An InputError whose message is a Notice (models/playground/records.py) is shown part by part in
+    # the session's language (ui.widgets.show_input_error); its English text, which the CLI prints, stays.
+    import json
+
+    from tests.pages.conftest import open_page, send_widget_value
+
+    edit = json.dumps({"edited_rows": {"0": {"k1": cell}}})
+    for at, expected in ((open_page("pages/playground.py"), english), (open_zh("pages/playground.py"), chinese)):
+        send_widget_value(at, "kv_table", edit)
+        assert not at.exception, at.exception
+        shown = [e.value for e in at.error]
+        assert len(shown) == 1 and expected in shown[0], shown
