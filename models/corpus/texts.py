@@ -13,6 +13,7 @@ from pathlib import Path
 
 from models.options import MAX_TEXT_CHARS
 from models.record import InputError
+from models.text import N_, Notice
 
 MAX_LINE_CHARS = MAX_TEXT_CHARS  # the tokenizer cuts here anyway (models/options.py)
 _SKIP_CHUNK = 1 << 16
@@ -62,13 +63,15 @@ def csv_column(lines: Iterable[str], column: str, limit: int = MAX_LINE_CHARS) -
         wanted = column.strip().lower()
         if wanted not in header:
             shown = ", ".join(header[:8]) or "none"
-            raise InputError(f"the CSV has no column {column!r}; its columns: {shown}")
+            raise InputError(Notice(N_("the CSV has no column {column}; its columns: {shown}"), column=repr(column),
+                                    shown=shown))
         index = header.index(wanted)
         for row in reader:
             if index < len(row):
                 yield row[index][:limit]
     except csv.Error as error:
-        raise InputError(f"the CSV could not be read ({error}); check quoting and delimiters") from None
+        raise InputError(Notice(N_("the CSV could not be read ({error}); check quoting and delimiters"),
+                                error=str(error))) from None
 
 
 def csv_file_column(path: str | Path, column: str, limit: int = MAX_LINE_CHARS) -> Iterator[str]:
@@ -110,16 +113,16 @@ MAX_UPLOAD_TEXTS = 5_000  # as its MAX_CSV_ROWS
 def upload_text(data: bytes) -> str:
     """Returns an uploaded file's text; InputError in one line if it is too big, not UTF-8 or binary."""
     if len(data) > MAX_UPLOAD_BYTES:
-        raise InputError(f"the file is {len(data) / 1e6:.1f} MB; the limit is {MAX_UPLOAD_BYTES / 1e6:.0f} MB - "
-                         "upload a smaller sample")
+        raise InputError(Notice(N_("the file is {size:.1f} MB; the limit is {limit:.0f} MB - upload a smaller sample"),
+                                size=len(data) / 1e6, limit=MAX_UPLOAD_BYTES / 1e6))
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise InputError("the file is not UTF-8 text; save it as UTF-8 and upload again") from None
+        raise InputError(Notice(N_("the file is not UTF-8 text; save it as UTF-8 and upload again"))) from None
     if "\x00" in text:
-        raise InputError("the file contains binary data; upload plain text or CSV")
+        raise InputError(Notice(N_("the file contains binary data; upload plain text or CSV")))
     if not text.strip():
-        raise InputError("the file is empty; upload one text per line, or a CSV with a text column")
+        raise InputError(Notice(N_("the file is empty; upload one text per line, or a CSV with a text column")))
     return text
 
 
@@ -128,7 +131,8 @@ def csv_header(text: str) -> list[str]:
     try:
         return [h.strip().lower() for h in next(csv.reader(io.StringIO(text, newline="")), [])]
     except csv.Error as error:
-        raise InputError(f"the CSV could not be read ({error}); check quoting and delimiters") from None
+        raise InputError(Notice(N_("the CSV could not be read ({error}); check quoting and delimiters"),
+                                error=str(error))) from None
 
 
 def upload_texts(text: str, column: str | None = None) -> list[str]:
@@ -138,11 +142,11 @@ def upload_texts(text: str, column: str | None = None) -> list[str]:
     for row in rows:
         if row.strip():
             if len(texts) >= MAX_UPLOAD_TEXTS:
-                raise InputError(f"the file has more than {MAX_UPLOAD_TEXTS:,} texts; upload a smaller sample "
-                                 "or run `cli.py corpus` on the whole file")
+                raise InputError(Notice(N_("the file has more than {most:,} texts; upload a smaller sample "
+                                           "or run `cli.py corpus` on the whole file"), most=MAX_UPLOAD_TEXTS))
             texts.append(row[:MAX_LINE_CHARS])
     if not texts:
-        raise InputError("the file has no non-empty texts")
+        raise InputError(Notice(N_("the file has no non-empty texts")))
     return texts
 
 
