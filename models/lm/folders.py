@@ -24,11 +24,13 @@ from typing import Any
 import numpy as np
 
 from models.record import InputError
+from models.text import N_, Notice
 
 MODEL_ROOT_ENV = "ATTENTION_LAB_MODEL_ROOT"
 MAX_BYTES_ENV = "ATTENTION_LAB_MAX_MODEL_BYTES"
 DEFAULT_MAX_BYTES = 2_000_000_000
-NOT_AVAILABLE = "that model folder is not available here; the folders you may use are the ones the operator put under the model root"
+NOT_AVAILABLE = Notice(N_("that model folder is not available here; the folders you may use are the ones the operator put "
+                          "under the model root"))
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
 _FLOAT_DTYPES = {"F16": 2, "BF16": 2, "F32": 4, "F64": 8}
 
@@ -87,16 +89,17 @@ def read_config_json(folder: str | Path) -> dict[str, Any]:
     """Returns the parsed config.json of a folder; InputError if the folder or the file is not usable."""
     folder = Path(folder)
     if not folder.is_dir():
-        raise InputError(f"model folder not found: {folder}")
+        raise InputError(Notice(N_("model folder not found: {folder}"), folder=str(folder)))
     config_file = folder / "config.json"
     if not config_file.is_file():
-        raise InputError(f"{folder} has no config.json: not a Hugging Face model folder")
+        raise InputError(Notice(N_("{folder} has no config.json: not a Hugging Face model folder"), folder=str(folder)))
     try:
         data = json.loads(config_file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise InputError(f"{config_file} is not valid JSON ({str(error).splitlines()[0]})") from None
+        raise InputError(Notice(N_("{file} is not valid JSON ({error})"), file=str(config_file),
+                                error=str(error).splitlines()[0])) from None
     if not isinstance(data, dict):
-        raise InputError(f"{config_file} is not a JSON object")
+        raise InputError(Notice(N_("{file} is not a JSON object"), file=str(config_file)))
     return data
 
 
@@ -114,23 +117,26 @@ def weight_files(folder: str | Path) -> list[Path]:
             weight_map = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
             names = sorted(set(weight_map.values()))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, AttributeError):
-            raise InputError(f"{index} is not a safetensors index (a JSON object with a weight_map)") from None
+            raise InputError(Notice(N_("{index} is not a safetensors index (a JSON object with a weight_map)"),
+                                    index=str(index))) from None
         shards = []
         for name in names:
             shard = (folder / str(name)).resolve()
             if not shard.is_relative_to(folder.resolve()) or not shard.is_file():
-                raise InputError(f"{index.name} lists {name!r}, which is not a file in {folder}")
+                raise InputError(Notice(N_("{index} lists {name}, which is not a file in {folder}"), index=index.name,
+                                        name=repr(name), folder=str(folder)))
             shards.append(shard)
         if not shards:
-            raise InputError(f"{index} lists no files")
+            raise InputError(Notice(N_("{index} lists no files"), index=str(index)))
         return shards
     pickles = sorted(p.name for p in folder.iterdir() if p.suffix in PICKLE_SUFFIXES)
     if pickles:
-        raise InputError(
-            f"{folder} holds only pickled PyTorch weights ({', '.join(pickles[:3])}); pickles are refused because "
-            "loading one can run code: save the model with safetensors (save_pretrained(safe_serialization=True))"
-        )
-    raise InputError(f"{folder} has no model.safetensors (nor model.safetensors.index.json)")
+        raise InputError(Notice(
+            N_("{folder} holds only pickled PyTorch weights ({files}); pickles are refused because loading one can "
+               "run code: save the model with safetensors (save_pretrained(safe_serialization=True))"),
+            folder=str(folder), files=", ".join(pickles[:3]),
+        ))
+    raise InputError(Notice(N_("{folder} has no model.safetensors (nor model.safetensors.index.json)"), folder=str(folder)))
 
 
 class TensorFiles:
@@ -150,13 +156,15 @@ class TensorFiles:
                     for name in handle.keys():
                         view = handle.get_slice(name)
                         if name in self.where:
-                            raise InputError(f"tensor {name} is stored twice ({self.where[name].name} and {file.name})")
+                            raise InputError(Notice(N_("tensor {name} is stored twice ({first} and {second})"), name=name,
+                                                                first=self.where[name].name, second=file.name))
                         self.where[name], self.shapes[name] = file, tuple(view.get_shape())
                         self.dtypes[name] = view.get_dtype()
             except (SafetensorError, OSError, ValueError) as error:
                 if isinstance(error, InputError):
                     raise
-                raise InputError(f"{file} is not a readable safetensors file ({str(error).splitlines()[0]})") from None
+                raise InputError(Notice(N_("{file} is not a readable safetensors file ({error})"), file=str(file),
+                                        error=str(error).splitlines()[0])) from None
 
     def float32_bytes(self) -> int:
         """Returns how many bytes the tensors take once upcast to float32."""
@@ -166,10 +174,11 @@ class TensorFiles:
         """Raises InputError if the weights as float32 exceed max_bytes (None: no bound)."""
         needed = self.float32_bytes()
         if max_bytes is not None and needed > max_bytes:
-            raise InputError(
-                f"{self.folder.name}: the weights take {readable_bytes(needed)} as float32, more than the "
-                f"{readable_bytes(max_bytes)} this server allows ({MAX_BYTES_ENV}); choose a smaller model"
-            )
+            raise InputError(Notice(
+                N_("{folder}: the weights take {needed} as float32, more than the {allowed} this server allows "
+                   "({variable}); choose a smaller model"), folder=self.folder.name, needed=readable_bytes(needed),
+                allowed=readable_bytes(max_bytes), variable=MAX_BYTES_ENV,
+            ))
 
     def read(self, names: list[str], *, floats_only: bool = True) -> dict[str, np.ndarray]:
         """Returns {name: array} of these tensors, floating point ones as float32.
@@ -181,7 +190,7 @@ class TensorFiles:
 
         wrong = [f"{n} ({self.dtypes[n]})" for n in names if self.dtypes[n] not in _FLOAT_DTYPES]
         if wrong and floats_only:
-            raise InputError(f"tensors that are not floating point: {', '.join(wrong[:5])}")
+            raise InputError(Notice(N_("tensors that are not floating point: {names}"), names=", ".join(wrong[:5])))
         out = {}
         for file in self.files:
             wanted = [n for n in names if self.where[n] == file]
@@ -193,7 +202,8 @@ class TensorFiles:
                         value = handle.get_tensor(name)
                         out[name] = value.astype(np.float32) if self.dtypes[name] in _FLOAT_DTYPES else value
             except (SafetensorError, OSError, ValueError) as error:
-                raise InputError(f"{file} is not a readable safetensors file ({str(error).splitlines()[0]})") from None
+                raise InputError(Notice(N_("{file} is not a readable safetensors file ({error})"), file=str(file),
+                                        error=str(error).splitlines()[0])) from None
         return out
 
 

@@ -84,3 +84,21 @@ def test_a_bad_table_cell_is_said_in_the_sessions_language(cell, english, chines
         assert not at.exception, at.exception
         shown = [e.value for e in at.error]
         assert len(shown) == 1 and expected in shown[0], shown
+
+
+def test_a_model_folder_refused_on_the_language_model_page_is_said_in_chinese(tmp_path, monkeypatch):
+    # models/lm/folders.py's refusals are Notices: the Chinese page says them in Chinese.
+    import shutil
+
+    from models.lm.quality import CHECKPOINT_DIR
+
+    (tmp_path / "pickled").mkdir()
+    shutil.copy(CHECKPOINT_DIR / "config.json", tmp_path / "pickled" / "config.json")  # a GPT-2 config, no safetensors
+    (tmp_path / "pickled" / "pytorch_model.bin").write_bytes(b"not read")
+    monkeypatch.setenv("ATTENTION_LAB_MODEL_ROOT", str(tmp_path))
+    at = open_zh("pages/language_model.py")
+    for folder, expected in (("../../etc", "这里无法使用该模型文件夹"), ("pickled", "pickle 文件会被拒绝")):
+        at.text_input(key="lm_model_dir").set_value(folder).run()
+        assert not at.exception, at.exception
+        shown = [e.value for e in at.error]
+        assert len(shown) == 1 and expected in shown[0], shown
