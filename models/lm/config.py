@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from models.record import InputError
+from models.text import N_, Notice
 
 
 @dataclass(frozen=True)
@@ -125,37 +126,43 @@ class LMConfig:
 
     def __post_init__(self):
         if self.model_type not in ARCHITECTURES:
-            raise InputError(f"model_type {self.model_type!r} is not supported; supported: {SUPPORTED}")
+            raise InputError(Notice(N_("model_type {value} is not supported; supported: {supported}"),
+                                    value=repr(self.model_type), supported=SUPPORTED))
         for name, high in _LIMITS.items():
             _whole(self.hf_name(name), getattr(self, name), 1, high)
         if self.num_heads % self.num_kv_heads:
-            raise InputError(
-                f"num_key_value_heads {self.num_kv_heads} does not divide num_attention_heads {self.num_heads}"
-            )
+            raise InputError(Notice(
+                N_("num_key_value_heads {kv} does not divide num_attention_heads {heads}"),
+                kv=self.num_kv_heads, heads=self.num_heads,
+            ))
         if self.arch.positions == "learned":
             _whole("n_positions", self.max_positions, 1, _MAX_LEARNED_POSITIONS)
             if self.num_heads * self.head_dim != self.hidden_size:
-                raise InputError(f"n_embd {self.hidden_size} is not divisible by n_head {self.num_heads}")
+                raise InputError(Notice(N_("n_embd {width} is not divisible by n_head {heads}"), width=self.hidden_size,
+                                        heads=self.num_heads))
         elif self.head_dim % 2:
-            raise InputError(f"head_dim {self.head_dim} is odd; RoPE rotates pairs of dimensions")
+            raise InputError(Notice(N_("head_dim {dim} is odd; RoPE rotates pairs of dimensions"), dim=self.head_dim))
         if not _number(self.norm_eps) or not 0 < self.norm_eps < 1:
             name = "layer_norm_epsilon" if self.model_type == "gpt2" else "rms_norm_eps"
-            raise InputError(f"{name} {self.norm_eps!r} is not a number between 0 and 1")
+            raise InputError(Notice(N_("{name} {value} is not a number between 0 and 1"), name=name, value=repr(self.norm_eps)))
         if self.activation not in ACTIVATIONS:
-            raise InputError(f"activation {self.activation!r} is not supported; known: {', '.join(ACTIVATIONS)}")
+            raise InputError(Notice(N_("activation {value} is not supported; known: {known}"), value=repr(self.activation),
+                                    known=", ".join(ACTIVATIONS)))
         if not _number(self.rope_theta) or not 0 < self.rope_theta < 1e12:
-            raise InputError(f"rope_theta {self.rope_theta!r} is not a positive number")
+            raise InputError(Notice(N_("rope_theta {value} is not a positive number"), value=repr(self.rope_theta)))
         if self.rope_type not in ROPE_KINDS:
-            raise InputError(f"rope_scaling type {self.rope_type!r} is not supported; supported: {', '.join(ROPE_KINDS)}")
+            raise InputError(Notice(N_("rope_scaling type {value} is not supported; supported: {supported}"),
+                                    value=repr(self.rope_type), supported=", ".join(ROPE_KINDS)))
         for name, value in self.rope_scaling:
             if not _number(value) or not (0 < value < 1e9 or name == "truncate"):
-                raise InputError(f"rope_scaling {name} {value!r} is not a positive number")
+                raise InputError(Notice(N_("rope_scaling {name} {value} is not a positive number"), name=name,
+                                        value=repr(value)))
         if self.sliding_window is not None:
             _whole("sliding_window", self.sliding_window, 1, 1 << 30)
         for name in ("bos_token_id", "eos_token_id"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-                raise InputError(f"{name} {value!r} is not a whole number")
+                raise InputError(Notice(N_("{name} {value} is not a whole number"), name=name, value=repr(value)))
 
     def hf_name(self, name: str) -> str:
         """Returns the config.json name of a field of this config (e.g. num_layers -> n_layer for GPT-2)."""
@@ -195,10 +202,11 @@ class LMConfig:
     def from_hf(cls, data: dict[str, Any]) -> LMConfig:
         """Returns the config of a Hugging Face config.json dict; InputError (one line) if a value is bad."""
         if not isinstance(data, dict):
-            raise InputError("config.json is not a JSON object")
+            raise InputError(Notice(N_("config.json is not a JSON object")))
         model_type = data.get("model_type")
         if model_type not in ARCHITECTURES:
-            raise InputError(f"model_type {model_type!r} is not supported; supported: {SUPPORTED}")
+            raise InputError(Notice(N_("model_type {value} is not supported; supported: {supported}"),
+                                    value=repr(model_type), supported=SUPPORTED))
         arch = ARCHITECTURES[model_type]
         values = {**dict(arch.defaults), **{k: v for k, v in data.items() if v is not None or k == "head_dim"}}
         get = values.get
@@ -208,7 +216,7 @@ class LMConfig:
             _whole("n_head", heads, 1, _LIMITS["num_heads"])
             inner = get("n_inner")
             if get("reorder_and_upcast_attn", False) not in (False, True):
-                raise InputError("reorder_and_upcast_attn is not true or false")
+                raise InputError(Notice(N_("reorder_and_upcast_attn is not true or false")))
             common = dict(
                 vocab_size=get("vocab_size"), hidden_size=d, num_layers=get("n_layer"), num_heads=heads,
                 num_kv_heads=heads, head_dim=d // heads if d % heads == 0 else -1,
@@ -218,7 +226,7 @@ class LMConfig:
                 scale_attn_by_inverse_layer_idx=_flag(values, "scale_attn_by_inverse_layer_idx", False),
             )
             if common["head_dim"] == -1:
-                raise InputError(f"n_embd {d} is not divisible by n_head {heads}")
+                raise InputError(Notice(N_("n_embd {width} is not divisible by n_head {heads}"), width=d, heads=heads))
             rope: dict[str, Any] = {}
         else:
             d, heads = get("hidden_size"), get("num_attention_heads")
@@ -227,7 +235,8 @@ class LMConfig:
             head_dim = get("head_dim")
             if head_dim is None:
                 if d % heads:
-                    raise InputError(f"hidden_size {d} is not divisible by num_attention_heads {heads}")
+                    raise InputError(Notice(N_("hidden_size {width} is not divisible by num_attention_heads {heads}"),
+                                            width=d, heads=heads))
                 head_dim = d // heads
             common = dict(
                 vocab_size=get("vocab_size"), hidden_size=d, num_layers=get("num_hidden_layers"), num_heads=heads,
@@ -277,13 +286,14 @@ def _number(value: Any) -> bool:
 
 def _whole(name: str, value: Any, low: int, high: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InputError(f"{name} {value!r} is not a whole number from {low} to {high:,}")
+        raise InputError(Notice(N_("{name} {value} is not a whole number from {low} to {high:,}"), name=name,
+                                value=repr(value), low=low, high=high))
 
 
 def _flag(values: dict, name: str, default: bool) -> bool:
     value = values.get(name, default)
     if not isinstance(value, bool):
-        raise InputError(f"{name} {value!r} is not true or false")
+        raise InputError(Notice(N_("{name} {value} is not true or false"), name=name, value=repr(value)))
     return value
 
 
@@ -317,7 +327,7 @@ def _sliding(model_type: str, values: dict, num_layers: Any) -> dict[str, Any]:
         _whole("max_window_layers", first, 0, 1 << 20)
         types = ["sliding_attention" if i >= first else "full_attention" for i in range(num_layers)]
     if not isinstance(types, list) or len(types) != num_layers or not set(types) <= {"sliding_attention", "full_attention"}:
-        raise InputError("layer_types is not one of 'full_attention' or 'sliding_attention' per layer")
+        raise InputError(Notice(N_("layer_types is not one of 'full_attention' or 'sliding_attention' per layer")))
     layers = tuple(i for i, kind in enumerate(types) if kind == "sliding_attention")
     return {"sliding_window": window if layers else None, "sliding_layers": layers}
 
@@ -334,17 +344,19 @@ def _rope(values: dict) -> dict[str, Any]:
     if params is None:
         params = values.get("rope_scaling") or {}
     if not isinstance(params, dict):
-        raise InputError("rope_scaling is not a JSON object")
+        raise InputError(Notice(N_("rope_scaling is not a JSON object")))
     params = dict(params)
     theta = params.pop("rope_theta", None)
     theta = values.get("rope_theta", 10000.0) if theta is None else theta
     kind = params.pop("rope_type", None) or params.pop("type", None) or "default"
     params.pop("type", None)
     if not isinstance(kind, str) or kind not in ROPE_KINDS:
-        raise InputError(f"rope_scaling type {kind!r} is not supported; supported: {', '.join(ROPE_KINDS)}")
+        raise InputError(Notice(N_("rope_scaling type {value} is not supported; supported: {supported}"),
+                                value=repr(kind), supported=", ".join(ROPE_KINDS)))
     partial = params.pop("partial_rotary_factor", values.get("partial_rotary_factor", 1.0))
     if partial not in (None, 1, 1.0):
-        raise InputError(f"partial_rotary_factor {partial!r} is not supported (only 1: RoPE on the whole head)")
+        raise InputError(Notice(N_("partial_rotary_factor {value} is not supported (only 1: RoPE on the whole head)"),
+                                value=repr(partial)))
     if kind in ("llama3", "yarn"):
         original = values.get("original_max_position_embeddings")
         if original is not None:
@@ -355,15 +367,16 @@ def _rope(values: dict) -> dict[str, Any]:
         if value is None:
             continue
         if name not in _ROPE_PARAMETERS[kind]:
-            raise InputError(f"rope_scaling {name!r} is not used by rope type {kind!r} here")
+            raise InputError(Notice(N_("rope_scaling {name} is not used by rope type {kind} here"), name=repr(name),
+                                    kind=repr(kind)))
         if name == "truncate":
             if not isinstance(value, bool):
-                raise InputError(f"rope_scaling truncate {value!r} is not true or false")
+                raise InputError(Notice(N_("rope_scaling truncate {value} is not true or false"), value=repr(value)))
             value = float(value)
         scaling.append((name, value))
     for name in _ROPE_PARAMETERS[kind][:_ROPE_REQUIRED[kind]]:
         if name not in dict(scaling):
-            raise InputError(f"rope_scaling of type {kind!r} needs {name!r}")
+            raise InputError(Notice(N_("rope_scaling of type {kind} needs {name}"), kind=repr(kind), name=repr(name)))
     return {"rope_theta": theta, "rope_type": kind, "rope_scaling": tuple(sorted(scaling))}
 
 
