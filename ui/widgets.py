@@ -84,13 +84,10 @@ def warm_in_background(page_file: str) -> threading.Thread | None:
 def show_input_error(error: Exception) -> None:
     """Shows a user-caused error as one line (never a traceback), in the session's language: a message
     that is a Notice (models/text.py) part by part, any other as the catalog translates it whole."""
-    _ = translator()
     first = error.args[0] if error.args else None
-    if isinstance(first, Notice):
-        message = notice_text(first, _)
-    else:
-        message = _(str(error).splitlines()[0]) if str(error) else type(error).__name__
-    st.error(escape_markdown(message.splitlines()[0] if message else message), icon=":material/error:")
+    message = first if isinstance(first, Notice) else str(error).splitlines()[0] if str(error) else type(error).__name__
+    shown = notice_text(message, translator())
+    st.error(escape_markdown(shown.splitlines()[0] if shown else shown), icon=":material/error:")
 
 
 def checked(fn: Callable[..., T], *args: Any, stop: bool = True, **kwargs: Any) -> T | None:
