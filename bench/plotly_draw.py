@@ -91,30 +91,20 @@ def figures(root: Path) -> dict[str, str]:
                    captioner["hard"].build({"image": one, "temperature": 1.0, "samples": 20, "seed": 0, "mode": "sample"})]
         out["_react: images, one object"] = shown(images.captions_figure(one, records))
     try:  # the Playground's figure as the page builds it (pages/playground.py), for the react pair below
-        from viz.query_keys import query_key_plane
+        from viz.query_keys import stages_figure
     except ImportError:  # an older checkout: no query–key plane
-        query_key_plane = None
-    if query_key_plane is not None:
+        stages_figure = None
+    if stages_figure is not None:
         from models.playground.records import context_record, default_table, score_record, table_to_kv
         from models.registry import PLAYGROUND
-        from viz.figures import attention_heatmap, bars_over_heatmap, vectors_2d, weight_bars
 
         dot = mechanisms_on_page(PLAYGROUND.file)[0]
         labels, keys, values = table_to_kv(default_table())
 
         def playground(query: tuple[float, float]) -> go.Figure:
-            q = np.array(query)
-            record = dot.build({"query": q, "keys": keys, "values": values, "labels": labels, "temperature": 1.0,
-                                "mode": "soft", "seed": 0, "samples": 100})
-            scores, points = score_record(record), context_record(record)
-            return plotly_json.side_by_side([
-                weight_bars(scores.weights[0], scores.key_labels, title="1 · Scores"),
-                bars_over_heatmap(weight_bars(record.weights[0], record.key_labels, title="2 · Weights α"),
-                                  attention_heatmap(record, title="", zmax=1.0, height=220)),
-                vectors_2d(points.weights[:-1, :2], points.query_labels[:-1], weights=points.weights[:-1, 2],
-                           highlight=points.weights[-1, :2], title="3 · Sum"),
-                query_key_plane(q, keys, record.key_labels, scores.weights[0], record.weights[0], title="plane"),
-            ], widths=[1.0, 1.0, 1.0, 1.1], gap=0.06, height=480)
+            record = dot.build({"query": np.array(query), "keys": keys, "values": values, "labels": labels,
+                                "temperature": 1.0, "mode": "soft", "seed": 0, "samples": 100})
+            return stages_figure(record, score_record(record), context_record(record), np.array(query), keys)[0]
 
         out["Playground: four panels (stages and query–key plane)"] = shown(playground((1.5, 0.5)))
         out["_react: Playground, query moved"] = shown(playground((-1.0, 0.5)))

@@ -27,11 +27,9 @@ from ui.widgets import (
     show_panels,
     warm_in_background,
 )
-from viz.figures import attention_heatmap, bars_over_heatmap, vectors_2d, weight_bars
 from viz.formulas import formula_table, matrix_latex, query_key_notation, symbol_legend
 from viz.i18n_text import N_
-from viz.plotly_json import side_by_side
-from viz.query_keys import query_key_plane
+from viz.query_keys import stages_figure
 
 ensure_router()
 _ = translator()
@@ -134,48 +132,20 @@ def playground(key_values: tuple | None) -> None:
         "temperature": temperature, "mode": mode, "seed": seed, "samples": samples,
     })
 
-    extras = record.extras
-    # The three stages are three panels of one figure: a query, τ or score change redraws one figure,
-    # not three. Each panel keeps its own Export menu, which exports that stage's record and figure.
-    scores = score_record(record)
-    score_fig = weight_bars(scores.weights[0], scores.key_labels, title=_("1 · Scores: score(q, kⱼ)"),
-                            value_name=_("score"), gettext=_)
-    if mode == "sample":
-        weight_fig = weight_bars(
-            extras["soft_weights"], record.key_labels,
-            title=_("2 · α vs. {samples} samples").format(samples=samples),
-            value_name=_("α (soft)"), compare=record.weights[0], compare_name=_("sample frequency"), gettext=_,
-        )
-        # Under the panels, where the sum's legend goes: above the bars it lay over the panels' titles.
-        weight_fig.update_layout(legend={"orientation": "h", "x": 0.0, "y": -0.3, "yanchor": "top"})
-    else:
-        weight_fig = weight_bars(record.weights[0], record.key_labels, title=_("2 · Weights α"), value_name="α",
-                                 gettext=_)
-    # The bars and, under them, the heatmap row every other page draws.
-    heat_fig = attention_heatmap(record, title="", zmax=1.0, height=220, gettext=_)
-    weights_panel = bars_over_heatmap(weight_fig, heat_fig)
-    points = context_record(record)
-    context_fig = vectors_2d(
-        points.weights[:-1, :2], points.query_labels[:-1], weights=points.weights[:-1, 2], highlight=points.weights[-1, :2],
-        highlight_name=_("weighted sum c"), title=_("3 · Sum: c = Σⱼ αⱼ vⱼ"),
-        x_title=_("value dimension 1"), y_title=_("value dimension 2"), gettext=_,
-    )
-    # The query and the keys where they are, right of the stages: why one key scores high. A panel of the
-    # stages' figure, so that a control redraws one figure; no Export menu of its own (the scores' menu
-    # exports its numbers).
-    plane = query_key_plane(query, keys, record.key_labels, scores.weights[0], record.weights[0],
-                            title=_("Why a key scores high"), gettext=_)
+    # The three stages and the query–key plane are panels of one figure: a query, τ or score change redraws
+    # one figure. Each stage keeps its own Export menu, which exports that stage's record and figure.
+    scores, points = score_record(record), context_record(record)
+    figure, (score_fig, weights_panel, context_fig) = stages_figure(record, scores, points, query, keys, gettext=_)
     panels = [
         (score_fig, scores, "scores", f"{record.mechanism}-scores", _("Export scores")),
         (weights_panel, record, "weights", f"{record.mechanism}-weights", _("Export α")),
         (context_fig, points, "context", f"{record.mechanism}-context", _("Export sum")),
     ]
-    show_panels(side_by_side([p[0] for p in panels] + [plane], widths=[1.0, 1.0, 1.0, 1.1], gap=0.06, height=480),
-                panels, chart_key=f"weights_{PHONE_WIDE}_chart")
+    show_panels(figure, panels, chart_key=f"weights_{PHONE_WIDE}_chart")
     frequency = _("the sample frequencies") if mode == "sample" else _("the same α")
     st.caption(_("Under the α bars: {what} as a one-row heatmap, as the other pages draw attention. In the sum, "
-                 "each value v_j is a dot sized by its α_j; the weighted sum c = ({c1}, {c2}).").format(what=frequency, c1=f"{points.weights[-1, 0]:.3f}",
-                                                 c2=f"{points.weights[-1, 1]:.3f}"))
+                 "each value v_j is a dot sized by its α_j; the weighted sum c = ({c1}, {c2}).").format(
+        what=frequency, c1=f"{points.weights[-1, 0]:.3f}", c2=f"{points.weights[-1, 1]:.3f}"))
     st.markdown(_("In the right-hand panel the star is the query q, the dots are the keys k_j; hover a key for "
                   "its score and α, and watch its dot grow with α. A dot product q·k = |q| |k| cos θ is large for a "
                   "key that is long and points the query's way; the cosine score looks at the angle θ alone. Move "

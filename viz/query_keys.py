@@ -1,6 +1,7 @@
-"""The Playground's query–key plane: the query q and every key k_j as points of the plane, each key
-sized by its weight α_j, with its score and α in its hover, so that one sees why a key scores high
-(for a dot product: a long key pointing the query's way). No streamlit, no jax."""
+"""The Playground's figure (stages_figure: score, normalise, sum, and the query–key plane) and the
+plane itself: the query q and every key k_j as points, each key sized by its weight α_j, with its score
+and α in its hover, so that one sees why a key scores high (for a dot product: a long key pointing the
+query's way). No streamlit, no jax."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from viz.figures import attention_heatmap, bars_over_heatmap, vectors_2d, weight_bars
 from viz.i18n_text import Gettext, untranslated
 from viz.labels import safe_label
-from viz.plotly_json import quick_figure
+from viz.plotly_json import quick_figure, side_by_side
 
 KEY_COLOR, QUERY_COLOR = "#1f77b4", "#d62728"
 
@@ -73,3 +75,40 @@ def query_key_plane(
         "showlegend": False,
     }
     return quick_figure(data, layout)
+
+
+def stages_figure(record, scores, points, query: np.ndarray, keys: np.ndarray, *,
+                  gettext: Gettext = untranslated) -> tuple[go.Figure, tuple[go.Figure, go.Figure, go.Figure]]:
+    """Returns the Playground's figure and its three stage panels, each a figure of its own (what its
+    Export menu exports): 1 the scores, 2 the weights α as bars over their one-row heatmap (α beside
+    the sample frequencies when the record sampled), 3 the values sized by α and their sum c; the
+    figure holds those three and, right of them, the query–key plane, so that a control redraws one
+    figure. record: a Playground record (models/playground/records.py); scores and points: its
+    score_record and context_record."""
+    _ = gettext
+    score_fig = weight_bars(scores.weights[0], scores.key_labels, title=_("1 · Scores: score(q, kⱼ)"),
+                            value_name=_("score"), gettext=_)
+    if record.meta.get("mode") == "sample":
+        weight_fig = weight_bars(
+            record.extras["soft_weights"], record.key_labels,
+            title=_("2 · α vs. {samples} samples").format(samples=record.meta["samples"]),
+            value_name=_("α (soft)"), compare=record.weights[0], compare_name=_("sample frequency"), gettext=_,
+        )
+        # Under the panels, where the sum's legend goes: above the bars it lay over the panels' titles.
+        weight_fig.update_layout(legend={"orientation": "h", "x": 0.0, "y": -0.3, "yanchor": "top"})
+    else:
+        weight_fig = weight_bars(record.weights[0], record.key_labels, title=_("2 · Weights α"), value_name="α",
+                                 gettext=_)
+    # The bars and, under them, the heatmap row every other page draws.
+    weights_panel = bars_over_heatmap(weight_fig, attention_heatmap(record, title="", zmax=1.0, height=220, gettext=_))
+    context_fig = vectors_2d(
+        points.weights[:-1, :2], points.query_labels[:-1], weights=points.weights[:-1, 2], highlight=points.weights[-1, :2],
+        highlight_name=_("weighted sum c"), title=_("3 · Sum: c = Σⱼ αⱼ vⱼ"),
+        x_title=_("value dimension 1"), y_title=_("value dimension 2"), gettext=_,
+    )
+    # Why one key scores high: the query and the keys where they are. No Export menu of its own (the
+    # scores' menu exports its numbers).
+    plane = query_key_plane(query, keys, record.key_labels, scores.weights[0], record.weights[0],
+                            title=_("Why a key scores high"), gettext=_)
+    stages = (score_fig, weights_panel, context_fig)
+    return side_by_side([*stages, plane], widths=[1.0, 1.0, 1.0, 1.1], gap=0.06, height=480), stages

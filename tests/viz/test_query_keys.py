@@ -81,3 +81,25 @@ def test_the_decoders_step_0_says_what_it_shows():
                             meta={"attention": "decoder", "decoding_step": 1})
     assert not decoding_step_figure(later, title="Step 1").layout.annotations
     assert "起始符" in decoding_step_figure(record, gettext=gettext_for("zh")).layout.annotations[0].text
+
+
+def test_the_playground_figure_holds_the_three_stages_and_the_plane_and_says_the_samples():
+    from models.playground.records import context_record, score_record
+    from models.registry import get_mechanism
+    from viz.query_keys import stages_figure
+
+    options = {"query": QUERY, "keys": KEYS, "values": KEYS, "labels": ["cat", "car", "x"], "temperature": 1.0,
+               "seed": 0, "samples": 40}
+    dot = get_mechanism("qkv-dot")
+    for mode in ("soft", "sample"):
+        record = dot.build({**options, "mode": mode})
+        scores, points = score_record(record), context_record(record)
+        figure, stages = stages_figure(record, scores, points, QUERY, KEYS)
+        assert len(stages) == 3
+        # the stages' traces, in order, then the plane's four (rays, the query's ray, the keys, the query)
+        assert len(figure.data) == sum(len(s.data) for s in stages) + 4
+        np.testing.assert_allclose(figure.data[-1].x, [QUERY[0]])
+        heads = [a.text for a in figure.layout.annotations]
+        assert any("40 samples" in h for h in heads) == (mode == "sample")
+        names = {t.name for t in figure.data if t.showlegend is not False}
+        assert ("sample frequency" in names) == (mode == "sample")  # α and the frequency told apart in the legend
