@@ -195,6 +195,18 @@ def test_a_link_reopens_a_section_and_a_bad_head_list_is_refused():
     assert len(app.warning) == 1 and "L9 H9" in app.warning[0].value  # no head of this model: one line
 
 
+def test_the_knockout_says_when_it_read_a_cut_prompt():
+    # The GPT trained here reads 128 positions: a longer prompt is cut, and the knock-out section says
+    # so, as the other sections do (the bars are measured at the last token it read).
+    prompt = "The cat sat on the mat and looked at the dog. " * 30  # ~1,400 characters, over 128 tokens
+    assert len(prompt) <= PROMPT_MAX_CHARS
+    app = open_link({"inside_section": "3 Head knock-out", "inside_prompt": prompt})
+    assert len(chart_specs(app)) == 1  # the chosen heads' bars
+    assert len(app.warning) == 1 and "cut to its first 128" in app.warning[0].value
+    short = open_link({"inside_section": "3 Head knock-out"})
+    assert len(short.warning) == 0 and len(chart_specs(short)) == 1
+
+
 def test_a_large_sweep_asks_first_and_one_above_the_bound_is_refused(monkeypatch):
     import ui.inside_lm_knockout as knockout
 
