@@ -13,8 +13,10 @@ from models.lm.folders import max_model_bytes, model_root, resolve_model_dir
 from models.lm.neuron import neuron_parts
 from models.lm.records import LMRunner, shared_runner
 from models.registry import Mechanism, get_mechanism
-from ui.i18n import translator
+from models.text import Notice
+from ui.i18n import notice_text, translator
 from ui.links import linked_text
+from ui.markdown import escape_markdown
 from ui.neuron import neuron_section
 from ui.widgets import checked
 from viz.formulas import formula_lines
@@ -64,6 +66,13 @@ def mechanism_heading(mechanism: Mechanism) -> None:
     st.caption(mechanism.paper)
 
 
+def show_notice(notice: str | None) -> None:
+    """Says, in the session's language, what a section's model did not read as typed (a prompt cut to
+    the model's positions or the section's bound, characters the tokenizer could not read)."""
+    if notice:
+        st.warning(escape_markdown(notice_text(notice, translator())), icon=":material/info:")
+
+
 def neuron_view_section(runner: LMRunner, prompt: str) -> None:
     """Shows section 4: one head's score taken apart (ui/neuron.py) on the page's model and prompt."""
     _ = translator()
@@ -73,6 +82,7 @@ def neuron_view_section(runner: LMRunner, prompt: str) -> None:
                   "its sum scaled by 1/√d (the score), and the softmax of the scores over the keys the query may "
                   "see, which is the row of the attention map."))
     mechanism_heading(get_mechanism("lm-neuron"))
+    show_notice(Notice.join(encoding.notices))
     cfg = runner.config
     neuron_section(lambda layer, head, query: neuron_parts(runner.lm, encoding.ids, layer, head, query),
                    encoding.labels, cfg.num_layers, cfg.num_heads, "inside_neuron", meta={"model": runner.name})

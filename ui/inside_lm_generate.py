@@ -18,8 +18,8 @@ from models.lm.generate import generation_record
 from models.record import AttentionRecord
 from models.registry import get_mechanism
 from models.transformer.stats import matrix_record, model_view_record
-from ui.i18n import notice_text, translator
-from ui.inside_lm import cached_runner, mechanism_heading
+from ui.i18n import translator
+from ui.inside_lm import cached_runner, mechanism_heading, show_notice
 from ui.links import bound
 from ui.markdown import escape_markdown
 from ui.widgets import checked, index_in, option_number, option_slider, show_figure
@@ -97,8 +97,7 @@ def step_views(record: AttentionRecord) -> None:
     layers, heads = record.weights.shape[:2]
     st.markdown(_("The model continued the prompt with: “{written}”").format(
         written=escape_markdown(str(record.meta.get("generated_text", "")))))
-    if record.meta.get("notice"):
-        st.warning(escape_markdown(notice_text(record.meta["notice"], _)), icon=":material/info:")
+    show_notice(record.meta.get("notice"))
     step = 1
     if written > 1:
         step = index_in(bound(st.slider, _("Step"), 1, written, 1, key="inside_step",

@@ -16,10 +16,9 @@ import streamlit as st
 from models.lm.knockout import MAX_CHOSEN_HEADS, MODES, knockout_record, max_sweep
 from models.record import AttentionRecord
 from models.registry import get_mechanism
-from ui.i18n import notice_text, translator
-from ui.inside_lm import mechanism_heading
+from ui.i18n import translator
+from ui.inside_lm import mechanism_heading, show_notice
 from ui.links import bound
-from ui.markdown import escape_markdown
 from ui.widgets import checked, show_figure
 from viz.lm_lens import MODE_NOTES, knockout_bars, knockout_grid
 
@@ -37,13 +36,6 @@ def head_name(pair: str) -> str:
     """Returns "L0 H1" for the pair "0.1"."""
     layer, _, head = pair.partition(".")
     return f"L{layer} H{head}"
-
-
-def show_notice(record: AttentionRecord) -> None:
-    """Says what the knock-out did not read as given (a prompt cut to its first tokens, characters
-    the tokenizer could not read), in the session's language."""
-    if record.meta.get("notice"):
-        st.warning(escape_markdown(notice_text(record.meta["notice"], translator())), icon=":material/info:")
 
 
 def knockout_section(model_dir: str, prompt: str, num_layers: int, num_heads: int, tokens: int) -> None:
@@ -66,7 +58,7 @@ def knockout_section(model_dir: str, prompt: str, num_layers: int, num_heads: in
     if chosen:
         with st.spinner(_("Running the model with the heads knocked out…")):
             record = checked(cached_knockout, model_dir, prompt, ",".join(chosen), mode, False)
-        show_notice(record)
+        show_notice(record.meta.get("notice"))
         show_figure(knockout_bars(record, gettext=_), record, key="inside_knockout", name=f"lm-knockout-{mode}")
     else:
         st.info(_("Choose heads above to knock them out, or run the sweep below."), icon=":material/touch_app:")
@@ -89,6 +81,6 @@ def knockout_section(model_dir: str, prompt: str, num_layers: int, num_heads: in
         record = checked(cached_knockout, model_dir, prompt, "", mode, True)
         status.update(label=_("Sweep done: {heads} heads.").format(heads=num_layers * num_heads), state="complete")
     if not chosen:  # said above, with the chosen heads' figure, otherwise
-        show_notice(record)
+        show_notice(record.meta.get("notice"))
     st.caption(_("Hover a head for the change in the prompt's loss as well."))
     show_figure(knockout_grid(record, gettext=_), record, key="inside_sweep_prob", name=f"lm-knockout-sweep-{mode}")

@@ -14,8 +14,8 @@ import streamlit as st
 from models.lm.lens import DEFAULT_TOP_K, MAX_TOP_K, lens_record
 from models.record import AttentionRecord
 from models.registry import get_mechanism
-from ui.i18n import notice_text, translator
-from ui.inside_lm import mechanism_heading
+from ui.i18n import translator
+from ui.inside_lm import mechanism_heading, show_notice
 from ui.links import bound
 from ui.markdown import escape_markdown
 from ui.widgets import checked, index_in, show_figure
@@ -61,8 +61,7 @@ def lens_section(model_dir: str, prompt: str, tokens: tuple[str, ...]) -> None:
     with st.spinner(_("Reading every layer through the lens…")):
         record = checked(cached_lens, model_dir, prompt, position, top_k)  # top_k checked there, one line
     meta = record.meta
-    if meta.get("notice"):
-        st.warning(escape_markdown(notice_text(meta["notice"], _)), icon=":material/info:")
+    show_notice(meta.get("notice"))
     show_figure(lens_position_bars(record, gettext=_), position_record(record), key="inside_lens_position",
                 name=f"logit-lens-position{position}")
     st.caption(_("Every layer's top {k} next tokens after “{token}” (position {position}), with their "

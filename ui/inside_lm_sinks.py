@@ -13,7 +13,7 @@ import streamlit as st
 from models.lm.sinks import SINK_EPSILON, sink_record, training_sinks
 from models.record import AttentionRecord
 from ui.i18n import translator
-from ui.inside_lm import cached_runner
+from ui.inside_lm import cached_runner, show_notice
 from ui.markdown import escape_markdown
 from ui.widgets import checked, show_figure
 from viz.figures import heatmap
@@ -45,6 +45,7 @@ def sinks_section(model_dir: str, prompt: str) -> None:
     with st.spinner(_("Running the model on the prompt…")):
         record = checked(cached_sinks, model_dir, prompt)
     meta = record.meta
+    show_notice(meta.get("notice"))
     heads = record.weights.size
     sinks = int(np.sum(record.weights > SINK_EPSILON))
     cols = st.columns(2)

@@ -195,16 +195,20 @@ def test_a_link_reopens_a_section_and_a_bad_head_list_is_refused():
     assert len(app.warning) == 1 and "L9 H9" in app.warning[0].value  # no head of this model: one line
 
 
-def test_the_knockout_says_when_it_read_a_cut_prompt():
-    # The GPT trained here reads 128 positions: a longer prompt is cut, and the knock-out section says
-    # so, as the other sections do (the bars are measured at the last token it read).
+SECTIONS = ["1 Generate & watch it read", "2 Logit lens", "3 Head knock-out", "4 Neuron view", "5 Attention sinks"]
+
+
+@pytest.mark.parametrize("section", SECTIONS)
+def test_every_section_says_when_it_read_a_cut_prompt(section):
+    # The GPT trained here reads 128 positions: a longer prompt is cut, and each section says so once,
+    # beside what it drew from the tokens it read.
     prompt = "The cat sat on the mat and looked at the dog. " * 30  # ~1,400 characters, over 128 tokens
     assert len(prompt) <= PROMPT_MAX_CHARS
-    app = open_link({"inside_section": "3 Head knock-out", "inside_prompt": prompt})
-    assert len(chart_specs(app)) == 1  # the chosen heads' bars
+    app = open_link({"inside_section": section, "inside_prompt": prompt})
+    assert chart_specs(app)
     assert len(app.warning) == 1 and "cut to its first 128" in app.warning[0].value
-    short = open_link({"inside_section": "3 Head knock-out"})
-    assert len(short.warning) == 0 and len(chart_specs(short)) == 1
+    short = open_link({"inside_section": section})
+    assert len(short.warning) == 0 and chart_specs(short)
 
 
 def test_a_large_sweep_asks_first_and_one_above_the_bound_is_refused(monkeypatch):
