@@ -34,7 +34,7 @@ from models.text import N_, Notice
 AXES = ("layer", "head", "query", "key")
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_MODEL_DIR = ROOT / "checkpoints" / "lm"
-DEFAULT_MODEL_NAME = "the GPT trained here"
+DEFAULT_MODEL_NAME = N_("the GPT trained here")  # a notice names it in the session's language
 MAX_TOKENS = 2048  # tokens a record reads at most (a model with fewer positions: its own limit)
 MAX_RECORD_BYTES = 640 * 2**20  # 12 layers × 12 heads × 1,024² float32 (604 MB) fit; more is refused
 FOREIGN_SHARE = 0.25  # above this share of byte pieces or unknown tokens, the text is flagged as foreign
@@ -84,6 +84,9 @@ class LMRunner:
         self.lm = lm
         self.config = lm.config
         self.name = name or lm.name
+        # How notices name the model: the GPT trained here in the reader's language (a Notice value is
+        # rendered through the catalog), a folder by its own name.
+        self.notice_name: str = Notice(DEFAULT_MODEL_NAME) if self.name == DEFAULT_MODEL_NAME else self.name
         self.weight_bytes = sum(4 * int(np.prod(leaf.shape)) for leaf in jax.tree.leaves(lm.state))
         self.max_tokens = min(self.config.max_positions, MAX_TOKENS)
         self.buckets = tuple(b for b in LENGTH_BUCKETS if b < self.max_tokens) + (self.max_tokens,)
@@ -103,7 +106,7 @@ class LMRunner:
         truncated = len(ids) > self.max_tokens
         if truncated:
             notices.append(Notice(N_("the text was cut to its first {kept:,} of {total:,} tokens ({model} reads at most "
-                                     "{kept:,} here)"), kept=self.max_tokens, total=len(ids), model=self.name))
+                                     "{kept:,} here)"), kept=self.max_tokens, total=len(ids), model=self.notice_name))
             ids, offsets = ids[: self.max_tokens], offsets[: self.max_tokens]
         if not ids:
             raise InputError("the tokenizer makes no tokens of this text; type some words")
@@ -114,7 +117,7 @@ class LMRunner:
         if real >= 8 and pieces / real > FOREIGN_SHARE:
             notices.append(Notice(N_("{pieces} of {real} tokens are pieces of characters or unknown to the tokenizer: this "
                                      "text lies largely outside what {model} was trained on, so its attention may mean "
-                                     "little"), pieces=pieces, real=real, model=self.name))
+                                     "little"), pieces=pieces, real=real, model=self.notice_name))
         return LMEncoding(np.asarray(ids, np.int32), tuple(labels), truncated, tuple(notices),
                           bool(ids) and ids[0] in self._special_ids)
 

@@ -73,6 +73,19 @@ def test_a_long_text_is_cut_with_a_notice():
     assert record.meta["notice"] == f"the text was cut to its first 128 of {total} tokens (gpt2 reads at most 128 here)"
 
 
+def test_the_cut_notice_names_the_model_trained_here_in_the_readers_language():
+    from ui.i18n import notice_text
+    from viz.i18n_text import gettext_for
+
+    runner = load_runner(None)  # the GPT trained here: 128 positions
+    notice = runner.attention("the dog " * 200).meta["notice"]
+    assert "(the GPT trained here reads at most 128 here)" in notice  # the English text, as the CLI prints it
+    chinese = notice_text(notice, gettext_for("zh"))
+    assert "在此训练的 GPT" in chinese and "trained here" not in chinese
+    folder = load_runner(FIXTURES / "gpt2").attention("the dog " * 200).meta["notice"]
+    assert "gpt2" in notice_text(folder, gettext_for("zh"))  # a folder keeps its own name
+
+
 def test_maps_above_the_bound_are_refused_naming_layers_that_fit(llama, monkeypatch):
     monkeypatch.setattr(lm_records, "MAX_RECORD_BYTES", record_bytes(1, 8, 30) + 1)
     with pytest.raises(InputError) as info:
