@@ -29,7 +29,9 @@ navigation = st.navigation(
         if page.default
         else st.Page(page.file, title=_(page.title), icon=page.icon, url_path=page.url_path)
         for page in PAGES
-    ]
+    ],
+    # Every page listed: collapsed, Streamlit adds a "View N more" button that no catalog translates.
+    expanded=True,
 )
 
 with st.sidebar:

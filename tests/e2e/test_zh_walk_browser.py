@@ -44,6 +44,10 @@ def test_every_page_in_chinese_opens_without_an_exception_or_an_english_text(pag
     page.wait_for_timeout(500)  # a fragment or a second run may follow the first
     wait_idle(page, timeout=180_000)
     assert page.locator('[data-testid="stException"]').count() == 0
+    # The sidebar lists every page in Chinese, with no "View N more" button of Streamlit's own (English).
+    nav = page.locator('[data-testid="stSidebarNav"]')
+    assert nav.locator("a").count() == len(PAGES)
+    assert not re.search(r"\bView\b|\bmore\b", nav.inner_text()), nav.inner_text()
     shown = re.sub(r"\s+", " ", page.locator('[data-testid="stMain"]').inner_text())
     assert re.search(r"[\u4e00-\u9fff]", shown), "no Chinese text on the page"
     untranslated = [text for text in ENGLISH if re.sub(r"\s+", " ", text) in shown]
