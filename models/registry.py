@@ -42,7 +42,7 @@ def _encdec(variant: str, name: str, formula: str, summary: str) -> Mechanism:
 # ------------------------------------------------------------------ the catalogue
 
 _QKV_BUILDER = "models.playground.records:qkv_record"
-_QKV_PAPER = "The general view: Vaswani et al. (2017) §3.2; Luong et al. (2015) §3.1"
+_QKV_PAPER = "Vaswani et al. (2017) §3.2; Luong et al. (2015) §3.1"  # the general view: q, k, v
 _BAHDANAU = "Bahdanau, Cho & Bengio (2015), Neural Machine Translation by Jointly Learning to Align and Translate"
 _LUONG = "Luong, Pham & Manning (2015), Effective Approaches to Attention-based Neural Machine Translation"
 _LUONG_STATE = r",\quad \tilde h_t = \tanh(W_c [c_t; h_t])"

@@ -3,6 +3,7 @@ and defaults, and its option declarations are what the CLI and the pages check a
 
 import importlib
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -97,3 +98,10 @@ def test_every_trainer_has_the_entry_point_protocol():
 def test_pages_are_exactly_the_files_in_pages():
     files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pages").glob("*.py"))
     assert files == sorted(p.file for p in PAGES)
+
+
+def test_every_paper_line_begins_with_its_authors_and_year():
+    # The pages show it as it is, in both languages: a citation, not a label of ours (those go through
+    # the catalog), so it opens with the authors and the year.
+    for mechanism in MECHANISMS:
+        assert re.match(r"[A-Za-z][\w ,&.'-]* \(\d{4}\)", mechanism.paper), (mechanism.id, mechanism.paper)
