@@ -19,7 +19,7 @@ from models.captioner.task import (
 )
 from models.image_input import fit_square, read_any_image
 from models.registry import IMAGES, mechanisms_on_page
-from ui.i18n import notice_text, translator
+from ui.i18n import translator
 from ui.legend import symbol_legend
 from ui.links import bound, linked_index, unlink
 from ui.router import ensure_router
@@ -33,6 +33,7 @@ from ui.widgets import (
     option_radio,
     option_slider,
     show_figure,
+    show_notice,
     show_panels,
 )
 from viz.figures import png_data_uri
@@ -249,7 +250,7 @@ def caption_view(image: np.ndarray) -> None:
     if not records:
         return
     for notice in next((r.meta["notices"] for _m, r in records if r.meta.get("notices")), []):  # once per image
-        st.warning(notice_text(notice, _), icon=":material/help:")
+        show_notice(notice, icon=":material/help:")
     # Both captioners' panels are one figure (a scene change redraws one figure, not two), each block
     # on its own colour scale; each keeps its own Export menu with its own record and figure, built
     # only when an image is exported.

@@ -5,12 +5,12 @@ import streamlit as st
 from models.induction.records import model_size, phase_change, prediction_rows, snapshot_steps, training_record
 from models.induction.task import LETTERS, WORDS
 from models.registry import INDUCTION, mechanisms_on_page
-from ui.i18n import current_language, notice_text, translator
+from ui.i18n import current_language, translator
 from ui.legend import symbol_legend
 from ui.links import bound, linked_text
 from ui.router import ensure_router
 from ui.story import story_place
-from ui.widgets import checked, option_number, option_slider, show_figure
+from ui.widgets import checked, option_number, option_slider, show_figure, show_notice
 from viz.chart_style import for_the_page
 from viz.i18n_text import N_, gettext_for
 from viz.induction import copy_view, head_pattern, snapshot_note, training_curves
@@ -175,7 +175,7 @@ def text_section() -> None:
     st.markdown(_("**Next token predicted after your sequence:** `{token}` ({probability}) at step {step}").format(
         token=continuation, probability=f"{typed.meta['prediction_probabilities'][-1]:.0%}", step=f"{step:,}"))
     for notice in typed.meta["notices"]:
-        st.warning(notice_text(notice, _), icon=":material/info:")
+        show_notice(notice)
     show_figure(copy_view(typed, gettext=_, title=_("{head} on your tokens, step {step}").format(
         head=best, step=f"{step:,}")), typed, key="ind_copy",
                 name=f"induction-text-step{step}")

@@ -7,13 +7,13 @@ from models.lm.quality import familiarity_notice, training_record
 from models.lm.records import shared_runner
 from models.registry import LANGUAGE_MODEL, mechanisms_on_page
 from models.transformer.stats import matrix_record, model_view_record
-from ui.i18n import current_language, notice_text, translator
+from ui.i18n import current_language, translator
 from ui.legend import symbol_legend
 from ui.links import bound, linked_text
 from ui.markdown import escape_markdown
 from ui.router import ensure_router
 from ui.story import story_place
-from ui.widgets import checked, index_in, show_figure
+from ui.widgets import checked, index_in, show_figure, show_notice
 from viz.chart_style import for_the_page
 from viz.i18n_text import N_, gettext_for
 from viz.lm import training_curves
@@ -108,9 +108,9 @@ st.caption(_("{model} ({architecture}, {layers} layers × {heads} heads) · {tok
     + ("" if meta["loss_nats"] is None else " · " + _("next-token loss {loss} nats per token").format(
         loss=f"{meta['loss_nats']:.2f}")))
 if meta.get("notice"):
-    st.warning(escape_markdown(notice_text(meta["notice"], _)), icon=":material/info:")
+    show_notice(meta["notice"])
 elif trained_here and (far := familiarity_notice(meta["loss_nats"], curves.meta["heldout"]["perplexity"])):
-    st.warning(notice_text(far, _), icon=":material/travel_explore:")
+    show_notice(far, icon=":material/travel_explore:")
 
 # The trained model opens on its induction head; another model on the last layer's first head.
 best_layer, best_head = curves.meta["best"] if trained_here else (meta["num_layers"] - 1, 0)

@@ -20,7 +20,7 @@ from models.transformer.stats import (
     special_sinks,
     statistic_record,
 )
-from ui.i18n import notice_text, translator
+from ui.i18n import translator
 from ui.legend import symbol_legend
 from ui.links import bound, linked_text
 from ui.neuron import neuron_section
@@ -34,7 +34,16 @@ from ui.transformer import (
     opening_head,
     warmed_runner,
 )
-from ui.widgets import checked, escape_markdown, index_in, index_or_none, option_radio, show_figure, view_switch
+from ui.widgets import (
+    checked,
+    escape_markdown,
+    index_in,
+    index_or_none,
+    option_radio,
+    show_figure,
+    show_notice,
+    view_switch,
+)
 from viz.compare import difference_heatmap
 from viz.i18n_text import N_
 from viz.transformer import (
@@ -151,8 +160,7 @@ def views(runner, model_dir: str, text: str, text_pair: str) -> None:
         f"{escape_markdown(str(record.meta.get('model')))} · {count}"
         + (" · " + _("pair, {segments}").format(segments=segment_title(record.meta["segments"], _)) if is_pair else "")
     )
-    if record.meta.get("notice"):
-        st.warning(escape_markdown(notice_text(record.meta["notice"], _)), icon=":material/content_cut:")
+    show_notice(record.meta.get("notice"), icon=":material/content_cut:")
 
     chosen = view_switch(VIEWS, key="sa_view")
 

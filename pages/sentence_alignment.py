@@ -4,11 +4,11 @@ import streamlit as st
 
 from models.registry import SENTENCE_ALIGNMENT, mechanisms_on_page
 from models.transformer.alignment import DEFAULT_TEMPERATURES, SCORE_NAMES, best_pair_rows
-from ui.i18n import notice_text, translator
+from ui.i18n import translator
 from ui.links import bound, linked_text
 from ui.router import ensure_router
 from ui.story import story_place
-from ui.widgets import checked, escape_markdown, option_radio, option_slider, show_figure
+from ui.widgets import checked, option_radio, option_slider, show_figure, show_notice
 from viz.formulas import symbol_legend
 from viz.i18n_text import N_
 from viz.transformer import alignment_figure
@@ -91,7 +91,7 @@ with st.spinner(_("Encoding both sentences…")):
     record = checked(alignment, text, text_pair, score, window, float(temperature))
 
 for notice in record.meta.get("notices", []):
-    st.warning(escape_markdown(notice_text(notice, _)), icon=":material/help:")
+    show_notice(notice, icon=":material/help:")
 heat_col, pairs_col = st.columns([3, 2], gap="large")
 with heat_col:
     where = _("global") if window is None else _("local, D = {window}").format(window=window)

@@ -7,11 +7,11 @@ from models.registry import SEQ2SEQ, get_mechanism, mechanisms_on_page
 from models.seq2seq.bottleneck import TRAIN_LENGTH, curve_record, read_curve
 from models.seq2seq.quality import per_format_rows
 from models.seq2seq.records import random_example, snapshot_steps, warm_start_of
-from ui.i18n import notice_text, translator
+from ui.i18n import translator
 from ui.links import bound, linked_text
 from ui.router import ensure_router
 from ui.story import story_place
-from ui.widgets import checked, option_slider, show_figure, view_switch, warm_in_background
+from ui.widgets import checked, option_slider, show_figure, show_notice, view_switch, warm_in_background
 from viz.compare import difference_heatmap
 from viz.formulas import formula_lines, symbol_legend
 from viz.i18n_text import N_
@@ -200,7 +200,7 @@ def seq2seq_view() -> None:
         record = checked(_record, variant, text, window, None)
         st.markdown(_("**Output:** `{output}`").format(output=record.meta["output"]))
         for notice in record.meta["notices"]:
-            st.warning(notice_text(notice, _), icon=":material/info:")
+            show_notice(notice)
         if not _has_alpha(record):
             st.info(_(NO_ALPHA).format(what=_(CONTEXT_OF.get(variant, record.meta["context"]))),
                     icon=":material/block:")

@@ -12,12 +12,21 @@ from models.encdec.records import (
     snapshot_steps,
 )
 from models.registry import TRANSFORMER, get_mechanism, mechanisms_on_page
-from ui.i18n import notice_text, translator
+from ui.i18n import translator
 from ui.legend import symbol_legend
 from ui.links import bound, linked_text, warn_refused
 from ui.router import ensure_router
 from ui.story import story_place
-from ui.widgets import checked, escape_markdown, index_in, option_radio, show_figure, show_panels, view_switch
+from ui.widgets import (
+    checked,
+    escape_markdown,
+    index_in,
+    option_radio,
+    show_figure,
+    show_notice,
+    show_panels,
+    view_switch,
+)
 from viz.encdec import attention_map, decoding_step_figure, head_grid, rollout_figure
 from viz.i18n_text import N_
 from viz.plotly_json import side_by_side
@@ -97,7 +106,7 @@ records = {kind: checked(_record, kind, text, None) for kind in KINDS}
 cross = records["cross"]
 st.markdown(_("**Output:** `{output}`").format(output=cross.meta["output"]))
 for notice in cross.meta["notices"]:
-    st.warning(escape_markdown(notice_text(notice, _)), icon=":material/info:")
+    show_notice(notice)
 
 
 # Links made before the views shared their pickers carried one layer and head per view

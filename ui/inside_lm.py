@@ -14,11 +14,10 @@ from models.lm.neuron import neuron_parts
 from models.lm.records import LMRunner, shared_runner
 from models.registry import Mechanism, get_mechanism
 from models.text import Notice
-from ui.i18n import notice_text, translator
+from ui.i18n import translator
 from ui.links import linked_text
-from ui.markdown import escape_markdown
 from ui.neuron import neuron_section
-from ui.widgets import checked
+from ui.widgets import checked, show_notice
 from viz.formulas import formula_lines
 
 PROMPT_MAX_CHARS = 2000  # a prompt's characters at most, checked again on the server
@@ -64,13 +63,6 @@ def mechanism_heading(mechanism: Mechanism) -> None:
     """Shows a section's formula and paper (the registry's), as every page shows its mechanism's."""
     st.latex(formula_lines(mechanism.formula))  # one clause per line: a phone's column is too narrow for one
     st.caption(mechanism.paper)
-
-
-def show_notice(notice: str | None) -> None:
-    """Says, in the session's language, what a section's model did not read as typed (a prompt cut to
-    the model's positions or the section's bound, characters the tokenizer could not read)."""
-    if notice:
-        st.warning(escape_markdown(notice_text(notice, translator())), icon=":material/info:")
 
 
 def neuron_view_section(runner: LMRunner, prompt: str) -> None:

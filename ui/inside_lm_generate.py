@@ -19,10 +19,10 @@ from models.record import AttentionRecord
 from models.registry import get_mechanism
 from models.transformer.stats import matrix_record, model_view_record
 from ui.i18n import translator
-from ui.inside_lm import cached_runner, mechanism_heading, show_notice
+from ui.inside_lm import cached_runner, mechanism_heading
 from ui.links import bound
 from ui.markdown import escape_markdown
-from ui.widgets import checked, index_in, option_number, option_slider, show_figure
+from ui.widgets import checked, index_in, option_number, option_slider, show_figure, show_notice
 from viz.lm_inside import chosen_probabilities, generation_step
 from viz.transformer import head_heatmap, model_view
 

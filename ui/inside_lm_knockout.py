@@ -17,9 +17,9 @@ from models.lm.knockout import MAX_CHOSEN_HEADS, MODES, knockout_record, max_swe
 from models.record import AttentionRecord
 from models.registry import get_mechanism
 from ui.i18n import translator
-from ui.inside_lm import mechanism_heading, show_notice
+from ui.inside_lm import mechanism_heading
 from ui.links import bound
-from ui.widgets import checked, show_figure
+from ui.widgets import checked, show_figure, show_notice
 from viz.lm_lens import MODE_NOTES, knockout_bars, knockout_grid
 
 LARGE_SWEEP = 64 * 128  # head-forwards × tokens above which the page asks before a sweep

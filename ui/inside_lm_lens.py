@@ -15,10 +15,10 @@ from models.lm.lens import DEFAULT_TOP_K, MAX_TOP_K, lens_record
 from models.record import AttentionRecord
 from models.registry import get_mechanism
 from ui.i18n import translator
-from ui.inside_lm import mechanism_heading, show_notice
+from ui.inside_lm import mechanism_heading
 from ui.links import bound
 from ui.markdown import escape_markdown
-from ui.widgets import checked, index_in, show_figure
+from ui.widgets import checked, index_in, show_figure, show_notice
 from viz.lm_lens import LENS_NOTE, lens_grid, lens_position_bars
 
 

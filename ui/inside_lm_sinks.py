@@ -13,9 +13,9 @@ import streamlit as st
 from models.lm.sinks import SINK_EPSILON, sink_record, training_sinks
 from models.record import AttentionRecord
 from ui.i18n import translator
-from ui.inside_lm import cached_runner, show_notice
+from ui.inside_lm import cached_runner
 from ui.markdown import escape_markdown
-from ui.widgets import checked, show_figure
+from ui.widgets import checked, show_figure, show_notice
 from viz.figures import heatmap
 from viz.lm_lens import SINK_TEXT, sink_grid, sink_rate_curve
 

@@ -90,6 +90,14 @@ def show_input_error(error: Exception) -> None:
     st.error(escape_markdown(shown.splitlines()[0] if shown else shown), icon=":material/error:")
 
 
+def show_notice(notice: str | None, icon: str = ":material/info:") -> None:
+    """Shows a notice a model wrote into a record (what it did not read as typed: a cut text, characters
+    its tokenizer could not read, an input outside what it knows) as one warning in the session's
+    language, escaped, since it may quote what the user typed. Nothing for None or ""."""
+    if notice:
+        st.warning(escape_markdown(notice_text(notice, translator())), icon=icon)
+
+
 def checked(fn: Callable[..., T], *args: Any, stop: bool = True, **kwargs: Any) -> T | None:
     """Returns fn(*args, **kwargs); on an error raised on purpose (models/errors.py: bad input, a
     damaged checkpoint, ...) shows its one line and stops the script (stop=False: returns None

@@ -31,6 +31,24 @@ def test_show_input_error_is_one_escaped_line():
     assert [e.value for e in at.error] == [r"found columns: \$x\$, \*stars\*"]
 
 
+def _notices():
+    from models.text import N_, Notice
+    from ui.widgets import show_notice
+
+    show_notice(None)
+    show_notice("")
+    # A notice may quote what the user typed: it shows as typed, never as markup.
+    show_notice(Notice(N_("the CSV has no column {column}; its columns: {shown}"), column="'<img src=x onerror=alert(1)>'",
+                       shown="$x$, *b*"), icon=":material/help:")
+
+
+def test_show_notice_is_one_escaped_warning_and_nothing_for_none():
+    at = AppTest.from_function(_notices).run()
+    assert [w.value for w in at.warning] == [
+        r"the CSV has no column '\<img src=x onerror=alert(1)\>'; its columns: \$x\$, \*b\*"]
+    assert at.warning[0].icon == ":material/help:"
+
+
 def _menu():
     import numpy as np
     import plotly.graph_objects as go
