@@ -155,7 +155,8 @@ def knockout_bars(record: AttentionRecord, *, title: str | None = None, gettext:
     mode = _(MODE_NOTES.get(record.meta.get("mode"), MODE_NOTES["zero"]))
     fig.update_layout(
         title={"text": title if title is not None else _("Chosen heads knocked out, {mode}").format(mode=mode)},
-        height=340, margin={"l": 10, "r": 10, "t": 50, "b": 10}, barmode="group",
+        # The top margin holds the title and, under it, the legend (one row over the plot).
+        height=360, margin={"l": 10, "r": 10, "t": 96, "b": 10}, barmode="group",
         yaxis={"title": {"text": _("Δ probability")}, "zeroline": True},
         yaxis2={"title": {"text": _("Δ loss (nats)")}, "overlaying": "y", "side": "right", "zeroline": True},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},

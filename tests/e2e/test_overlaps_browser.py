@@ -8,7 +8,7 @@ from tests.e2e.conftest import open_page, wait_for_charts, wait_idle
 
 pytestmark = pytest.mark.e2e
 
-# Every text box of plotly's info layer (legend, annotations: panel titles and labels, colour-bar
+# Every text box of plotly's info layer (legend, the figure's title, annotations: panel titles and labels, colour-bar
 # titles, and text drawn as points, such as the images page's own colour scale and its "weight" title)
 # of every chart, with the chart's own box, in page pixels.
 BOXES = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(plot => {
@@ -17,7 +17,7 @@ BOXES = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(pl
   return {
     chart: box(svg),
     legends: Array.from(plot.querySelectorAll('g.legend')).map(box),
-    notes: Array.from(plot.querySelectorAll('g.annotation')).map(e => [e.textContent, box(e)]),
+    notes: Array.from(plot.querySelectorAll('g.annotation, .g-gtitle text')).map(e => [e.textContent, box(e)]),
     barTitles: Array.from(plot.querySelectorAll('.colorbar .cbtitle text, .colorbar text.cbtitle, g.textpoint text'))
       .map(e => [e.textContent, box(e)]),
   };
@@ -52,6 +52,16 @@ def test_playground_sampled_legend_covers_no_panel_title(page, app_url, width):
     charts = page.evaluate(BOXES)
     assert any(c["legends"] for c in charts), "the sampled view draws a legend"
     assert any(c["notes"] for c in charts), "the panels have titles"
+    assert _check(charts) == []
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_knockout_legend_sits_under_the_title(page, app_url, width):
+    # The legend over the plot and the figure's title share the top margin (viz.lm_lens.knockout_bars).
+    page.set_viewport_size({"width": width, "height": 900})
+    open_page(page, app_url, "inside_lm?inside_section=3%20Head%20knock-out", "Inside a language model")
+    charts = page.evaluate(BOXES)
+    assert any(c["legends"] for c in charts) and any(c["notes"] for c in charts)
     assert _check(charts) == []
 
 
