@@ -1,7 +1,9 @@
 """The command line: list, export in every format, batch files, bad input."""
 
+import contextlib
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,14 +16,44 @@ from models.registry import mechanism_ids
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def cli(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, str(ROOT / "cli.py"), *args], capture_output=True, text=True, cwd=cwd, timeout=300)
+def cli(*args, cwd=ROOT) -> subprocess.CompletedProcess:
+    """Runs `cli.py *args` in this process, in the folder `cwd`: its exit status, stdout and stderr.
+
+    In-process, the models load and compile once per test worker, where a process of its own costs
+    about 1.3 s of CPU; cli_process runs cli.py as its own process, as a user does."""
+    from cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status = main([str(arg) for arg in args])
+            except SystemExit as stop:  # what argparse does on its own errors
+                status = stop.code if isinstance(stop.code, int) else 1
+    finally:
+        os.chdir(here)
+    return subprocess.CompletedProcess(["cli.py", *args], status, out.getvalue(), err.getvalue())
+
+
+def cli_process(*args, cwd=ROOT) -> subprocess.CompletedProcess:
+    """Runs `python cli.py *args` as a process of its own."""
+    return subprocess.run([sys.executable, str(ROOT / "cli.py"), *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=300)
 
 
 def test_list_prints_every_registered_id():
-    result = cli("list")
-    assert result.returncode == 0
-    assert result.stdout.split() == mechanism_ids()
+    for result in (cli("list"), cli_process("list")):  # in this process, and as a script of its own
+        assert result.returncode == 0
+        assert result.stdout.split() == mechanism_ids()
+
+
+def test_a_bad_command_exits_2_with_one_line_from_the_script_too(tmp_path):
+    result = cli_process("export", "--mechanism", "qkv-dot", "--query", "a,b", "--format", "json", "--out", "x.json",
+                         cwd=tmp_path)
+    assert result.returncode == 2 and "numbers" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
 
 
 @pytest.mark.parametrize("fmt", ["npz", "json", "csv", "npy", "png", "svg", "pdf", "html"])

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import csv
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +11,7 @@ import pytest
 import cli
 from models.corpus import run
 from models.transformer.records import load_runner
+from tests.cli.test_cli import cli as run_cli
 from tests.models.transformer.tiny_bert import make_tiny_bert
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,7 +93,6 @@ def test_bad_input_is_one_line_with_status_2(tiny_dir, tmp_path, content, args, 
         corpus.write_bytes(content)
     argv = ["corpus", "--input-file", str(corpus), "--out", str(tmp_path / "o"), "--model-dir", str(tiny_dir), "--quiet"]
     argv += args if "--mechanism" in args else ["--mechanism", "transformer", *args]
-    result = subprocess.run([sys.executable, str(ROOT / "cli.py"), *argv], capture_output=True, text=True, cwd=ROOT,
-                            timeout=300)
+    result = run_cli(*argv)
     assert result.returncode == 2
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr

@@ -1,7 +1,5 @@
 """The CLI on the image mechanisms: soft/hard npz exports, samples, --input-file, bad images."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -9,15 +7,13 @@ from PIL import Image
 
 from models.captioner import task as S
 from models.captioner.model import WORDS
+from tests.cli.test_cli import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_cli(*args):
-    return subprocess.run(
-        [sys.executable, "cli.py", *args], cwd=ROOT, capture_output=True, text=True, timeout=300,
-        env={"ATTENTION_LAB_NO_REEXEC": "1", "PATH": "/usr/bin:/bin"},
-    )
+    return cli(*args, cwd=ROOT)
 
 
 def scene_png(path: Path, seed: int) -> S.Scene:

@@ -2,14 +2,13 @@
 
 import io
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import cli
+from tests.cli.test_cli import cli as run_cli
 from tests.models.transformer.tiny_bert import make_tiny_bert
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,13 +22,7 @@ def tiny_dir(tmp_path_factory):
 def test_export_pair_with_the_default_model(tmp_path):
     out = tmp_path / "pair.npz"
     args = ["export", "--mechanism", "transformer", "--text", "Hello world!", "--text-pair", "Bonjour."]
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "cli.py"), *args, "--format", "npz", "--out", str(out)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-    )
+    result = run_cli(*args, "--format", "npz", "--out", str(out))
     assert result.returncode == 0, result.stderr
     z = np.load(io.BytesIO(out.read_bytes()))
     tokens = ["[CLS]", "hello", "world", "!", "[SEP]", "bon", "##jou", "##r", ".", "[SEP]"]

@@ -1,6 +1,6 @@
 """The Inside a language model page in Chromium: the GPT trained here (the step view of what each head read
-to write a token, moved by the step slider; the step in the link; the Chinese page), then a user's folder
-from the model root (a copy of the committed GPT-2 folder) on a server started with ATTENTION_LAB_MODEL_ROOT."""
+to write a token, moved by the step slider; the step in the link; the Chinese page). A user's folder:
+tests/e2e/test_model_root_browser.py."""
 
 
 import numpy as np
@@ -50,21 +50,3 @@ def test_the_model_trained_here_and_its_step_slider(page, app_url):
     zh = _open(page, app_url, "?lang=zh")
     page.get_by_text("语言模型内部").first.wait_for()
     np.testing.assert_allclose(np.asarray(zh[STEP][0]["z"]), _step_rows(record, 1), atol=1e-5)
-
-
-def test_a_user_folder_from_the_model_root(page, model_root_url):
-    url, root = model_root_url
-    _open(page, url)
-    page.get_by_text("Model folder").click()
-    box = page.get_by_label("A Hugging Face folder under the model root", exact=False)
-    box.fill("my-gpt")
-    box.press("Enter")
-    page.get_by_text("my-gpt").first.wait_for(timeout=LONG_WAIT)
-    now = wait_stable(page)
-    record = generation_record(load_runner(root / "my-gpt"), DEFAULT_PROMPT, **DEFAULTS)
-    np.testing.assert_allclose(np.asarray(now[STEP][0]["z"]), _step_rows(record, 1), atol=1e-5)
-    np.testing.assert_allclose(np.asarray(now[CHOSEN][0]["y"]), record.extras["chosen_prob"], atol=1e-5)
-
-    box.fill("../outside")
-    box.press("Enter")
-    page.get_by_text("that model folder is not available here").first.wait_for(timeout=60_000)

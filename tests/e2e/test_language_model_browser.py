@@ -1,14 +1,11 @@
-"""The Language model page in Chromium: the GPT trained here on a deep link of a fresh server (head
-view, model view, training curves; a head picked and a text typed change the head view), then a user's
-folder from the model root (a copy of the committed GPT-2 folder) on a server started with
-ATTENTION_LAB_MODEL_ROOT."""
+"""The Language model page in Chromium: the GPT trained here (head view, model view, training curves; a
+head picked and a text typed change the head view). A user's folder: tests/e2e/test_model_root_browser.py."""
 
 import json
 import time
 
 import pytest
 
-from models.lm.records import load_runner
 from tests.e2e.conftest import plotly_traces, screenshot_path, wait_for_charts, wait_idle
 
 pytestmark = pytest.mark.e2e
@@ -57,28 +54,3 @@ def test_the_model_trained_here(page, app_url):
     typed = wait_for_chart_change(page, changed, HEAD)
     assert typed[HEAD][0]["y"][0] == BOS and len(typed[HEAD][0]["z"]) < tokens
     wait_idle(page)
-
-
-def test_a_user_folder_from_the_model_root(page, model_root_url):
-    url, root = model_root_url
-    before = _open(page, url)
-    page.get_by_text("Model folder").click()
-    box = page.get_by_label("A Hugging Face folder under the model root", exact=False)
-    box.fill("my-gpt")
-    box.press("Enter")
-    page.get_by_text("my-gpt").first.wait_for(timeout=LONG_WAIT)
-    wait_idle(page, timeout=LONG_WAIT)
-    text = page.get_by_label("Text", exact=True).input_value()
-    record = load_runner(root / "my-gpt").attention(text)
-    now = plotly_traces(page)
-    assert len(now[HEAD][0]["z"]) == record.weights.shape[-1]
-    title = page.locator(".js-plotly-plot").first.evaluate("el => el.layout.title.text")  # "Layer L, head H"
-    layer, head = (int(part.split()[-1]) for part in title.split(","))
-    z = now[HEAD][0]["z"]
-    want = record.weights[layer, head]
-    assert max(abs(a - b) for row, wrow in zip(z, want) for a, b in zip(row, wrow)) < 1e-4
-    assert before[HEAD][0]["y"] == now[HEAD][0]["y"]  # the same tokenizer: a copy of the folder
-
-    box.fill("../outside")
-    box.press("Enter")
-    page.get_by_text("that model folder is not available here").first.wait_for(timeout=60_000)
