@@ -80,14 +80,19 @@ def link_from_box(page) -> str:
 
 
 @pytest.fixture(scope="module")
-def tabs(browser):
-    """Two tabs, each in a browser context of its own: the view is made in the first and its link opened
-    in the second. Each goto is a new Streamlit session; a tab kept between tests loads a page in about
-    1 s where a new tab takes 2.5 s (it compiles Streamlit's scripts again)."""
-    contexts = [browser.new_context(viewport={"width": 1400, "height": 1300}) for _ in range(2)]
-    yield [context.new_page() for context in contexts]
-    for context in contexts:
-        context.close()
+def other_tab(browser):
+    """A tab in a browser context of its own, where a link made in the shared tab (`page`) is opened. Each
+    goto is a new Streamlit session; a tab kept between tests loads a page in about 1 s where a new tab
+    takes 2.5 s (it compiles Streamlit's scripts again)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1300})
+    yield context.new_page()
+    context.close()
+
+
+@pytest.fixture
+def tabs(page, other_tab):
+    """(the shared tab, the other context's tab): the view is made in the first, its link opened in the second."""
+    return page, other_tab
 
 
 @pytest.mark.parametrize("path", list(CHANGES), ids=lambda p: p or "home")
@@ -119,11 +124,9 @@ def test_a_link_made_on_the_page_reopens_the_same_figures(tabs, app_url, path):
     assert json.dumps(reopened) != json.dumps(default)
 
 
-def test_back_to_a_page_reopens_it_as_it_was_left(browser, app_url):
+def test_back_to_a_page_reopens_it_as_it_was_left(page, app_url):
     # Controls change the address without a history entry, so Back returns to the page's address as it
     # was first opened; Streamlit sets every control that address leaves out to its default.
-    context = browser.new_context(viewport={"width": 1400, "height": 1300})
-    page = context.new_page()
     page.goto(f"{app_url}/seq2seq", timeout=LONG_WAIT)
     default = settle(page, 3, quiet=1.0)
     type_text(page, "stTextInput", "Date to normalise", "3 July 1987")
@@ -143,4 +146,3 @@ def test_back_to_a_page_reopens_it_as_it_was_left(browser, app_url):
     assert page.get_by_role("radio", name="Luong global, dot").is_checked()
     assert json.dumps(back) == json.dumps(changed)
     assert not page.locator('[data-testid="stException"]').count()
-    context.close()
