@@ -237,7 +237,7 @@ def describe(mechanism_id: str) -> str:
         mechanism = get_mechanism(mechanism_id)
     except KeyError as error:
         raise UsageError(str(error.args[0])) from None
-    lines = [f"{mechanism.id}: {mechanism.name} ({mechanism.paper})"]
+    lines = [f"{mechanism.id}: {mechanism.name} ({mechanism.citation()})"]
     for option in mechanism.options:
         default = "" if option.default is None else f", default {option.default}"
         lines.append(f"  {option.flag:14} {option.describe()}{default}: {option.help}")

@@ -49,7 +49,7 @@ class Mechanism:
 
     id: str
     name: str
-    paper: str
+    paper: str  # the citation, shown as it is in every language: authors (year), title or section
     formula: str  # LaTeX, rendered with st.latex
     page: str  # a Page.file
     summary: str
@@ -63,6 +63,8 @@ class Mechanism:
     # (weights and what building them holds per input); None: DEFAULT_RECORD_BYTES.
     record_size: str | None = None
     example: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    # What this mechanism changes in the cited paper's, marked with N_ and shown in the reader's language.
+    paper_note: str = ""
 
     def __post_init__(self):
         names = [x.name for x in self.options]
@@ -71,6 +73,10 @@ class Mechanism:
         if self.input not in names:
             raise ValueError(f"{self.id}: input {self.input!r} is not a declared option")
         object.__setattr__(self, "example", dict(self.example))
+
+    def citation(self, gettext: Callable[[str], str] = lambda text: text) -> str:
+        """Returns the paper line the pages show: the citation, then its note translated by `gettext`."""
+        return f"{self.paper}, {gettext(self.paper_note)}" if self.paper_note else self.paper
 
     def option(self, name: str) -> o.Option:
         """Returns the declared option `name`; KeyError if the mechanism has none."""

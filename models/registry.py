@@ -118,7 +118,8 @@ MECHANISMS: tuple[Mechanism, ...] = (
     Mechanism(
         id="sentence-alignment",
         name=N_("Sentence-pair alignment with pretrained embeddings"),
-        paper="Luong, Pham & Manning (2015) scores and local windows over the contextual vectors of all-MiniLM-L6-v2",
+        paper="Luong, Pham & Manning (2015)",
+        paper_note=N_("their scores and local windows, over the contextual vectors of all-MiniLM-L6-v2"),
         formula=r"\alpha_{ts} = \operatorname{softmax}_s\!\left(\frac{\operatorname{score}(x_t, y_s)}{\tau}\right),"
         r"\quad \operatorname{score} \in \{x^\top y,\ \tfrac{x^\top y}{\sqrt{d}},\ \cos(x, y)\},\quad p_t = t\,S/T",
         page=pages.SENTENCE_ALIGNMENT.file,
@@ -169,7 +170,8 @@ MECHANISMS: tuple[Mechanism, ...] = (
     Mechanism(
         id="patch-self-attention",
         name=N_("Self-attention over photo patches (no learned weights)"),
-        paper="Vaswani et al. (2017) §3.2.1 with Q = K = V = patch features",
+        paper="Vaswani et al. (2017) §3.2.1",
+        paper_note=N_("with Q = K = V = the patches' features"),
         formula=r"\alpha_{qj} = \operatorname{softmax}_j\!\left(\frac{x_q^\top x_j}{\sqrt{d}\,\tau}\right),\quad x_j = [\text{mean colour}_j, \text{position}_j]",
         page=pages.IMAGES.file,
         summary=N_("One patch of any photo attends to all patches by colour and position similarity: no training, no semantics."),
@@ -196,7 +198,8 @@ MECHANISMS: tuple[Mechanism, ...] = (
     Mechanism(
         id="feedforward-unbounded",
         name=N_("Feed-forward attention (unbounded score)"),
-        paper="Raffel & Ellis (2015), with the tanh removed from the score",
+        paper="Raffel & Ellis (2015)",
+        paper_note=N_("with the tanh removed from the score"),
         formula=r"e_t = w^\top h_t + b,\quad \alpha = \operatorname{softmax}(e),\quad c = \textstyle\sum_t \alpha_t h_t",
         page=pages.FEEDFORWARD.file,
         summary=N_("The same network with a linear score: α can put nearly all its mass on the two marked steps."),

@@ -55,7 +55,7 @@ for column, mechanism in zip(st.columns(len(mechanisms), gap="large"), mechanism
         st.markdown(f"**{_(mechanism.name)}**")
         st.latex(formula_lines(mechanism.formula))  # one clause per line: half a page is too narrow for one
 symbol_legend(LEGEND)
-st.caption(paper.paper)
+st.caption(paper.citation(_))
 
 
 def fit_marks(first: int, second: int, length: int) -> tuple[int, int]:

@@ -84,7 +84,7 @@ st.markdown(_(
 english_notice()
 st.latex(formula_lines(mechanism.formula))  # one clause per line: on one line it ran past the column's edge
 symbol_legend(LEGEND)
-st.caption(mechanism.paper + ". " + _("Word vectors: MiniLM's contextual token vectors (frozen, each sentence read "
+st.caption(mechanism.citation(_) + ". " + _("Word vectors: MiniLM's contextual token vectors (frozen, each sentence read "
                                       "alone); a word's α is the sum of its word pieces' α."))
 
 text = linked_text(st.text_area, _("Type or paste a document of several sentences"), DEFAULT_TEXT, key="han_text",

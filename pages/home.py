@@ -82,4 +82,4 @@ for page in PAGES:
         with st.container(border=True):
             st.markdown(f"**{_(mechanism.name)}** · `{mechanism.id}`")
             st.latex(mechanism.formula)
-            st.caption(f"{_(mechanism.summary)} — {mechanism.paper}")
+            st.caption(f"{_(mechanism.summary)} — {mechanism.citation(_)}")

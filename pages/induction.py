@@ -73,7 +73,7 @@ st.latex(mechanism.formula)
 symbol_legend(LEGEND)
 st.caption(_("{paper}. Vocabulary (50 tokens, type them separated by spaces): the letters {first}–{last} and the "
              "words {words}; every sequence starts with [BOS].").format(
-    paper=mechanism.paper, first=LETTERS[0], last=LETTERS[-1], words=", ".join(WORDS)))
+    paper=mechanism.citation(_), first=LETTERS[0], last=LETTERS[-1], words=", ".join(WORDS)))
 
 change = phase_change()
 steps = snapshot_steps()

@@ -76,7 +76,7 @@ st.markdown(_(
 ))
 st.latex(mechanism.formula)
 symbol_legend(LEGEND)
-st.caption(mechanism.paper)
+st.caption(mechanism.citation(_))
 
 text = linked_text(st.text_area, _("Text"), DEFAULT_TEXT, key="lm_text", height=100,
                    max_chars=mechanism.option("text").max_chars)

@@ -97,7 +97,7 @@ def playground(key_values: tuple | None) -> None:
         names = {m.id: _(m.name) for m in mechanisms}
         mechanism = get_mechanism(bound(st.radio, _("Score function"), list(names), format_func=names.get,
                                         key="mechanism"))
-        st.caption(_("{summary} From {paper}.").format(summary=_(mechanism.summary), paper=mechanism.paper))
+        st.caption(_("{summary} From {paper}.").format(summary=_(mechanism.summary), paper=mechanism.citation(_)))
     with query_col:
         qx = bound(st.slider, _("Query q, dimension 1"), -3.0, 3.0, 1.5, 0.1, key="query_x")
         qy = bound(st.slider, _("Query q, dimension 2"), -3.0, 3.0, 0.5, 0.1, key="query_y")

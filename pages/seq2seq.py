@@ -185,7 +185,7 @@ def seq2seq_view() -> None:
         with st.expander(_("What the symbols mean")):
             st.markdown(symbol_legend([(s, _(what), _(shape)) for s, what, shape in LEGEND],
                                       headers=(_("symbol"), _("what it is"), _("shape"))))
-        st.caption(mechanism.paper)
+        st.caption(mechanism.citation(_))
         window = option_slider(
             WINDOW, label=_("Window half-width D (local variants)"), key="s2s_window",
             help=_("Local attention only looks at input positions [p_t − D, p_t + D], weighted by a Gaussian "

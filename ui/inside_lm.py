@@ -62,7 +62,7 @@ def prompt_box() -> str:
 def mechanism_heading(mechanism: Mechanism) -> None:
     """Shows a section's formula and paper (the registry's), as every page shows its mechanism's."""
     st.latex(formula_lines(mechanism.formula))  # one clause per line: a phone's column is too narrow for one
-    st.caption(mechanism.paper)
+    st.caption(mechanism.citation(translator()))
 
 
 def neuron_view_section(runner: LMRunner, prompt: str) -> None:

@@ -105,3 +105,25 @@ def test_every_paper_line_begins_with_its_authors_and_year():
     # the catalog), so it opens with the authors and the year.
     for mechanism in MECHANISMS:
         assert re.match(r"[A-Za-z][\w ,&.'-]* \(\d{4}\)", mechanism.paper), (mechanism.id, mechanism.paper)
+
+
+# A citation: authors (year), an optional section, an optional title (capitalised, or one of the titles
+# written in lower case by their authors), more citations after a semicolon.
+LOWER_CASE_TITLES = ("interpreting GPT: the logit lens",)
+CITATION = re.compile(r"[A-Za-z][\w ,&.'-]* \(\d{4}\)(?: §[\d.]+)?(?:, (?:[A-Z0-9]|%s)[^;]*)?(?:; .+)?"
+                      % "|".join(map(re.escape, LOWER_CASE_TITLES)))
+
+
+def test_a_note_on_the_paper_is_a_message_of_its_own_translated_where_shown():
+    # Words of ours after a citation ("with the tanh removed from the score") go in paper_note, through the
+    # catalog: in the citation they stayed English on the Chinese pages.
+    from viz.i18n_text import catalog
+
+    zh = catalog("zh").gettext
+    for mechanism in MECHANISMS:
+        assert CITATION.fullmatch(mechanism.paper), (mechanism.id, mechanism.paper)
+        assert mechanism.citation() == mechanism.paper + (f", {mechanism.paper_note}" if mechanism.paper_note else "")
+        if mechanism.paper_note:
+            assert zh(mechanism.paper_note) != mechanism.paper_note, mechanism.id
+            assert mechanism.citation(zh) == f"{mechanism.paper}, {zh(mechanism.paper_note)}"
+    assert sum(bool(m.paper_note) for m in MECHANISMS) == 3
