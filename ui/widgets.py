@@ -323,7 +323,8 @@ def show_panels(fig: go.Figure,
 def view_switch(views: Sequence[str], *, key: str) -> str:
     """Returns the view a section shows, picked in a row of buttons above it (st.segmented_control,
     bound to the URL); the page runs only the chosen view's code. The views' names (marked with N_)
-    are shown in the session's language; the value, and the URL, keep the English name.
+    are shown in the session's language and the value keeps the English name; the URL holds the name as
+    shown (Streamlit writes a control's label there), and a link carries its language with it (?lang=).
 
     Not st.tabs: a tab bar is drawn again by the browser on every rerun of the fragment around it,
     which cost 9 ms of script and 14–17 ms of the round trip in a floor app, while a segmented

@@ -157,11 +157,46 @@ def knockout_bars(record: AttentionRecord, *, title: str | None = None, gettext:
         title={"text": title if title is not None else _("Chosen heads knocked out, {mode}").format(mode=mode)},
         # The top margin holds the title and, under it, the legend (one row over the plot).
         height=360, margin={"l": 10, "r": 10, "t": 96, "b": 10}, barmode="group",
-        yaxis={"title": {"text": _("Δ probability")}, "zeroline": True},
-        yaxis2={"title": {"text": _("Δ loss (nats)")}, "overlaying": "y", "side": "right", "zeroline": True},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
     )
+    prob_range, loss_range = zero_aligned_ranges(prob, loss)
+    fig.update_layout(
+        yaxis={"title": {"text": _("Δ probability")}, "zeroline": True, "range": prob_range},
+        yaxis2={"title": {"text": _("Δ loss (nats)")}, "overlaying": "y", "side": "right", "zeroline": True,
+                "range": loss_range, "showgrid": False, "tickmode": "auto"},
+    )
     return fig
+
+
+def zero_aligned_ranges(*values: np.ndarray, headroom: float = 0.12) -> list[list[float]]:
+    """Returns one [low, high] axis range per array of values, with 0 at the same height on every axis and
+    `headroom` (a fraction of the largest bar) left above and below the bars.
+
+    Two axes over one plot (the knock-out's Δ probability and Δ loss): each axis with its own autorange put
+    its zero line at its own height, so a bar of one and a bar of the other did not start from the same line.
+    """
+    extents = []
+    for array in values:
+        array = np.asarray(array, np.float64)
+        finite = array[np.isfinite(array)]
+        top = max(float(finite.max()), 0.0) if finite.size else 0.0
+        bottom = max(-float(finite.min()), 0.0) if finite.size else 0.0
+        extents.append((bottom * (1 + headroom), top * (1 + headroom)))
+
+    def spans(below: float) -> list[float]:
+        return [max(b / below if below > 0 else (np.inf if b > 0 else 0.0), t / (1 - below)) or 1.0
+                for b, t in extents]
+
+    # The share of the plot below zero, the same on every axis: of the shares each axis would pick alone
+    # and a grid between, the one whose worst-used axis uses the most of its height.
+    candidates = {round(b / (b + t), 6) for b, t in extents if b + t > 0} | set(np.linspace(0.05, 0.95, 19))
+    candidates |= {0.0}
+
+    def worst_use(below: float) -> float:
+        return min(((b + t) / span if b + t > 0 else 1.0) for (b, t), span in zip(extents, spans(below)))
+
+    below = max(sorted(c for c in candidates if c < 1), key=worst_use)
+    return [[float(-below * span), float((1 - below) * span)] for span in spans(below)]
 
 
 def sink_grid(record: AttentionRecord, *, title: str | None = None, height: int | None = None,

@@ -7,6 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from models.lm.generate import generation_record
 from models.lm.neuron import neuron_record
@@ -80,3 +83,35 @@ def test_the_neuron_section_shows_the_chosen_keys_arithmetic():
     at.selectbox(key="t_neuron_query").set_value(1).run()
     at.selectbox(key="t_neuron_key").set_value(3).run()
     assert not at.exception and "may not see key" in at.markdown[0].value
+
+
+def _zero_height(axis_range) -> float:
+    low, high = axis_range
+    return -low / (high - low)
+
+
+@settings(max_examples=200, deadline=None)
+@given(prob=hnp.arrays(np.float64, st.integers(1, 6), elements=st.floats(-1, 1, allow_subnormal=False)),
+       loss=hnp.arrays(np.float64, st.integers(1, 6), elements=st.floats(-5, 5, allow_subnormal=False)))
+def test_the_knockout_axes_share_their_zero_line_and_leave_room_over_the_bars(prob, loss):
+    from viz.lm_lens import zero_aligned_ranges
+
+    ranges = zero_aligned_ranges(prob, loss, headroom=0.12)
+    assert _zero_height(ranges[0]) == pytest.approx(_zero_height(ranges[1]), abs=1e-9)
+    for values, (low, high) in zip((prob, loss), ranges):
+        assert low <= 0 <= high and high > low
+        assert values.max() * 1.12 <= high + 1e-12 and values.min() * 1.12 >= low - 1e-12  # every bar inside, with room
+
+
+def test_the_knockout_bars_figure_uses_the_aligned_ranges():
+    from models.record import AttentionRecord
+    from viz.lm_lens import knockout_bars
+
+    record = AttentionRecord("lm-knockout", np.zeros((1, 1)), ("layer", "head"), ["0"], ["0"],
+                             meta={"knockouts": ["0.1", "1.3"], "prob_change": [0.2, -0.1], "loss_change": [0.5, 1.5],
+                                   "mode": "zero"})
+    fig = knockout_bars(record)
+    prob_range, loss_range = list(fig.layout.yaxis.range), list(fig.layout.yaxis2.range)
+    assert _zero_height(prob_range) == pytest.approx(_zero_height(loss_range))
+    assert fig.layout.yaxis2.tickmode == "auto"  # its own round ticks, not ticks at the left axis's grid lines
+    assert prob_range[1] >= 0.2 * 1.12 and loss_range[1] >= 1.5 * 1.12 and prob_range[0] <= -0.1 * 1.12
