@@ -110,8 +110,8 @@ def test_every_paper_line_begins_with_its_authors_and_year():
 # A citation: authors (year), an optional section, an optional title (capitalised, or one of the titles
 # written in lower case by their authors), more citations after a semicolon.
 LOWER_CASE_TITLES = ("interpreting GPT: the logit lens",)
-CITATION = re.compile(r"[A-Za-z][\w ,&.'-]* \(\d{4}\)(?: §[\d.]+)?(?:, (?:[A-Z0-9]|%s)[^;]*)?(?:; .+)?"
-                      % "|".join(map(re.escape, LOWER_CASE_TITLES)))
+TITLE_START = "|".join(map(re.escape, LOWER_CASE_TITLES))
+CITATION = re.compile(r"[A-Za-z][\w ,&.'-]* \(\d{4}\)(?: §[\d.]+)?(?:, (?:[A-Z0-9]|" + TITLE_START + r")[^;]*)?(?:; .+)?")
 
 
 def test_a_note_on_the_paper_is_a_message_of_its_own_translated_where_shown():
