@@ -55,7 +55,8 @@ def broken_pointers(text: str, source: Path) -> list[str]:
 
 def tracked_files() -> list[Path]:
     names = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    return [ROOT / name for name in names.split() if name.endswith(SCANNED) and (ROOT / name).is_file()]
+    return [ROOT / name for name in names.split() if name.endswith(SCANNED) and (ROOT / name).is_file()
+            and ROOT / name != Path(__file__).resolve()]  # this file's broken pointers are examples
 
 
 def test_every_pointer_into_the_docs_leads_to_a_file_and_a_heading():
@@ -63,6 +64,12 @@ def test_every_pointer_into_the_docs_leads_to_a_file_and_a_heading():
     assert len(files) > 100  # the scan read the tree, not an empty list
     broken = [line for path in files for line in broken_pointers(path.read_text(encoding="utf-8"), path)]
     assert not broken, "\n".join(broken)
+
+
+def test_the_readme_and_the_performance_reference_stay_short():
+    # A README a newcomer reads in one sitting; a reference, not a lab notebook (history lives in git).
+    assert (ROOT / "README.md").stat().st_size <= 10_000
+    assert (ROOT / "docs" / "PERFORMANCE.md").stat().st_size <= 40_000
 
 
 def test_the_checker_reports_each_kind_of_broken_pointer():
