@@ -97,6 +97,14 @@ SCROLLERS = """() => Array.from(document.querySelectorAll("[data-testid='stPlotl
 })"""
 
 
+# Each header cell of the pages' Markdown tables, with the number of lines its text takes.
+HEADER_LINES = """() => Array.from(document.querySelectorAll("[data-testid='stMarkdownContainer'] th")).map(th => {
+  const range = document.createRange(); range.selectNodeContents(th);
+  const tops = new Set(Array.from(range.getClientRects()).filter(r => r.width > 0).map(r => Math.round(r.top)));
+  return [th.textContent.trim(), tops.size];
+}).filter(([text]) => text)"""
+
+
 def test_on_a_phone_the_seq2seq_map_fits_and_a_wide_chart_shows_it_scrolls(page, app_url):
     page.set_viewport_size({"width": 390, "height": 900})
     open_page(page, app_url, "seq2seq", "Seq2seq alignment")
@@ -104,6 +112,10 @@ def test_on_a_phone_the_seq2seq_map_fits_and_a_wide_chart_shows_it_scrolls(page,
     # The map of input characters takes the screen's width: the year at the end of the date shows at once.
     assert main and not main[0]["scrolls"] and not main[0]["fades"]
     open_page(page, app_url, "playground", "A Query over Key/Value pairs")
+    # A table's headers stay on one line each (a narrow column broke "符号" and "Scaled dot product" into
+    # pieces); the table scrolls sideways instead.
+    lines = page.evaluate(HEADER_LINES)
+    assert lines and all(count == 1 for _, count in lines), lines
     wide = page.evaluate(SCROLLERS)
     assert wide and all(c["scrolls"] and c["fades"] for c in wide), wide
     page.set_viewport_size({"width": 1280, "height": 900})
