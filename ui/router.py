@@ -24,7 +24,7 @@ from ui.streamlit_private import leave_legacy_pages_mode
 PHONE_FIT = "phonefit"
 PHONE_WIDE = "phonewide"
 PAGE_STYLE = ("<style>[data-testid='stMarkdownContainer'] table{display:block;max-width:100%;overflow-x:auto}"
-              "[data-testid='stMarkdownContainer'] th{white-space:nowrap}"
+              "[data-testid='stMarkdownContainer'] th:first-child{white-space:nowrap}"
               "@media (max-width:640px){"
               "[data-testid='stFullScreenFrame']:has(>[data-testid='stPlotlyChart']){min-width:600px}"
               f"[class*='{PHONE_FIT}'] [data-testid='stFullScreenFrame']:has(>[data-testid='stPlotlyChart'])"
