@@ -14,6 +14,7 @@ from models.lm.folders import max_model_bytes, model_root, resolve_model_dir
 from models.registry import CORPUS, mechanism_of
 from models.text import N_
 from ui.i18n import current_language, translator
+from ui.links import choice
 from ui.markdown import escape_markdown
 from ui.router import ensure_router
 from ui.story import story_place
@@ -59,8 +60,8 @@ st.markdown(_(
     "MiniLM's queries and keys are drawn in one plane (AttentionViz, Yeh et al. 2023). Larger files: "
     "`cli.py corpus`."))
 
-mechanism = st.radio(_("Model"), list(MODEL_NAMES), format_func=lambda m: _(MODEL_NAMES[m]), horizontal=True,
-                     key="corpus_model")
+mechanism = choice(st.radio, _("Model"), list(MODEL_NAMES), format_func=lambda m: _(MODEL_NAMES[m]),
+                   horizontal=True, key="corpus_model", linked=False)
 model_dir = ""
 root = model_root()
 if mechanism == "lm" and root is not None:  # the operator allows model folders under ATTENTION_LAB_MODEL_ROOT
@@ -71,8 +72,8 @@ if mechanism == "lm" and root is not None:  # the operator allows model folders 
             placeholder=_("empty = the GPT trained here (checkpoints/lm)"), max_chars=1024).strip()
         model_dir = str(checked(resolve_model_dir, asked, root)) if asked else ""
 
-source = st.radio(_("Corpus"), list(SOURCES), format_func=lambda s: _(SOURCES[s]), horizontal=True,
-                  key="corpus_source")
+source = choice(st.radio, _("Corpus"), list(SOURCES), format_func=lambda s: _(SOURCES[s]), horizontal=True,
+                key="corpus_source", linked=False)
 texts = None
 if source == "sample":
     texts = sample_texts()
@@ -174,7 +175,8 @@ if ran != "transformer":
     st.info(_("The joint query–key plane is drawn for MiniLM: choose it above and press Run."))
     st.stop()
 st.subheader(_("L{layer}H{head}: queries and keys in one plane").format(layer=layer, head=head))
-colour_by = st.selectbox(_("Colour the plane by"), COLOUR_BY, format_func=lambda c: _(c), key="corpus_colour")
+colour_by = choice(st.selectbox, _("Colour the plane by"), COLOUR_BY, format_func=lambda c: _(c), key="corpus_colour",
+                   linked=False)
 st.markdown(_(
     "Queries (filled) and keys (open) of every token of the first texts (up to {tokens} tokens), normalised as "
     "AttentionViz does so that distance tracks attention: keys translated so that their mean is the queries' "

@@ -35,6 +35,7 @@ from ui.widgets import (
     show_figure,
     show_notice,
     show_panels,
+    view_switch,
 )
 from viz.figures import png_data_uri
 from viz.formulas import formula_lines
@@ -52,14 +53,13 @@ _ = translator()
 PATCH_TAU = 0.02
 UPLOAD_TYPES = ["png", "jpg", "jpeg", "gif", "bmp", "webp"]
 MODEL_INPUT = 64
-VIEWS = ("Captioner: soft vs hard", "Self-attention on any photo")  # URL values; shown translated
-VIEW_LABELS = {VIEWS[0]: N_("Captioner: soft vs hard"), VIEWS[1]: N_("Self-attention on any photo")}
+# The views: id (the URL's value, img_view) and name, shown translated (ui.widgets.view_switch).
+VIEWS = {"captioner": N_("Captioner: soft vs hard"), "patches": N_("Self-attention on any photo")}
 QUERY_PATCH = ("patch_row", "patch_col")
-# The widgets' values (in the URL) stay English; each is shown by its translated label.
-SOURCE_LABELS = {"Build a scene": N_("Build a scene"), "Random scene": N_("Random scene"),
-                 "Upload an image": N_("Upload an image")}
+# The widgets' values are ids (the URL's); each is shown by its translated label.
+SOURCE_LABELS = {"build": N_("Build a scene"), "random": N_("Random scene"), "upload": N_("Upload an image")}
 SOURCES = list(SOURCE_LABELS)
-SHOW_LABELS = {"Soft and hard": N_("Soft and hard"), "Soft": N_("Soft"), "Hard": N_("Hard")}
+SHOW_LABELS = {"both": N_("Soft and hard"), "soft": N_("Soft"), "hard": N_("Hard")}
 VARIANT_LABELS = {"soft": N_("soft"), "hard": N_("hard")}
 SHAPE_NAMES = {"circle": N_("circle"), "square": N_("square"), "triangle": N_("triangle")}
 COLOUR_NAMES = {"red": N_("red"), "green": N_("green"), "blue": N_("blue"), "yellow": N_("yellow")}
@@ -237,7 +237,7 @@ def caption_view(image: np.ndarray) -> None:
         mode = option_radio(hard.option("mode"), key="cap_mode", horizontal=True,
                             labels={"sample": _("a sampled cell"), "argmax": _("the argmax cell")})
     settings = {"temperature": temperature, "samples": samples, "seed": seed, "mode": mode}
-    shown = {"Soft and hard": [soft, hard], "Soft": [soft], "Hard": [hard]}[show]
+    shown = {"both": [soft, hard], "soft": [soft], "hard": [hard]}[show]
     records = []
     with st.spinner(_("Captioning…")):  # one spinner (a timer thread) for both captioners
         for mechanism in shown:
@@ -353,10 +353,7 @@ def image_views() -> None:
 # calls this again with it.
 @st.fragment
 def views(image: np.ndarray, photo: np.ndarray) -> None:
-    # ui.widgets.view_switch, with each view's name translated (the URL keeps the English value).
-    view = bound(st.segmented_control, _("View"), list(VIEWS), default=VIEWS[0], required=True, key="img_view",
-                 label_visibility="collapsed", format_func=lambda v: _(VIEW_LABELS[v]))
-    if view == VIEWS[0]:
+    if view_switch(VIEWS, key="img_view") == "captioner":
         unlink(*QUERY_PATCH)  # the patch view's query, kept in the URL while that view shows
         caption_view(image)
     else:

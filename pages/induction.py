@@ -45,10 +45,10 @@ LEGEND = (
     (r"x_t", N_("the current token, at position t: the query's token"), N_("one token")),
     (r"x_s", N_("an earlier token equal to it (s < t): an earlier copy"), N_("one token")),
     (r"s + 1", N_("the position right after that copy: where an induction head looks"), N_("a position")),
-    (r"lpha_{t 	o s+1}", N_("the attention of query t on key s + 1 (prefix matching: high for an induction head)"),
+    (r"\alpha_{t \to s+1}", N_("the attention of query t on key s + 1 (prefix matching: high for an induction head)"),
      N_("a number in [0, 1]")),
     (r"T", N_("the sequence length; a head that ignores content gives each key about 1/T"), N_("a whole number")),
-    (r"	ext{[BOS]}", N_("the token every sequence starts with"), N_("one token")),
+    (r"\text{[BOS]}", N_("the token every sequence starts with"), N_("one token")),
     (r"r", N_("a random segment of tokens; [BOS] + r + r repeats it once"), N_("3–31 tokens")),
 )
 
@@ -98,9 +98,6 @@ if mixed_after is not None:
     copied_help = _("{share}; short repeats joined the training after step {step}").format(
         share=copied_help, step=f"{mixed_after:,}")
 cols[4].metric(_("4-token repeats copied"), f"{curves.extras['short_copied'][-1]:.0%}", help=copied_help)
-for key in ("ind_step", "ind_text_step"):
-    if st.session_state.get(key) not in steps:
-        st.session_state[key] = steps[-1]
 st.caption(_("Every head's scores on 32 sequences [BOS] + r + r (r of 31 random tokens), measured every 25 steps; "
            "the black ticks on the loss curves are the snapshots you can pick below, the dashed line where "
            "short repeats joined the training data. Previous-token: attention on the token before; "
@@ -135,7 +132,7 @@ def head_section() -> None:
 # captions and the map, not the controls beside them (docs/PERFORMANCE.md, "The page").
 @st.fragment
 def head_view(layer: int, head: int, seed: int, length: int, targets: bool) -> None:
-    step = bound(st.select_slider, _("Training step (a snapshot)"), steps, key="ind_step",
+    step = bound(st.select_slider, _("Training step (a snapshot)"), steps, value=steps[-1], key="ind_step",
                  help=_("About 20 snapshots, dense where the loss drops; the last is the final model."))
     st.caption(snapshot_note(curves, step, change.drop, _))
     record = checked(_record, None, seed, length, step)
@@ -164,7 +161,8 @@ st.markdown(_("Type tokens from the vocabulary; repeat a stretch and watch the m
 def text_section() -> None:
     text = linked_text(st.text_input, _("Your tokens"), EXAMPLE_TEXT, key="ind_text",
                        max_chars=mechanism.option("text").max_chars)
-    step = bound(st.select_slider, _("Training step (a snapshot) for this sequence"), steps, key="ind_text_step",
+    step = bound(st.select_slider, _("Training step (a snapshot) for this sequence"), steps, value=steps[-1],
+                 key="ind_text_step",
                  help=_("The same snapshots as above; the last is the final model."))
     if not text.strip():
         st.info(_("Type a few tokens separated by spaces, e.g. `k dog m sun k dog`."), icon=":material/edit:")

@@ -51,7 +51,7 @@ def _curves_figure(language: str):
 
 
 LEGEND = (
-    (r"lpha^{(l,h)}", N_("the attention of head h in layer l: one row per query token"), N_("T × T")),
+    (r"\alpha^{(l,h)}", N_("the attention of head h in layer l: one row per query token"), N_("T × T")),
     (r"Q_h", N_("head h's queries, one row per token"), N_("T × d")),
     (r"K_{g(h)}", N_("the keys head h reads: its own, or its group's where heads share keys (Llama, Mistral, Qwen)"),
      N_("T × d")),

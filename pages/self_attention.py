@@ -59,9 +59,9 @@ ensure_router()
 _ = translator()
 
 DEFAULT_TEXT = "The tokenizer splits unfamiliar words like embeddings into pieces, but the cat sat on the mat."
-# The views' English names are their values in the URL; they are shown translated (ui.widgets.view_switch).
-VIEWS = (N_("Head view"), N_("Model view"), N_("Head statistics"), N_("Sentence pair"), N_("Rollout and flow"),
-         N_("Compare two texts"))
+# The views: id (the URL's value) and name, shown translated (ui.widgets.view_switch).
+VIEWS = {"head": N_("Head view"), "model": N_("Model view"), "stats": N_("Head statistics"), "pair": N_("Sentence pair"),
+         "flow": N_("Rollout and flow"), "compare": N_("Compare two texts")}
 DEFAULT_TEXT_B = "The tokenizer splits rare words like transformers into pieces, but the dog sat on the mat."
 ROLLOUT = get_mechanism("transformer-rollout")
 LEGEND = (
@@ -72,7 +72,7 @@ LEGEND = (
     (r"d_k", N_("the width of one head's queries and keys: 32 (384 split over 12 heads)"), N_("a number")),
     (r"\operatorname{softmax}", N_("taken along each row: every query's weights over the keys sum to 1"), N_("T × T")),
     (r"\operatorname{head}_i", N_("what head i passes on: each token's α-weighted sum of the values"), N_("T × 32")),
-    (r"	ext{[CLS]},\ 	ext{[SEP]}", N_("special tokens the tokenizer adds at the start and at the end (and between "
+    (r"\text{[CLS]},\ \text{[SEP]}", N_("special tokens the tokenizer adds at the start and at the end (and between "
                                         "two sentences)"), N_("one token each")),
     (r"\#\#", N_("marks a word piece that continues the word before it: embeddings → em ##bed ##ding ##s"),
      N_("part of a token")),
@@ -164,7 +164,7 @@ def views(runner, model_dir: str, text: str, text_pair: str) -> None:
 
     chosen = view_switch(VIEWS, key="sa_view")
 
-    if chosen == VIEWS[0]:
+    if chosen == "head":
         shows = {"one": N_("The layer and head above"), "mean": N_("Mean of selected heads"),
                  "max": N_("Max of selected heads")}
         combine = bound(st.radio, _("Show"), ("one", "mean", "max"), key="sa_combine", horizontal=True,
@@ -195,7 +195,7 @@ def views(runner, model_dir: str, text: str, text_pair: str) -> None:
             shown = matrix_record(record, matrix, combine=combine, heads=[list(p) for p in pairs])
         show_figure(head_heatmap(matrix, labels, title=title, gettext=_), shown, key="sa_head", name=name)
 
-    if chosen == VIEWS[1]:
+    if chosen == "model":
         view = model_view_record(record)
         show_figure(model_view(view, gettext=_), view, key="sa_model", name="self-attention-model-view")
         st.markdown(_("**Enlarged: layer {layer}, head {head}** (pick another with the Layer and Head boxes above)")
@@ -205,7 +205,7 @@ def views(runner, model_dir: str, text: str, text_pair: str) -> None:
         show_figure(big, matrix_record(record, record.weights[layer, head], layer=layer, head=head),
                     key="sa_enlarged", name=f"self-attention-layer{layer}-head{head}")
 
-    if chosen == VIEWS[2]:
+    if chosen == "stats":
         statistic = bound(st.selectbox, _("Statistic"), STATISTICS, format_func=lambda s: _(s.label),
                           key="sa_statistic")
         sinks, all_heads = special_sinks(record)
@@ -226,11 +226,11 @@ def views(runner, model_dir: str, text: str, text_pair: str) -> None:
             stats_fig, statistic_record(record, values, statistic.id), key="sa_stats",
             name=f"self-attention-{statistic.id}", selection_mode="points",
             on_select=lambda: open_clicked_head(
-                "sa_stats_chart", "sa_layer", "sa_head", {"sa_view": VIEWS[0], "sa_combine": "one"}
+                "sa_stats_chart", "sa_layer", "sa_head", {"sa_view": "head", "sa_combine": "one"}
             ),
         )
 
-    if chosen == VIEWS[3]:
+    if chosen == "pair":
         if not is_pair:
             st.info(_("Type a second sentence above to see how sentence A and sentence B attend to each other."))
         else:
@@ -244,7 +244,7 @@ def views(runner, model_dir: str, text: str, text_pair: str) -> None:
                         key="sa_pair_blocks", chart_key="sa_pair_chart",
                         name=f"self-attention-pair-layer{layer}-head{head}")
 
-    if chosen == VIEWS[4]:
+    if chosen == "flow":
         st.markdown(_(
             "**Rollout** follows attention through all layers: each layer's heads are fused, the residual "
             "connection is counted as half of the mixing (½·A + ½·I, rows renormalised), and the layers are "
@@ -270,7 +270,7 @@ def views(runner, model_dir: str, text: str, text_pair: str) -> None:
         show_figure(rollout_heatmap(rolled.weights, rolled.query_labels, title=title, gettext=_), rolled,
                     key="sa_rollout", name=f"self-attention-{method}-{fusion}")
 
-    if chosen == VIEWS[5]:
+    if chosen == "compare":
         st.markdown(_(
             "The same layer and head (**layer {layer}, head {head}**, from the boxes above) on the text above "
             "(A) and on a second text (B). The difference α_B − α_A is drawn over the tokens both texts share, "

@@ -27,8 +27,8 @@ LEGEND = (
     (r"\operatorname{score}", N_("dot product, dot product divided by √d, or cosine: no trained parameters"),
      N_("a number per (t, s)")),
     (r"d", N_("the vectors' width"), N_("384")),
-    (r"	au", N_("the temperature: the scores are divided by τ before the softmax"), N_("a number > 0")),
-    (r"lpha_{ts}", N_("the weight row t gives column s; each row sums to 1"), N_("a number per (t, s)")),
+    (r"\tau", N_("the temperature: the scores are divided by τ before the softmax"), N_("a number > 0")),
+    (r"\alpha_{ts}", N_("the weight row t gives column s; each row sums to 1"), N_("a number per (t, s)")),
     (r"T,\ S", N_("the number of tokens of sentence 1 and of sentence 2"), N_("whole numbers")),
     (r"p_t", N_("local window only: the window's centre in sentence 2 for row t"), N_("a position")),
 )

@@ -70,16 +70,16 @@ CONTEXT_OF = {"no-attention": N_("c = h_T, the encoder's state at the last input
 
 # The symbols of the variants' formulas: what each is, and its shape (E: the encoder GRU's width per direction).
 LEGEND = (
-    (r"h_j,\ ar h_s", N_("the encoder's state at input character j (Luong: s); forward and backward GRU joined"),
+    (r"h_j,\ \bar h_s", N_("the encoder's state at input character j (Luong: s); forward and backward GRU joined"),
      N_("a vector of 2E numbers")),
     (r"s_{i-1}", N_("Bahdanau: the decoder's state before it writes output character i (the query)"), N_("a vector")),
     (r"h_t", N_("Luong: the decoder's state at output step t (the query)"), N_("a vector")),
     (r"e_{ij}", N_("the score of input j for output i"), N_("a number per (i, j)")),
-    (r"lpha_{ij},\ a_t(s)", N_("the weight output i (t) gives input j (s); each row sums to 1"),
+    (r"\alpha_{ij},\ a_t(s)", N_("the weight output i (t) gives input j (s); each row sums to 1"),
      N_("a number per (i, j)")),
     (r"c,\ c_i,\ c_t", N_("the context vector the decoder reads: one for the whole input without attention, one "
                           "per output step with it"), N_("a vector of 2E numbers")),
-    (r"	ilde h_t", N_("Luong's attentional state, from c_t and h_t; it predicts the next character"), N_("a vector")),
+    (r"\tilde h_t", N_("Luong's attentional state, from c_t and h_t; it predicts the next character"), N_("a vector")),
     (r"p_t", N_("the centre of the local window at output step t"), N_("a position")),
     (r"D", N_("the window's half-width: positions [p_t − D, p_t + D] are allowed"), N_("a whole number")),
     (r"\sigma", N_("the Gaussian's width around p_t, D/2"), N_("a number")),
@@ -100,8 +100,8 @@ def _draw_random():
 # redraws the main map and the shown view's figures, not all seven. Sections whose own controls
 # change only their own figures are fragments (st.fragment) as well: moving one reruns that section
 # alone; the Link boxes read the browser's address, so none goes stale.
-VIEWS = (N_("Compare two variants"), N_("Compare two inputs"), N_("Watch it learn"), N_("Why local-m fails"),
-         N_("Why attention: the bottleneck"))
+VIEWS = {"variants": N_("Compare two variants"), "inputs": N_("Compare two inputs"), "learn": N_("Watch it learn"),
+         "local-m": N_("Why local-m fails"), "bottleneck": N_("Why attention: the bottleneck")}  # id (the URL's): name
 # The second date's default differs from the first example in one place (the day, 9 → 19), so the
 # difference map shows where that change moves the weights.
 SECOND_DATE = "Wednesday, May 19, 2018"
@@ -153,9 +153,7 @@ def compare_inputs(variant: str, record, window: int) -> None:
 @st.fragment
 def snapshot_section(variant: str, text: str, window: int, truth) -> None:
     steps = snapshot_steps(variant)
-    if st.session_state.get("s2s_step") not in steps:
-        st.session_state.s2s_step = steps[-1]
-    step = bound(st.select_slider, _("Training step"), steps, key="s2s_step")
+    step = bound(st.select_slider, _("Training step"), steps, value=steps[-1], key="s2s_step")
     snap = _record(variant, text, window, step)
     st.markdown(_("**Output at step {step}:** `{output}`").format(step=step, output=snap.meta["output"]))
     if step == 0:
@@ -218,13 +216,12 @@ def seq2seq_view() -> None:
 # seq2seq_view, which calls this again with the new arguments.
 @st.fragment
 def views(variant: str, record, text: str, window: int, truth) -> None:
-    shown = [_(v) for v in VIEWS]
-    chosen = VIEWS[shown.index(view_switch(shown, key="s2s_view"))]
-    if chosen == VIEWS[0]:
+    chosen = view_switch(VIEWS, key="s2s_view")
+    if chosen == "variants":
         st.markdown(_("Two variants on the same date, side by side (the window D above applies to the local ones)."))
         compare_variants(text, window, truth)
 
-    if chosen == VIEWS[1]:
+    if chosen == "inputs":
         st.markdown(_(
             "The selected variant (**{variant}**) on the date above (A) and on a second one (B). The "
             "difference α_B − α_A is drawn over the output and input characters both share, in order; a character "
@@ -232,7 +229,7 @@ def views(variant: str, record, text: str, window: int, truth) -> None:
         ).format(variant=_name(variant)))
         compare_inputs(variant, record, window)
 
-    if chosen == VIEWS[2]:
+    if chosen == "learn":
         teacher = warm_start_of(variant)
         if teacher:
             st.markdown(_(
@@ -251,7 +248,7 @@ def views(variant: str, record, text: str, window: int, truth) -> None:
             ))
         snapshot_section(variant, text, window, truth)
 
-    if chosen == VIEWS[3]:
+    if chosen == "local-m":
         st.markdown(_(
             "Local-m assumes a **monotonic** alignment: output character t looks at input positions "
             "[t − D, t + D] only (p_t = t). That holds when the input is written year first — "
@@ -270,7 +267,7 @@ def views(variant: str, record, text: str, window: int, truth) -> None:
                           "digits whose true span lies (at least partly) inside the window, per format:"))
             st.dataframe(rows, hide_index=True)
 
-    if chosen == VIEWS[4]:
+    if chosen == "bottleneck":
         bottleneck_view()
 
 

@@ -35,7 +35,7 @@ from viz.seq2seq import alignment_heatmap
 ensure_router()
 _ = translator()
 
-# The views' English names are their values in the URL (tf_view); they are shown translated.
+# The views: id (the URL's value, tf_view) and name, shown translated.
 KINDS = {"encoder": N_("Encoder self-attention"), "decoder": N_("Decoder masked self-attention"),
          "cross": N_("Cross-attention")}
 EXPLAIN = {
@@ -55,9 +55,9 @@ LEGEND = (
     (r"d_k", N_("the width of one head's queries and keys: 16 (width 64 split over 4 heads)"), N_("a number")),
     (r"M", N_("the causal mask: −∞ above the diagonal (j > i), so position i never sees a later one"),
      N_("T × T")),
-    (r"lpha^{enc},\ lpha^{dec},\ lpha^{cross}", N_("the three kinds of attention weights; each row sums to 1"),
+    (r"\alpha^{enc},\ \alpha^{dec},\ \alpha^{cross}", N_("the three kinds of attention weights; each row sums to 1"),
      N_("S × S, T × T, T × S")),
-    (r"	ext{<s>}", N_("the start token the decoder reads first"), N_("one token")),
+    (r"\text{<s>}", N_("the start token the decoder reads first"), N_("one token")),
 )
 mechanisms = {m.variant: m for m in mechanisms_on_page(TRANSFORMER.file)}
 text_option = mechanisms["cross"].option("text")
@@ -111,7 +111,7 @@ for notice in cross.meta["notices"]:
 
 # Links made before the views shared their pickers carried one layer and head per view
 # (tf_cross_head=2): they open with the shown view's values in the shared pickers.
-shown_kind = next((k for k, t in KINDS.items() if t == st.query_params.get("tf_view")), "encoder")
+shown_kind = next((k for k, t in KINDS.items() if st.query_params.get("tf_view") in (k, t)), "encoder")
 for part, count in zip(("layer", "head"), cross.weights.shape[:2]):
     old_values = {kind: st.query_params.pop(f"tf_{kind}_{part}") for kind in KINDS if f"tf_{kind}_{part}" in st.query_params}
     if shown_kind not in old_values or f"tf_{part}" in st.session_state or f"tf_{part}" in st.query_params:
@@ -139,8 +139,8 @@ symbol_legend(LEGEND)
 # rather than mounting new ones.
 @st.fragment
 def kinds_section(records: dict, truth) -> None:
-    chosen = view_switch(list(KINDS.values()), key="tf_view")
-    kind, title = next((k, t) for k, t in KINDS.items() if t == chosen)
+    kind = view_switch(KINDS, key="tf_view")
+    title = KINDS[kind]
     record = records[kind]
     layers, heads = record.weights.shape[:2]
     st.markdown(_(EXPLAIN[kind]))
@@ -254,10 +254,8 @@ st.markdown(_("The same input under snapshots taken during training: step 0 is t
 @st.fragment
 def snapshot_section(text: str) -> None:
     steps = snapshot_steps()
-    if st.session_state.get("tf_step") not in steps:
-        st.session_state.tf_step = steps[-1]
     step_col, kind_col = st.columns([3, 2], vertical_alignment="bottom")
-    step = bound(step_col.select_slider, _("Training step"), steps, key="tf_step")
+    step = bound(step_col.select_slider, _("Training step"), steps, value=steps[-1], key="tf_step")
     shown_kind = bound(kind_col.radio, _("Attention"), list(KINDS), format_func=lambda kind: _(KINDS[kind]),
                        key="tf_snapshot_kind", horizontal=True)
     snap = checked(_record, shown_kind, text, step)

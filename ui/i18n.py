@@ -29,12 +29,14 @@ from ui.markdown import escape_markdown
 from viz.i18n_text import LANGUAGES, SOURCE_LANGUAGE, Gettext, catalog, gettext_for
 
 __all__ = ["LANG_PARAM", "LANGUAGES", "choose_language", "current_language", "keep_language_in_url",
-           "language_of_locale", "language_switch", "notice_text", "plural_translator", "translator"]
+           "language_changed", "language_of_locale", "language_switch", "notice_text", "plural_translator", "translator"]
 
 LANG_PARAM = "lang"
 _LANGUAGE = "_i18n_language"  # session state: the session's language code
 _SWITCH = "_i18n_switch"  # the sidebar control's own state
 _REFUSED = "_i18n_refused"  # a link's language value this run did not take
+_LAST_RUN = "_i18n_last_run"  # the language the session's previous full run showed
+_CHANGED = "_i18n_changed"  # whether this full run's language differs from that
 
 
 def language_of_locale(locale: str | None) -> str:
@@ -57,7 +59,16 @@ def choose_language() -> str:
             st.session_state[_REFUSED] = asked[-1][:40]
     if st.session_state.get(_LANGUAGE) not in LANGUAGES:
         st.session_state[_LANGUAGE] = language_of_locale(st.context.locale)
-    return st.session_state[_LANGUAGE]
+    language = st.session_state[_LANGUAGE]
+    st.session_state[_CHANGED] = st.session_state.get(_LAST_RUN, language) != language
+    st.session_state[_LAST_RUN] = language
+    return language
+
+
+def language_changed() -> bool:
+    """Whether the language changed since the session's previous full run (the switch, a link): the
+    run in which every choice control must be given back its option (ui/links.py, choice)."""
+    return bool(st.session_state.get(_CHANGED, False))
 
 
 def current_language() -> str:

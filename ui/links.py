@@ -19,13 +19,13 @@ from __future__ import annotations
 import html
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import streamlit as st
 
-from ui.i18n import LANG_PARAM, current_language, translator
+from ui.i18n import LANG_PARAM, current_language, language_changed, translator
 from ui.markdown import escape_markdown
 from ui.streamlit_private import in_fragment_rerun, is_history_navigation, page_id, seeding_query_params
 
@@ -129,7 +129,12 @@ def warn_refused(label: str, given: str, shown: Any) -> None:
 
 def bound(widget: Callable[..., Any], label: str, *args: Any, key: str, **kwargs: Any) -> Any:
     """Returns widget(label, *args, key=key, bind="query-params", **kwargs): the control's value
-    lives in the URL, and a value the link gave it that it refused is reported in one line."""
+    lives in the URL, and a value the link gave it that it refused is reported in one line.
+
+    A choice among options (radio, selectbox, segmented control, pills, select slider, multiselect)
+    goes through `choice` instead: its URL value is the option's id, never its shown label."""
+    if getattr(widget, "__name__", "") in CHOICE_WIDGETS:
+        return choice(widget, label, *args, key=key, **kwargs)
     if getattr(widget, "__name__", "") == "number_input":
         _drop_infinite(key)
     value = widget(label, *args, key=key, bind=BIND, **kwargs)
@@ -152,6 +157,110 @@ def _drop_infinite(key: str) -> None:
             with seeding_query_params() as seeding:  # the box seeds itself from the URL as the page was opened
                 seeding.pop(key, None)
             return
+
+
+CHOICE_WIDGETS = frozenset({"radio", "selectbox", "segmented_control", "pills", "select_slider", "multiselect"})
+# The keyword that gives each choice widget its starting value, and that value when it is not given.
+_START = {"radio": ("index", 0), "selectbox": ("index", 0), "select_slider": ("value", None),
+          "segmented_control": ("default", None), "pills": ("default", None), "multiselect": ("default", None)}
+
+
+def choice_id(option: Any) -> str:
+    """Returns the id an option travels under in a link: the option itself as text (a mechanism id,
+    a view id, a number), whatever language its label is shown in."""
+    return str(option)
+
+
+def _many(name: str, kwargs: Mapping[str, Any]) -> bool:
+    return name == "multiselect" or kwargs.get("selection_mode") == "multi"
+
+
+def _starting_value(name: str, options: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+    # What the control shows before anyone touched it: the option its start keyword names.
+    keyword, missing = _START[name]
+    given = kwargs.get(keyword, missing)
+    if keyword == "index":
+        return options[given] if isinstance(given, int) and 0 <= given < len(options) else None
+    if name == "select_slider" and given is None:
+        return options[0] if options else None
+    if _many(name, kwargs):
+        return list(given) if isinstance(given, (list, tuple)) else [] if given is None else [given]
+    return given
+
+
+def _options_of(ids: Sequence[str], options: Sequence[Any], labels: Callable[[Any], Any] | None) -> list[Any] | None:
+    # The options a link names, by id (any case) or, for a link made before links held ids, by the
+    # label the session's language shows; None if one of them is no option.
+    found = []
+    for text in ids:
+        match = next((o for o in options if choice_id(o) == text), None)
+        if match is None:
+            match = next((o for o in options if choice_id(o).lower() == text.strip().lower()), None)
+        if match is None and labels is not None:
+            match = next((o for o in options if str(labels(o)) == text), None)
+        if match is None:
+            return None
+        found.append(match)
+    return found
+
+
+def _valid(value: Any, options: Sequence[Any], many: bool) -> bool:
+    try:
+        return all(v in options for v in value) if many else value in options
+    except TypeError:  # a value the browser sent that cannot be compared with the options
+        return False
+
+
+def choice(widget: Callable[..., Any], label: str, options: Sequence[Any], *args: Any, key: str,
+           linked: bool = True, **kwargs: Any) -> Any:
+    """Returns the option(s) a choice widget shows, the same whatever language its labels are in.
+
+    Streamlit keeps a choice widget's value as its shown label (format_func's text) and writes that
+    label into a bound URL. Here the value is the option itself: a link holds its id (`choice_id`;
+    linked=False keeps it out of the URL), a link's value no option has gets one line, and after a
+    language switch each control is given back the option it had, which Streamlit would otherwise lose
+    (the old language's label is no option of the new one).
+    """
+    name = getattr(widget, "__name__", "")
+    options = list(options)
+    many = _many(name, kwargs)
+    labels = kwargs.get("format_func")
+    start = _starting_value(name, options, kwargs)
+    raw = _opening_value(key) if linked else None
+    if linked and raw is None and key not in st.session_state:
+        # A control with no state (its view was not shown, Back returned to the page's address) shows
+        # what the address says, as a control Streamlit binds to the URL seeds itself from it.
+        raw = st.query_params.get_all(key) or None
+    if raw:
+        given = _options_of(raw, options, labels)
+        if given is not None and (many or len(given) == 1):
+            st.session_state[key] = given if many else given[0]
+        else:
+            st.session_state.pop(key, None)
+            shown = [labels(v) if labels else v for v in (start or [])] if many else \
+                (labels(start) if labels and start is not None else start)
+            warn_refused(label, ", ".join(raw), ", ".join(map(str, shown)) if many else shown)
+    elif key in st.session_state:
+        # Read with the last run's labels, so after a language switch this is the option, not the old label.
+        value = st.session_state[key]
+        if not _valid(value, options, many):
+            del st.session_state[key]
+        elif language_changed():
+            st.session_state[key] = value
+    if key in st.session_state and st.session_state[key] is not None:
+        kwargs.pop(_START[name][0], None)  # the value is set: a start value beside it would be ignored
+    value = widget(label, options, *args, key=key, **kwargs)
+    if not _valid(value, options, many) and not (value is None and start is None):
+        value = start  # a browser's value that is no option (only a scripted client sends one)
+    if linked:
+        ids = [choice_id(v) for v in value] if many else None if value is None else choice_id(value)
+        start_ids = [choice_id(v) for v in start] if many else None if start is None else choice_id(start)
+        if ids == start_ids or ids is None or ids == []:
+            st.query_params.pop(key, None)
+        else:
+            st.query_params[key] = ids
+        _remember(key)
+    return value
 
 
 def linked_text(widget: Callable[..., Any], label: str, default: str, *, key: str, max_chars: int, **kwargs: Any) -> str:

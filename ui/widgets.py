@@ -13,7 +13,7 @@ import hashlib
 import os
 import re
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import numpy as np
@@ -320,19 +320,21 @@ def show_panels(fig: go.Figure,
     return state
 
 
-def view_switch(views: Sequence[str], *, key: str) -> str:
-    """Returns the view a section shows, picked in a row of buttons above it (st.segmented_control,
-    bound to the URL); the page runs only the chosen view's code. The views' names (marked with N_)
-    are shown in the session's language and the value keeps the English name; the URL holds the name as
-    shown (Streamlit writes a control's label there), and a link carries its language with it (?lang=).
+def view_switch(views: Mapping[str, str], *, key: str) -> str:
+    """Returns the id of the view a section shows, picked in a row of buttons above it
+    (st.segmented_control, bound to the URL); the page runs only the chosen view's code.
+
+    views: {id: name}, the first the default. The names (marked with N_) are shown in the session's
+    language; the value and the URL hold the id, so a link opens the same view in either language.
 
     Not st.tabs: a tab bar is drawn again by the browser on every rerun of the fragment around it,
     which cost 9 ms of script and 14–17 ms of the round trip in a floor app, while a segmented
     control cost nothing measurable.
     """
     _ = translator()
-    return bound(st.segmented_control, _("View"), list(views), default=views[0], required=True, key=key,
-                 label_visibility="collapsed", format_func=_)
+    ids = list(views)
+    return bound(st.segmented_control, _("View"), ids, default=ids[0], required=True, key=key,
+                 label_visibility="collapsed", format_func=lambda view: _(views[view]))
 
 
 def clicked_points(state: Any, *, curve: int | None = None) -> list[dict[str, Any]]:

@@ -55,7 +55,7 @@ def test_seq2seq_exports(monkeypatch):
     assert walk(at, calls) == {"s2s_main", "s2s_compare_a", "s2s_compare_b"}
     at.radio(key="s2s_variant").set_value("local-p").run()
     assert "s2s_main" in walk(at, calls)
-    for view, keys in (("Compare two inputs", {"s2s_cmp_a", "s2s_cmp_b", "s2s_cmp_diff"}), ("Watch it learn", {"s2s_step"})):
+    for view, keys in (("inputs", {"s2s_cmp_a", "s2s_cmp_b", "s2s_cmp_diff"}), ("learn", {"s2s_step"})):
         at.session_state["s2s_view"] = view
         at.run()
         assert walk(at, calls) == {"s2s_main"} | keys
@@ -73,7 +73,7 @@ def test_images_exports(monkeypatch):
     calls = recording_exports(monkeypatch)
     at = open_page("pages/images.py", timeout=300)
     assert walk(at, calls) == {"export_soft", "export_hard"}
-    at.session_state["img_view"] = "Self-attention on any photo"
+    at.session_state["img_view"] = "patches"
     at.run()
     assert walk(at, calls) == {"export_patch"}
     at.radio(key="patch_mode").set_value("sample").run()
@@ -100,15 +100,15 @@ def test_self_attention_exports(monkeypatch):
     assert walk(at, calls) == {"sa_head"} | neuron
     at.radio(key="sa_combine").set_value("mean").run()
     assert walk(at, calls) == {"sa_head"} | neuron
-    for view, keys in (("Model view", {"sa_model", "sa_enlarged"}), ("Rollout and flow", {"sa_rollout"}),
-                       ("Compare two texts", {"sa_cmp_a", "sa_cmp_b", "sa_cmp_diff"}),
-                       ("Head statistics", {"sa_stats"})):
+    for view, keys in (("model", {"sa_model", "sa_enlarged"}), ("flow", {"sa_rollout"}),
+                       ("compare", {"sa_cmp_a", "sa_cmp_b", "sa_cmp_diff"}),
+                       ("stats", {"sa_stats"})):
         at.session_state["sa_view"] = view
         at.run()
         assert walk(at, calls) == keys | neuron
     at.text_area(key="sa_pair").input("The dog barked at the mailman.").run()
     assert walk(at, calls) == {"sa_stats"} | neuron  # still on the statistics, now of the pair
-    at.session_state["sa_view"] = "Sentence pair"
+    at.session_state["sa_view"] = "pair"
     at.run()
     assert walk(at, calls, allow_blocks={"sa_pair_blocks"}) == {"sa_pair_blocks"} | neuron
 
@@ -118,7 +118,7 @@ def test_transformer_exports(monkeypatch):
     at = open_page("pages/transformer.py", timeout=300)
     assert walk(at, calls) == {"tf_map", "tf_grid", "tf_step_decoder", "tf_step_cross",
                                "tf_bahdanau", "tf_best_head", "tf_rollout", "tf_snapshot"}
-    at.session_state["tf_view"] = "Cross-attention"
+    at.session_state["tf_view"] = "cross"
     at.run()
     grids = [record.meta.get("attention") for key, record, _ in calls if key == "tf_grid"]
     assert {"tf_map", "tf_grid"} <= walk(at, calls)

@@ -101,8 +101,8 @@ def test_the_checker_finds_english_and_lets_names_tokens_and_formulas_pass():
 
 
 @pytest.mark.parametrize("page, query, steps", [
-    ("pages/images.py", {}, [("radio", "show", "Hard")]),
-    ("pages/images.py", {"img_view": "Self-attention on any photo", "patch_mode": "sample"}, []),
+    ("pages/images.py", {}, [("radio", "show", "hard")]),
+    ("pages/images.py", {"img_view": "patches", "patch_mode": "sample"}, []),
     ("pages/feedforward.py", {"placement": "chosen", "log_y": "true", "length": "20"}, []),
     ("pages/han.py", {}, []),
     ("pages/han.py", {"han_text": "服务员很粗鲁！我们等了一个小时。菜还不错，但是太贵了。"}, []),

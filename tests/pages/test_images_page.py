@@ -42,18 +42,18 @@ def test_images_page_soft_and_hard_panels_and_samples_slider():
     freq_2000 = panels_of(chart_data(at, 0, "z", trace=3))
     assert not np.allclose(freq_20, freq_2000)
     assert np.abs(freq_2000 - alpha).max() < np.abs(freq_20 - alpha).max()  # samples converge to α
-    at.radio(key="show").set_value("Hard").run()
+    at.radio(key="show").set_value("hard").run()
     assert not at.exception and len(heatmaps(chart_specs(at)[0])) == 2  # the hard block alone
 
 
 def test_images_page_builder_random_scene_and_patch_controls():
     at = open_page("pages/images.py")
-    at.radio(key="image_source").set_value("Random scene").run()
+    at.radio(key="image_source").set_value("random").run()
     at.number_input(key="scene_seed").set_value(11).run()
     assert not at.exception
     assert any(c.value.startswith("True caption:") for c in at.caption)
     captions = chart_specs(at)
-    at.session_state["img_view"] = "Self-attention on any photo"
+    at.session_state["img_view"] = "patches"
     at.run()
     assert len(chart_specs(at)) == 1, "only the open tab runs"
     assert chart_specs(at)[0] != captions[0]
@@ -101,7 +101,7 @@ def test_images_page_position_sliders_keep_their_range_and_the_object_inside():
 
 def test_a_click_on_a_patch_moves_the_query_and_a_scripted_one_gets_one_line():
     at = open_page("pages/images.py")
-    at.session_state["img_view"] = "Self-attention on any photo"
+    at.session_state["img_view"] = "patches"
     at.run()
     rows, cols = at.number_input(key="patch_row"), at.number_input(key="patch_col")
     grid_w = cols.max + 1

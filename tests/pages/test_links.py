@@ -56,22 +56,22 @@ LINKS = [
      [("radio", "mechanism", "qkv-general"), ("slider", "query_x", -1.2), ("slider", "temperature", 0.5),
       ("radio", "mode", "argmax")]),
     ("pages/seq2seq.py", {"s2s_text": "12 March 1999", "s2s_variant": "Luong global, general", "s2s_window": "5",
-                          "s2s_view": "Watch it learn"},
+                          "s2s_view": "learn"},
      [("text_input", "s2s_text", "12 March 1999"), ("radio", "s2s_variant", "luong-general"),
-      ("slider", "s2s_window", 5), ("segmented_control", "s2s_view", "Watch it learn")]),
+      ("slider", "s2s_window", 5), ("segmented_control", "s2s_view", "learn")]),
     ("pages/sentence_alignment.py", {"al_text": "A dog ran", "al_pair": "The dog was running", "al_window_mode": "Local (p_t = t·S/T)"},
      [("text_input", "al_text", "A dog ran"), ("text_input", "al_pair", "The dog was running"),
       ("radio", "al_window_mode", "local")]),
     ("pages/feedforward.py", {"length": "120", "seed": "5", "log_y": "true"},
      [("slider", "length", 120), ("number_input", "seed", 5), ("checkbox", "log_y", True)]),
-    ("pages/images.py", {"image_source": "Random scene", "scene_seed": "11", "cap_temperature": "0.5"},
-     [("radio", "image_source", "Random scene"), ("number_input", "scene_seed", 11),
+    ("pages/images.py", {"image_source": "random", "scene_seed": "11", "cap_temperature": "0.5"},
+     [("radio", "image_source", "random"), ("number_input", "scene_seed", 11),
       ("slider", "cap_temperature", 0.5)]),
     ("pages/images.py", {"build_shape_0": "triangle", "build_colour_0": "green", "build_size_0": "20"},
      [("pills", "build_shape_0", "triangle"), ("pills", "build_colour_0", "green"), ("slider", "build_size_0", 20)]),
-    ("pages/transformer.py", {"tf_text": "1 April 1990", "tf_view": "Cross-attention", "tf_head": "2",
+    ("pages/transformer.py", {"tf_text": "1 April 1990", "tf_view": "cross", "tf_head": "2",
                               "tf_position": "4"},
-     [("text_input", "tf_text", "1 April 1990"), ("segmented_control", "tf_view", "Cross-attention"),
+     [("text_input", "tf_text", "1 April 1990"), ("segmented_control", "tf_view", "cross"),
       ("selectbox", "tf_head", 2), ("slider", "tf_position", 4)]),
     ("pages/han.py", {"han_text": "The soup was cold. We sat by the door. The staff was lovely."},
      [("text_area", "han_text", "The soup was cold. We sat by the door. The staff was lovely.")]),
@@ -107,10 +107,10 @@ def test_a_transformer_link_from_before_the_shared_pickers_opens_its_view():
     # Until 3 December the Transformer's views had a layer and head picker each (tf_cross_head=2).
     old = open_link("pages/transformer.py", {"tf_view": "Cross-attention", "tf_cross_layer": "1", "tf_cross_head": "2",
                                              "tf_encoder_head": "3"})
-    new = open_link("pages/transformer.py", {"tf_view": "Cross-attention", "tf_layer": "1", "tf_head": "2"})
+    new = open_link("pages/transformer.py", {"tf_view": "cross", "tf_layer": "1", "tf_head": "2"})
     assert figures(old) == figures(new)
     assert chart_specs(old)[0]["layout"]["title"]["text"] == "Cross-attention: layer 1, head 2"
-    assert dict(old.query_params) == {"tf_view": "Cross-attention", "tf_layer": "1", "tf_head": "2"}
+    assert dict(old.query_params) == {"tf_view": "cross", "tf_layer": "1", "tf_head": "2"}  # ids now
     hostile = open_link("pages/transformer.py", {"tf_cross_head": "<b>9", "tf_encoder_layer": "7"})
     assert (hostile.selectbox(key="tf_layer").value, hostile.selectbox(key="tf_head").value) == (0, 0)
     assert not dict(hostile.query_params)
@@ -257,7 +257,7 @@ def test_link_cells_are_json_safe_and_as_short_as_float32_allows():
     ("pages/playground.py", {"seed": "inf"}, "Seed"),
     ("pages/playground.py", {"mode": "Hard: sampled", "seed": "1e400"}, "Seed"),
     ("pages/images.py", {"cap_seed": "-inf"}, "Seed"),
-    ("pages/images.py", {"image_source": "Random scene", "scene_seed": "1e400"}, "Scene seed"),
+    ("pages/images.py", {"image_source": "random", "scene_seed": "1e400"}, "Scene seed"),
     ("pages/feedforward.py", {"placement": "Chosen", "mark_a": "1e400"}, "First marked step"),
     ("pages/induction.py", {"ind_seed": "-inf"}, "Seed"),
 ])
@@ -272,17 +272,17 @@ def test_an_infinite_number_in_a_link_is_refused_in_one_line(page_file, params, 
 def test_the_query_patch_travels_after_the_patch_size_moved_its_default():
     # The query box's default is the grid's centre, which the patch size moves: the row and column
     # travel even at a default, or a link would reopen at the centre of the new grid.
-    at = open_link("pages/images.py", {"image_source": "Random scene", "img_view": "Self-attention on any photo"})
+    at = open_link("pages/images.py", {"image_source": "random", "img_view": "patches"})
     assert (at.query_params["patch_row"], at.query_params["patch_col"]) == ("4", "4")
     at.slider(key="patch_size").set_value(24).run()
     assert at.number_input(key="patch_row").value == 4 and at.query_params["patch_row"] == "4"
     title = chart_specs(at)[0]["layout"]["title"]["text"]
     again = open_link("pages/images.py", dict(at.query_params))
     assert chart_specs(again)[0]["layout"]["title"]["text"] == title == "Patch r4c4 attends to…"
-    hostile = open_link("pages/images.py", {"img_view": "Self-attention on any photo", "patch_row": "400",
+    hostile = open_link("pages/images.py", {"img_view": "patches", "patch_row": "400",
                                             "patch_col": XSS})
     assert len(hostile.warning) == 2 and all("is not one this control takes" in w.value for w in hostile.warning)
-    at.session_state["img_view"] = "Captioner: soft vs hard"
+    at.session_state["img_view"] = "captioner"
     at.run()
     assert "patch_row" not in at.query_params, "the patch view's query leaves the URL with the view"
 

@@ -54,7 +54,7 @@ def labels_of(app, index=0, axis="y"):
 
 
 def test_head_view_opens_on_the_clearest_previous_token_head_and_says_why(at):
-    view(at, "Head view")
+    view(at, "head")
     layer, head = previous_token_head()
     assert (layer, head) != (0, 0)  # layer 0 head 0 is a noisy head
     assert chart_specs(at)[0]["layout"]["title"]["text"] == f"Layer {layer}, head {head}"
@@ -65,7 +65,7 @@ def test_head_view_opens_on_the_clearest_previous_token_head_and_says_why(at):
 
 
 def test_head_view_renders_and_changing_head_or_layer_changes_the_figure(at):
-    view(at, "Head view")
+    view(at, "head")
     at.selectbox(key="sa_head").set_value(0).run()
     spec = chart_specs(at)[0]
     assert spec["layout"]["title"]["text"] == "Layer 0, head 0"
@@ -85,7 +85,7 @@ def test_head_view_renders_and_changing_head_or_layer_changes_the_figure(at):
 
 
 def test_mean_and_max_of_selected_heads(at):
-    view(at, "Head view")
+    view(at, "head")
     at.radio(key="sa_combine").set_value("mean").run()
     mean = chart_data(at, 0)
     np.testing.assert_allclose(mean.sum(axis=1), 1.0, atol=1e-4)
@@ -97,7 +97,7 @@ def test_mean_and_max_of_selected_heads(at):
 
 
 def test_merging_word_pieces_gives_words_with_rows_summing_to_one(at):
-    view(at, "Head view")
+    view(at, "head")
     at.toggle(key="sa_merge").set_value(True).run()
     y = labels_of(at)
     assert "tokenizer" in y and "embeddings" in y and not any(t.startswith("##") for t in y)
@@ -106,7 +106,7 @@ def test_merging_word_pieces_gives_words_with_rows_summing_to_one(at):
 
 
 def test_model_view_grid_and_enlarged_head(at):
-    view(at, "Model view")
+    view(at, "model")
     specs = chart_specs(at)
     assert len(specs[0]["data"]) == 1  # one heatmap of 6 × 12 maps
     assert specs[0]["layout"]["title"]["text"].startswith("Model view: 6 layers × 12 heads")
@@ -119,7 +119,7 @@ def test_model_view_grid_and_enlarged_head(at):
 
 
 def test_statistics_heatmap_and_statistic_picker(at):
-    view(at, "Head statistics")
+    view(at, "stats")
     entropy = chart_data(at, 0)
     assert entropy.shape == (6, 12) and np.all(entropy >= 0) and entropy.max() <= np.log(24) + 1e-4
     picker = at.selectbox(key="sa_statistic")
@@ -135,7 +135,7 @@ def test_pattern_scores_sinks_and_the_leave_out_toggle(at):
     from models.transformer import heads
     from models.transformer.records import shared_runner
 
-    view(at, "Head statistics")
+    view(at, "stats")
     names = at.selectbox(key="sa_statistic").options
     assert "Previous-token score" in names and "Duplicate-token score" in names
     previous = next(s for s in STATISTICS if s.id == "previous_score")
@@ -162,7 +162,7 @@ def test_rollout_and_flow_view(at):
     from models.transformer.records import shared_runner
     from models.transformer.rollout import attention_rollout
 
-    view(at, "Rollout and flow")
+    view(at, "flow")
     default_text = at.text_area(key="sa_text").value
     assert any("Rollout" in m.value and "not a measure" in m.value for m in at.markdown)
     rolled = chart_data(at, 0)
@@ -192,7 +192,7 @@ def test_compare_two_texts_shows_the_difference_on_shared_tokens(at):
 
     at.selectbox(key="sa_layer").set_value(2).run()
     at.selectbox(key="sa_head").set_value(4).run()
-    view(at, "Compare two texts")
+    view(at, "compare")
     specs = chart_specs(at)  # A, B, their difference, and the neuron view below the views
     assert len(specs) == 4 and "layer 2, head 4" in specs[2]["layout"]["title"]["text"]
     runner = shared_runner(None)
@@ -221,7 +221,7 @@ def _shown_after_absence(box) -> str:
 
 def test_text_b_keeps_its_text_when_the_text_was_empty_or_another_view_was_open(at):
     text_b = "My custom text B about dogs."
-    view(at, "Compare two texts")
+    view(at, "compare")
     before, before_b = at.text_area(key="sa_text").value, at.text_area(key="sa_text_b").value
     at.text_area(key="sa_text_b").input(text_b).run()
     at.text_area(key="sa_text").input("").run()
@@ -229,8 +229,8 @@ def test_text_b_keeps_its_text_when_the_text_was_empty_or_another_view_was_open(
     at.text_area(key="sa_text").input("A new sentence about cats.").run()
     for step in ("the text typed again", "the browser's next run", "Head view and back"):
         if step == "Head view and back":
-            view(at, "Head view")
-            view(at, "Compare two texts")
+            view(at, "head")
+            view(at, "compare")
         assert not at.exception, step
         box = at.text_area(key="sa_text_b")
         assert (_shown_after_absence(box), box.value) == (text_b, text_b), step
@@ -256,14 +256,14 @@ def test_pair_shows_the_four_blocks(at):
     at.text_area(key="sa_pair").input("A cat was sitting on the rug.").run()
     assert not at.exception
     assert any("pair, A:" in c.value for c in at.caption)
-    view(at, "Sentence pair")
+    view(at, "pair")
     spec = chart_specs(at)[0]
     assert len(spec["data"]) == 4
     titles = [a["text"] for a in spec["layout"]["annotations"]]
     assert [t.split(" ")[0] for t in titles] == ["A→A", "A→B", "B→A", "B→B"]
     assert "rug" in spec["data"][1]["x"] and "rug" not in spec["data"][0]["x"]  # A→B keys are sentence B
     at.text_area(key="sa_pair").input("").run()
-    view(at, "Sentence pair")
+    view(at, "pair")
     assert len(chart_specs(at)) == 1 and any("second sentence" in i.value for i in at.info)  # only the neuron view
 
 
@@ -275,7 +275,7 @@ def test_empty_text_shows_a_message_not_an_error(at):
 
 
 def test_html_and_unusual_characters_show_as_text(at):
-    view(at, "Head view")
+    view(at, "head")
     at.text_area(key="sa_text").input(f"{XSS} שלום 世界 a\u200bb\x07 🙂").run()
     assert not at.exception and not at.error
     spec = json.dumps(chart_specs(at)[0]["data"][0]["y"])
@@ -284,7 +284,7 @@ def test_html_and_unusual_characters_show_as_text(at):
 
 
 def test_long_text_is_truncated_with_a_notice(at):
-    view(at, "Head view")
+    view(at, "head")
     at.text_area(key="sa_text").input("word " * 600).run()
     assert not at.exception
     assert any("512" in w.value for w in at.warning)
@@ -302,7 +302,7 @@ def test_another_local_bert_folder_is_used(at, tmp_path, monkeypatch):
 
     make_tiny_bert(tmp_path / "tiny")
     monkeypatch.setenv("ATTENTION_LAB_MODEL_ROOT", str(tmp_path))
-    view(at, "Head view")
+    view(at, "head")
     at.selectbox(key="sa_layer").set_value(3).run()
     at.selectbox(key="sa_head").set_value(5).run()
     at.text_area(key="sa_text").input("the cat sat on the mat").run()
@@ -311,12 +311,12 @@ def test_another_local_bert_folder_is_used(at, tmp_path, monkeypatch):
     assert any(c.value.startswith("tiny ·") for c in at.caption)
     layer, head = previous_token_head(str(tmp_path / "tiny"))  # the tiny model's own clearest head
     assert chart_specs(at)[0]["layout"]["title"]["text"] == f"Layer {layer}, head {head}"
-    view(at, "Model view")
+    view(at, "model")
     layout = chart_specs(at)[0]["layout"]
     assert layout["title"]["text"].startswith("Model view: 2 layers × 4 heads")  # the tiny model's
     assert len(layout["yaxis"]["ticktext"]) == 2 and len(layout["xaxis"]["ticktext"]) == 4
     at.text_input(key="sa_model_dir").input("").run()
-    view(at, "Head view")
+    view(at, "head")
 
 
 def test_bad_model_folder_shows_one_line(at, tmp_path, monkeypatch):
@@ -345,7 +345,7 @@ def test_missing_model_package_gives_the_install_command(monkeypatch):
 def test_the_neuron_view_softmax_is_the_head_views_row(at):
     from models.registry import get_mechanism
 
-    view(at, "Head view")
+    view(at, "head")
     at.text_area(key="sa_text").input("the cat sat on the mat").run()
     at.selectbox(key="sa_neuron_layer").set_value(2).run()
     at.selectbox(key="sa_neuron_head").set_value(7).run()

@@ -58,18 +58,18 @@ def test_variant_and_window_change_the_heatmap(at):
 
 def test_only_the_open_tab_draws_its_figures(at):
     counts = {}
-    for name in ("Compare two variants", "Compare two inputs", "Watch it learn", "Why local-m fails"):
+    for name in ("variants", "inputs", "learn", "local-m"):
         counts[name] = len(chart_specs(_view(at, name)))
-    assert counts == {"Compare two variants": 3, "Compare two inputs": 4, "Watch it learn": 2, "Why local-m fails": 1}
+    assert counts == {"variants": 3, "inputs": 4, "learn": 2, "local-m": 1}
     assert "Local-m assumes a **monotonic** alignment" in _markdown(at)
-    _view(at, "Compare two variants")
+    _view(at, "variants")
     assert "Local-m assumes" not in _markdown(at)
 
 
 def test_training_step_slider_shows_step_0_and_says_what_it_is(at):
     # The module's page is on local-p by now: its step 0 is the warm start from luong-general.
     assert at.radio(key="s2s_variant").value == "local-p"
-    _view(at, "Watch it learn")
+    _view(at, "learn")
     final = chart_data(at, 1)
     at.select_slider(key="s2s_step").set_value(0).run()
     assert not at.exception
@@ -83,7 +83,7 @@ def test_training_step_slider_shows_step_0_and_says_what_it_is(at):
     assert any("Step 0 shows" in c.value and "random weights" in c.value for c in at.caption)
     assert "warm start" not in _markdown(at)
     at.radio(key="s2s_variant").set_value("local-p").run()
-    _view(at, "Compare two variants")
+    _view(at, "variants")
 
 
 def test_random_example_overlays_the_true_alignment(at):
@@ -118,7 +118,7 @@ def test_two_inputs_and_their_difference(at):
 
     at.radio(key="s2s_variant").set_value("bahdanau").run()
     at.text_input(key="s2s_text").input("Wednesday, May 9, 2018").run()  # an earlier test drew a random date
-    _view(at, "Compare two inputs")
+    _view(at, "inputs")
     # By default B differs from A in one place (the day): most cells are shared, and some change visibly.
     assert at.text_input(key="s2s_text_b").value == "Wednesday, May 19, 2018"
     default = np.asarray(chart_data(at, 3), float)
@@ -147,7 +147,7 @@ def test_no_attention_shows_its_context_vector_and_says_it_has_no_alpha(at):
     main = chart_specs(at)[0]
     assert main["data"][0]["type"] == "bar" and main["layout"]["yaxis"]["title"]["text"] == "c"
     np.testing.assert_allclose(chart_data(at, 0, "y"), record.weights, atol=1e-6)
-    _view(at, "Compare two inputs")
+    _view(at, "inputs")
     assert any("no α to compare" in c.value for c in at.caption)
     at.radio(key="s2s_variant").set_value("bahdanau").run()
     assert not at.info or not any("no α" in i.value for i in at.info)
@@ -157,7 +157,7 @@ def test_bottleneck_view_draws_the_committed_curve(at):
     from models.seq2seq.bottleneck import read_curve
 
     curve = read_curve()
-    _view(at, "Why attention: the bottleneck")
+    _view(at, "bottleneck")
     specs = chart_specs(at)
     assert len(specs) == 2  # the main map and the curve
     traces = specs[1]["data"]
@@ -166,4 +166,4 @@ def test_bottleneck_view_draws_the_committed_curve(at):
         np.testing.assert_allclose(np.asarray(decode(trace["y"]), float), 100 * np.asarray(curve["exact_match"][model]))
     assert "On the longest inputs attention beats no attention by" in "\n".join(c.value for c in at.caption)
     assert len(specs[1]["layout"]["shapes"]) == 1  # the buckets past the training length, shaded
-    _view(at, "Compare two variants")
+    _view(at, "variants")

@@ -36,7 +36,7 @@ def _title(app, index):
 
 
 def _tab(app, kind):
-    app.session_state["tf_view"] = TABS[kind]
+    app.session_state["tf_view"] = kind
     app.run()
     assert not app.exception, app.exception
 

@@ -27,7 +27,7 @@ def test_self_attention_in_chinese_in_every_view():
     switch = next(b for b in at.get("button_group") if b.key == "sa_view")
     views = [o.content for o in switch.proto.options]
     assert views[0] == _("Head view") != "Head view"
-    for view in ("Model view", "Head statistics", "Sentence pair", "Rollout and flow", "Compare two texts"):
+    for view in ("model", "stats", "pair", "flow", "compare"):
         at.session_state["sa_view"] = view
         at.run()
         assert not at.exception, (view, at.exception)
