@@ -13,6 +13,7 @@ from models.compile_cache import enable_compilation_cache
 from models.registry import PAGES
 from ui.heap import freeze_long_lived
 from ui.i18n import choose_language, keep_language_in_url, language_switch, translator
+from ui.links import one_history_entry_per_page
 from ui.router import PAGE_STYLE
 
 enable_compilation_cache()  # a restarted server loads what an earlier one compiled
@@ -38,6 +39,7 @@ with st.sidebar:
     language_switch()
     st.caption(_("Attention Lab runs on this machine: no model hubs, no CDNs, no telemetry."))
     st.html(PAGE_STYLE)  # a style alone takes no room in the sidebar
+    one_history_entry_per_page()
 
 try:
     navigation.run()

@@ -495,3 +495,29 @@ def link_box() -> None:
     with st.popover(_("Link"), icon=":material/link:", width="content"):
         st.caption(_("This link reopens the view: the page, its text and every control."))
         st.html(link_box_html(current_language(), _), unsafe_allow_javascript=True)
+
+
+# One history entry per page, as Streamlit gives a control bound to the URL (it writes its value with
+# replaceState): the server's own writes into the address (a choice's id, a text, the tour's step, the
+# language after a page switch) reach the browser as pushState, which made Back step through every
+# control change, and after a page switch in Chinese land on the same page again (the switch pushed
+# "/", the language "/?lang=zh"). A push that keeps the page's path replaces the entry instead; a push
+# to another page stays a push. tests/e2e/test_links_browser.py (Back) fails without it.
+HISTORY_HTML = """<script>(function () {
+  if (window.__attentionLabHistory) return;
+  window.__attentionLabHistory = true;
+  var push = window.history.pushState.bind(window.history);
+  window.history.pushState = function (state, title, url) {
+    try {
+      if (url != null && new URL(url, window.location.href).pathname === window.location.pathname) {
+        return window.history.replaceState(state, title, url);
+      }
+    } catch (error) { /* a URL the browser cannot read: as asked */ }
+    return push(state, title, url);
+  };
+})();</script>"""
+
+
+def one_history_entry_per_page() -> None:
+    """Installs, once per browser tab, the rule that the address's parameters change without a new history entry."""
+    st.html(HISTORY_HTML, unsafe_allow_javascript=True)
