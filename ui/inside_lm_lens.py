@@ -19,7 +19,8 @@ from ui.inside_lm import mechanism_heading
 from ui.links import bound
 from ui.markdown import escape_markdown
 from ui.widgets import checked, index_in, show_figure, show_notice
-from viz.lm_lens import LENS_NOTE, lens_grid, lens_position_bars
+from viz.i18n_text import Gettext, untranslated
+from viz.lm_lens import LENS_NOTE, lens_grid, lens_position_bars, row_names
 
 
 @st.cache_resource(show_spinner=False, max_entries=2)  # shared, never mutated
@@ -38,10 +39,11 @@ def position_record(record: AttentionRecord) -> AttentionRecord:
                                    for name in ("top_ids", "top_probs", "top_tokens")})
 
 
-def top_k_table(record: AttentionRecord) -> dict[str, list[str]]:
-    """Returns the chosen position's top k per layer as table columns: the layer, then "token  p" per rank."""
+def top_k_table(record: AttentionRecord, gettext: Gettext = untranslated) -> dict[str, list[str]]:
+    """Returns the chosen position's top k per layer as table columns: the layer (named in gettext's language),
+    then "token  p" per rank."""
     tokens, probs = record.meta["position_top_tokens"], record.meta["position_top_probs"]
-    table = {"": list(record.query_labels)}
+    table = {"": row_names(record, gettext)}
     for rank in range(len(tokens[0])):
         table[f"#{rank + 1}"] = [f"“{row[rank]}”  {p[rank]:.3f}" for row, p in zip(tokens, probs)]
     return table
@@ -67,7 +69,7 @@ def lens_section(model_dir: str, prompt: str, tokens: tuple[str, ...]) -> None:
     st.caption(_("Every layer's top {k} next tokens after “{token}” (position {position}), with their "
                  "probabilities.").format(k=int(meta["top_k"]), token=escape_markdown(str(meta["position_token"])),
                                            position=position))
-    st.dataframe(top_k_table(record), hide_index=True)
+    st.dataframe(top_k_table(record, _), hide_index=True)
     st.subheader(_("Every layer × every position"))
     height = min(900, 48 * len(record.query_labels) + 260)  # rows tall enough for their token text
     show_figure(lens_grid(record, height=height, gettext=_), record, key="inside_lens_grid", name="logit-lens-grid")

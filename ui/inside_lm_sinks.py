@@ -80,5 +80,5 @@ def sinks_section(model_dir: str, prompt: str) -> None:
     share_record = AttentionRecord(record.mechanism, shares, ("head", "step"), names, steps,
                                    meta={"epsilon": history.epsilon}, extras={"steps": history.steps})
     show_figure(heatmap(shares, names, steps, title=_("Each head's first-token share during training"), zmax=1.0,
-                        query_title="", key_title=_("training step"), value_name=_("share")),
+                        query_title="", key_title=_("training step"), value_name=_("share"), gettext=_),
                 share_record, key="inside_sink_history", name="lm-sink-history")

@@ -47,7 +47,7 @@ def difference_heatmap(record: AttentionRecord, *, title: str, query_title: str 
     finite = diff[np.isfinite(diff)]
     bound = max(float(np.abs(finite).max()) if finite.size else 0.0, 1e-6)
     fig = heatmap(diff, record.query_labels, record.key_labels, title=title, colorscale=DIVERGING,
-                  query_title=query_title, key_title=key_title, value_name="α_B − α_A")
+                  query_title=query_title, key_title=key_title, value_name="α_B − α_A", gettext=gettext)
     fig.update_traces(
         zmin=-bound, zmax=bound, zmid=0.0, hoverongaps=False,
         hovertemplate=(f"{query_title}: %{{y}}" if query_title else "%{y}")

@@ -7,7 +7,9 @@ No streamlit, no jax.
 
 from __future__ import annotations
 
+import dataclasses
 import html
+import re
 
 import numpy as np
 import plotly.graph_objects as go
@@ -33,6 +35,7 @@ HOVER_NAMES = {
     "cross": (N_("query: output"), N_("key: input")),
 }
 MASKED_COLOR = "#f0f0f0"
+HEAD_ROW = re.compile(r"layer (\d+) · head (\d+)")  # a decoding-step record's row label (models/encdec/records.py)
 
 
 def attention_map(
@@ -67,7 +70,8 @@ def head_grid(record: AttentionRecord, *, title: str | None = None, gettext: Get
     if record.leading_axes != ("layer", "head"):
         raise ValueError(f"head_grid needs layer and head axes, got {record.axes}")
     layers = record.weights.shape[0]
-    return model_view(record, title=title or gettext("Every layer and head"), height=int(min(max(150 * layers + 110, 260), 1400)))
+    return model_view(record, title=title or gettext("Every layer and head"), height=int(min(max(150 * layers + 110, 260), 1400)),
+                      gettext=gettext)
 
 
 def decoding_step_figure(record: AttentionRecord, *, title: str | None = None,
@@ -83,6 +87,10 @@ def decoding_step_figure(record: AttentionRecord, *, title: str | None = None,
     decoder = record.meta.get("attention") == "decoder"
     key_title = _("what the decoder read so far (<s>, then the output)") if decoder else _("input character")
     key_name = _(HOVER_NAMES["decoder" if decoder else "cross"][1])
+    # The rows' labels, which models/encdec/records.py writes in English for the exports, in gettext's language.
+    rows = [_("layer {layer} · head {head}").format(layer=m[1], head=m[2]) if (m := HEAD_ROW.fullmatch(str(label)))
+            else label for label in record.query_labels]
+    record = dataclasses.replace(record, query_labels=tuple(rows))
     fig = alignment_heatmap(record, title=title, height=int(min(max(260, 30 * record.weights.shape[0] + 150), 520)),
                             x_title=key_title, y_title=_("layer · head"), query_name="", key_name=key_name,
                             gettext=gettext)

@@ -31,7 +31,8 @@ DIVERGING = "RdBu"
 PROB_COLOR, LOSS_COLOR = "#1f77b4", "#d62728"
 
 
-def _row_names(record: AttentionRecord, gettext: Gettext) -> list[str]:
+def row_names(record: AttentionRecord, gettext: Gettext = untranslated) -> list[str]:
+    """Returns the lens's row names, "embedding", then "layer 0", …, in gettext's language."""
     _ = gettext
     return [_("embedding") if i == 0 else _("layer {layer}").format(layer=i - 1) for i in range(record.weights.shape[0])]
 
@@ -52,7 +53,7 @@ def lens_grid(record: AttentionRecord, *, title: str | None = None, height: int 
     _ = gettext
     weights = np.asarray(record.weights, np.float64)
     rows, positions = weights.shape
-    names = _row_names(record, gettext)
+    names = row_names(record, gettext)
     tokens = [safe_label(t) for t in record.key_labels]
     top_tokens = np.asarray(record.extras["top_tokens"])
     top_probs = np.asarray(record.extras["top_probs"], np.float64)
@@ -92,7 +93,7 @@ def lens_position_bars(record: AttentionRecord, *, title: str | None = None, get
     with the layer's top-k in the hover."""
     _ = gettext
     position = int(record.meta["position"])
-    names = _row_names(record, gettext)
+    names = row_names(record, gettext)
     top_tokens, top_probs = record.meta["position_top_tokens"], record.meta["position_top_probs"]
     hover = ["<br>".join(f"{safe_label(t)}  {q:.3f}" for t, q in zip(ts, ps)) for ts, ps in zip(top_tokens, top_probs)]
     fig = go.Figure(go.Bar(x=names, y=np.asarray(record.weights[:, position], np.float64), marker_color=PROB_COLOR,

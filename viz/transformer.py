@@ -35,6 +35,12 @@ def _grid_labels(labels, positions: bool) -> list[str]:
     return [f"{label} ({i})" for i, label in enumerate(shown)] if positions else shown
 
 
+def _gap(index: int) -> str:
+    # The category of the empty line after band `index`: never shown (hoverongaps is off), no word in it,
+    # and unlike any label, which starts with its band's name.
+    return f"\u2003{index}"
+
+
 def _between(start: int, size: int) -> float:
     # The middle of a band of `size` categories from `start`, moved half a row off any category.
     middle = start + (size - 1) / 2
@@ -78,9 +84,9 @@ def model_view(view: AttentionRecord, *, title: str | None = None, height: int |
     layer_names = [_("layer {number}").format(number=layer) for layer in range(layers)]
     head_names = [_("head {number}").format(number=head) for head in range(heads)]
     for layer in range(layers):
-        ys += [f"{layer_names[layer]} · {label}" for label in queries] + [f"gap {layer}"] * (GAP if layer < layers - 1 else 0)
+        ys += [f"{layer_names[layer]} · {label}" for label in queries] + [_gap(layer)] * (GAP if layer < layers - 1 else 0)
     for head in range(heads):
-        xs += [f"{head_names[head]} · {label}" for label in keys] + [f"gap {head}"] * (GAP if head < heads - 1 else 0)
+        xs += [f"{head_names[head]} · {label}" for label in keys] + [_gap(head)] * (GAP if head < heads - 1 else 0)
     # Each band's tick between two rows (or columns), by position: a tick on a category would make
     # plotly.js's hover %{y} / %{x} show the tick text ("layer 0") for that row instead of its token.
     y_ticks = [_between(model_view_cell((q, k), layer, 0)[0].start, q) for layer in range(layers)]
@@ -131,7 +137,7 @@ def _head_click_targets(values: np.ndarray, xs: list[str], ys: list[str], name: 
         customdata=np.stack([grid_l.ravel(), grid_h.ravel(), values.ravel()], axis=1),
         hovertemplate=(gettext("layer %{customdata[0]}, head %{customdata[1]}") + "<br>"
                        f"{name} = %{{customdata[2]:.4f}}<br>" + gettext("click to open this head") + "<extra></extra>"),
-        showlegend=False, name="heads",
+        showlegend=False, name=gettext("heads"),
     )
 
 

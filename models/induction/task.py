@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from models.record import InputError
+from models.text import N_, Notice
 from models.transformer.heads import repeated_sequence
 
 BOS = "[BOS]"
@@ -160,11 +161,12 @@ def encode_text(text: str) -> EncodedText:
     if words and words[0] == BOS.lower():
         words = words[1:]  # a pasted label row may start with [BOS]: it is there anyway
     if not words:
-        raise InputError("type a few tokens separated by spaces, e.g. 'k dog m sun k dog'")
+        raise InputError(Notice(N_("type a few tokens separated by spaces, e.g. {example}"), example="'k dog m sun k dog'"))
     unknown = list(dict.fromkeys(w for w in words if w not in TOKEN_IDS))
     if unknown:
         shown = ", ".join(repr(w[:20]) for w in unknown[:8]) + (" …" if len(unknown) > 8 else "")
-        raise InputError(f"not in the vocabulary: {shown}; use the letters a–z and the words {', '.join(WORDS)}")
+        raise InputError(Notice(N_("not in the vocabulary: {tokens}; use the letters a–z and the words {words}"),
+                                tokens=shown, words=", ".join(WORDS)))
     truncated = len(words) > SEQUENCE_LENGTH - 1
     words = words[: SEQUENCE_LENGTH - 1]
     ids = np.asarray([BOS_ID, *(TOKEN_IDS[w] for w in words)], np.int32)

@@ -62,6 +62,24 @@ def test_the_catalogs_hold_exactly_the_texts_marked_in_the_source(tmp_path):
         assert not stale, f"in the {language} catalog but no longer in the source (run make messages): {stale}"
 
 
+# One Chinese term each (issue 53): 词元 for token, 学到的 for learned. "token" may stay only as a placeholder
+# ({token}) or inside a name (tokenizer.json).
+ENGLISH_TOKEN = re.compile(r"(?<![A-Za-z_{.\-/|])tokens?(?![A-Za-z_}])", re.IGNORECASE)
+OTHER_LEARNED = ("学得", "学出来", "可学习")
+
+
+def test_the_chinese_catalog_says_token_and_learned_one_way():
+    mixed = []
+    for message in _catalog("zh"):
+        strings = message.string if isinstance(message.string, tuple) else (message.string,)
+        for text in (s for s in strings if s and message.id):
+            if ENGLISH_TOKEN.search(text) or any(word in text for word in OTHER_LEARNED):
+                mixed.append(text)
+    assert mixed == []
+    zh = catalog("zh").gettext
+    assert "词元" in zh("query token") and "学到的" in zh("learned weights")
+
+
 def test_browser_languages_map_to_the_apps():
     assert [language_of_locale(x) for x in ("zh-CN", "zh", "ZH_tw", "zh-Hans-CN", "en-US", "de-DE", "", None)] == \
         ["zh", "zh", "zh", "zh", "en", "en", "en", "en"]

@@ -36,9 +36,9 @@ def test_nested_notices_of_a_cut_sentence_pair_render_in_chinese():
     assert second == "Sentence 2: 1 part of the text MiniLM's vocabulary cannot spell became [UNK] (one token each, " \
                      "whatever its length): “🍕”."
     shown = notice_text(first, zh)
-    assert shown == "第 1 句：输入已截断为 8 个 token，即模型的上限：文本丢失了 11 个 token 中的 5 个（“the pasta was cold and " \
+    assert shown == "第 1 句：输入已截断为 8 个词元，即模型的上限：文本丢失了 11 个词元中的 5 个（“the pasta was cold and " \
                     "the”之后的文本被丢弃）。"  # the quoted text is the user's, as typed
-    assert notice_text(second, zh) == "第 2 句：文本中有 1 处 MiniLM 的词表无法拼写，变成了 [UNK]（无论多长，每处一个 token）：“🍕”"
+    assert notice_text(second, zh) == "第 2 句：文本中有 1 处 MiniLM 的词表无法拼写，变成了 [UNK]（无论多长，每处一个词元）：“🍕”"
     assert notice_text(first, en) == first
 
 
@@ -102,3 +102,23 @@ def test_a_model_folder_refused_on_the_language_model_page_is_said_in_chinese(tm
         assert not at.exception, at.exception
         shown = [e.value for e in at.error]
         assert len(shown) == 1 and expected in shown[0], shown
+
+
+def test_a_token_outside_the_induction_vocabulary_is_a_notice():
+    from models.induction.task import encode_text
+    from models.record import InputError
+
+    with pytest.raises(InputError) as caught:
+        encode_text("k 猫 dog")
+    message = caught.value.args[0]
+    assert isinstance(message, Notice) and message.startswith("not in the vocabulary: '猫'; use the letters a–z")
+    assert notice_text(message, zh).startswith("不在词表中：'猫'；请使用字母 a–z 和单词 cat, dog")
+
+
+def test_the_induction_page_says_what_is_not_in_the_vocabulary_in_chinese():
+    at = open_zh("pages/induction.py")
+    at.text_input(key="ind_text").input("k 猫 dog").run()
+    assert not at.exception, at.exception
+    shown = [box.value for box in at.error]
+    assert any(text.startswith("不在词表中：") for text in shown), shown
+    assert not [text for text in shown if "not in the vocabulary" in text]
