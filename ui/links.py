@@ -243,15 +243,15 @@ def choice(widget: Callable[..., Any], label: str, options: Sequence[Any], *args
     elif key in st.session_state:
         # Read with the last run's labels, so after a language switch this is the option, not the old label.
         value = st.session_state[key]
-        if not _valid(value, options, many):
+        if value is not None and not _valid(value, options, many):
             del st.session_state[key]
         elif language_changed():
             st.session_state[key] = value
     if key in st.session_state and st.session_state[key] is not None:
         kwargs.pop(_START[name][0], None)  # the value is set: a start value beside it would be ignored
     value = widget(label, options, *args, key=key, **kwargs)
-    if not _valid(value, options, many) and not (value is None and start is None):
-        value = start  # a browser's value that is no option (only a scripted client sends one)
+    if value is not None and not _valid(value, options, many):
+        value = start  # a label that is no option (Streamlit hands one back as it is); None is the page's to check
     if linked:
         ids = [choice_id(v) for v in value] if many else None if value is None else choice_id(value)
         start_ids = [choice_id(v) for v in start] if many else None if start is None else choice_id(start)
