@@ -191,8 +191,10 @@ def bottleneck_curve(buckets: Sequence[str], exact_match: dict[str, Sequence[flo
     _ = gettext
     characters, exact = html.escape(_("characters")), html.escape(_("exact match"))
     data = []
-    # Each later line is drawn narrower than the one before, so that lines on the same values (two
-    # attention models at 100 %) stay visible as a line inside a wider one.
+    # Each later line is drawn narrower than the one before, dotted, with an open marker of another shape,
+    # so that lines on the same values (two attention models at 100 %) both stay visible: a wide solid line
+    # with filled circles, and over it a dotted line of open diamonds.
+    symbols = ("circle", "square", "diamond-open", "triangle-up-open")
     for rank, (model, values) in enumerate(exact_match.items()):
         values = np.asarray(values, np.float64)
         if len(values) != len(buckets):
@@ -201,8 +203,9 @@ def bottleneck_curve(buckets: Sequence[str], exact_match: dict[str, Sequence[flo
         data.append({
             "type": "scatter", "mode": "lines+markers", "x": list(buckets), "y": 100 * values, "name": html.escape(name),
             "line": {"color": MODEL_COLORS.get(model), "width": max(2, 6 - 2 * rank),
-                     "dash": "dash" if "no-attention" in model else "solid"},
-            "marker": {"size": max(6, 12 - 3 * rank)},
+                     "dash": "dash" if "no-attention" in model else "solid" if rank < 2 else "dot"},
+            "marker": {"size": max(8, 12 - 2 * rank), "symbol": symbols[rank % len(symbols)],
+                       "line": {"width": 2, "color": MODEL_COLORS.get(model)}},
             "hovertemplate": f"{_hover_name(name)}<br>%{{x}} {characters}<br>{exact} %{{y:.1f}}%<extra></extra>",
         })
     layout = {
