@@ -137,11 +137,22 @@ def compare_documents(record: AttentionRecord, analyse: Callable[[str], Attentio
                                       other.extras["sentence_weights"], mechanism=record.mechanism, row="α_i")
     words = row_difference_record(*document_word_weights(record), *document_word_weights(other),
                                   mechanism=record.mechanism, row="α_i·α_it")
+    if not words.meta["shared_key_tokens"]:
+        # Every cell of B − A would be blank: say why instead of drawing two empty maps.
+        st.info(_("Documents A and B have no word in common, so there is no B − A to draw: the difference is taken "
+                  "over the sentences and words both documents have, in order. A Chinese document and an English "
+                  "one share none; compare two documents in the same language."), icon=":material/compare_arrows:")
+        return
     st.caption(_("Red: B gives more weight; blue: A does. Largest change: {sentence:.3f} for a sentence, {word:.3f} "
                  "for a word's share of the document.").format(sentence=sentences.meta["max_abs_difference"],
                                                                  word=words.meta["max_abs_difference"]))
-    show_figure(difference_heatmap(sentences, title=_("Sentence α: B − A"), query_title="", key_title=_("sentence"),
-                                   gettext=_), sentences, key="han_cmp_sentences", name="han-difference-sentences")
+    if sentences.meta["shared_key_tokens"]:
+        show_figure(difference_heatmap(sentences, title=_("Sentence α: B − A"), query_title="",
+                                       key_title=_("sentence"), gettext=_), sentences, key="han_cmp_sentences",
+                    name="han-difference-sentences")
+    else:
+        st.caption(_("No sentence of B is a sentence of A word for word, so the sentences' B − A has nothing to draw; "
+                     "the words' follows."))
     show_figure(difference_heatmap(words, title=_("Each word's share of the document: B − A"), query_title="",
                                    key_title=_("word"), gettext=_), words, key="han_cmp_words", name="han-difference-words")
 
