@@ -180,9 +180,6 @@ def seq2seq_view() -> None:
         variant = bound(st.radio, _("Attention variant"), ids, format_func=_name, key="s2s_variant")
         mechanism = mechanisms[variant]
         st.latex(formula_lines(mechanism.formula))  # the narrow column would cut the local variants' formulas off
-        with st.expander(_("What the symbols mean")):
-            st.markdown(symbol_legend([(s, _(what), _(shape)) for s, what, shape in LEGEND],
-                                      headers=(_("symbol"), _("what it is"), _("shape"))))
         st.caption(mechanism.citation(_))
         window = option_slider(
             WINDOW, label=_("Window half-width D (local variants)"), key="s2s_window",
@@ -207,6 +204,11 @@ def seq2seq_view() -> None:
         what = _("α over the input") if _has_alpha(record) else _("its one context vector c")
         fig = _figure(record, truth=truth, title=_("{variant}: {what}").format(variant=_name(variant), what=what))
         show_figure(fig, record, key="s2s_main", name=f"seq2seq-{variant}", fit_phone=True)
+        # Under the map, not in the controls' column: its three columns need the width (at 280 px the
+        # shape column broke 形状 into one character a line).
+        with st.expander(_("What the symbols mean")):
+            st.markdown(symbol_legend([(s, _(what), _(shape)) for s, what, shape in LEGEND],
+                                      headers=(_("symbol"), _("what it is"), _("shape"))))
 
     views(variant, record, text, window, truth)
 
