@@ -44,7 +44,7 @@ LEGEND = (
     (r"\alpha", N_("the weights of the T steps; they sum to 1"), N_("T numbers")),
     (r"c", N_("the weighted sum of the states, which the output layers turn into the predicted sum"),
      N_("100 numbers")),
-    (r"T", N_("the sequence's length (50 to 10,000 here)"), N_("one number")),
+    (r"T", N_("the sequence's length (2 to 10,000 here)"), N_("one number")),
 )
 mechanisms = mechanisms_on_page(FEEDFORWARD.file)
 paper = mechanisms[0]
@@ -137,7 +137,9 @@ def feedforward_view() -> None:
         "with two small bumps; the network still solves the task, because the bumps are enough once the output "
         "layers amplify them (the unmarked steps' values average out). The **unbounded** score e_t = wᵀh_t + b "
         "has no ceiling: a gap of about 11 between marked and unmarked scores puts 90 % of the mass on the two "
-        "marked steps even at T = 10,000, so its α is two spikes. Tick *Logarithmic α axis* to see both at once."
+        "marked steps even at T = 10,000, so its α is two spikes. Both rows share one α scale: on long sequences, "
+        "beside those spikes, the paper form's bumps barely rise above its line. Tick *Logarithmic α axis* to see "
+        "both at once."
     ).format(ceiling=ceiling, length=length, uniform=1 / length))
 
 

@@ -4,9 +4,10 @@ import streamlit as st
 
 from models.registry import PAGES
 from ui.i18n import LANG_PARAM, current_language, translator
+from ui.links import choice
 from ui.markdown import escape_markdown
 from ui.router import ensure_router
-from ui.tour import STEPS
+from ui.tour import ADVANTAGES, NEXT_PAGES, STEPS
 from ui.widgets import checked, show_figure
 from viz.formulas import formula_lines
 
@@ -62,12 +63,13 @@ def control_value(step) -> str:
     control = step.control
     labels = {choice: _(control.labels[choice]) if choice in control.labels else choice for choice in control.choices}
     key = f"tour_{step.key}_control"
+    # ui.links.choice: the value stays the choice's id through a language switch.
     if control.kind == "select_slider":
-        value = st.select_slider(_(control.label), control.choices, value=control.default, format_func=labels.get,
-                                 key=key)
+        value = choice(st.select_slider, _(control.label), control.choices, value=control.default,
+                       format_func=labels.get, key=key, linked=False)
     else:
-        value = st.radio(_(control.label), control.choices, index=control.choices.index(control.default),
-                         format_func=labels.get, horizontal=True, key=key)
+        value = choice(st.radio, _(control.label), control.choices, index=control.choices.index(control.default),
+                       format_func=labels.get, horizontal=True, key=key, linked=False)
     return control.read(value)
 
 
@@ -78,6 +80,8 @@ st.caption(_("The story of attention in ten steps, in the order the ideas appear
 
 number = current_step()
 step = STEPS[number - 1]
+if number == 1:  # why attention at all, before the story begins
+    st.caption(_(ADVANTAGES))
 navigation(number, where="top")
 st.progress(number / len(STEPS))
 st.header(_("{number}. {title}").format(number=number, title=_(step.title)))
@@ -101,12 +105,19 @@ with figure_col:
     if record is not None and "output" in record.meta:  # the date models' answer
         st.markdown(_("**Output:** `{output}`").format(output=record.meta["output"]))
     if record is not None:
-        show_figure(step.figure(record, value, _), record, key=f"tour_{step.key}", name=f"tour-{number}-{step.key}")
+        show_figure(step.figure(record, value, _), record, key=f"tour_{step.key}", name=f"tour-{number}-{step.key}",
+                    fit_phone=step.fits_phone)
     st.markdown(_("**What you should see:** {text}").format(text=_(step.see)))
     with st.expander(_("Question: {question}").format(question=_(step.question)), icon=":material/help:"):
         st.markdown(_(step.answer))
     st.page_link(step.page, label=_("Open the full page: {title}").format(title=_(PAGE_TITLES[step.page])),
                  icon=":material/open_in_new:",
                  query_params={**step.page_params(value), LANG_PARAM: current_language()})
+
+if number == len(STEPS):  # the tour's end: where to go from here
+    st.subheader(_("What next"))
+    for page, sentence in NEXT_PAGES:
+        st.page_link(page.file, label=_(page.title), icon=page.icon, query_params={LANG_PARAM: current_language()})
+        st.caption(_(sentence))
 
 navigation(number, where="bottom")

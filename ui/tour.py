@@ -54,6 +54,32 @@ class Step:
     record: Callable[[str], AttentionRecord]  # control value → record
     figure: Callable[[AttentionRecord, str, Gettext], go.Figure]  # (record, value, gettext) → figure
     page_params: Callable[[str], dict[str, str]]  # control value → the full page's URL parameters
+    # On a phone the figure takes the screen's width rather than scrolling sideways at 600 px
+    # (ui.widgets.show_figure's fit_phone): for figures drawn to be read at any width.
+    fits_phone: bool = False
+
+
+# ------------------------------------------------------------------ around the steps
+
+# The tour's opening: why attention at all, as the survey opens (shown under the tour's introduction).
+ADVANTAGES = N_("Why attention? It lets a model integrate information across the whole input, instead of "
+                "squeezing it into one fixed vector; it takes inputs of any length; and, without recurrence, its "
+                "computation runs in parallel over the positions.")
+# The tour's last step ends with these pages ("What next"), each with the sentence it opens with (its
+# place in the story, ui/story.py).
+NEXT_PAGES: tuple[tuple[registry.Page, str], ...] = (
+    (registry.LANGUAGE_MODEL, N_("A decoder language model is self-attention with a causal mask: each token's query "
+                                 "may score only the keys of itself and the tokens before it.")),
+    (registry.INSIDE_LM, N_("The survey's general view (query, key, value: score, normalise, average) at work in a "
+                            "real decoder: self-attention over the tokens the model writes, head by head.")),
+    (registry.INDUCTION, N_("Two self-attention layers can learn to copy: a head finds where the current token "
+                            "appeared before and attends to the token that followed it.")),
+    (registry.CORPUS, N_("What a head does shows only across many inputs: the same Query–Key scoring, summarised "
+                         "over a corpus.")),
+    (registry.PLAYGROUND, N_("The survey's general view: attention maps a Query to Key–Value pairs in three stages, "
+                             "score, normalise and weighted sum; every other page is one choice of Q, K, V and of "
+                             "the score.")),
+)
 
 
 # ------------------------------------------------------------------ the steps
@@ -88,7 +114,10 @@ STEPS: tuple[Step, ...] = (
         page=registry.SEQ2SEQ.file,
         record=f.bottleneck_record,
         figure=f.seq2seq_figure(N_("What the decoder reads at each output character")),
-        page_params=lambda value: {"s2s_variant": "bahdanau", "s2s_text": DATES[0]},
+        # The page's bottleneck view, on the model the control names: without attention, or Bahdanau's.
+        page_params=lambda value: {"s2s_variant": "no-attention" if value == "last" else "bahdanau",
+                                   "s2s_view": "bottleneck", "s2s_text": DATES[0]},
+        fits_phone=True,  # few, short columns, as on the seq2seq page
     ),
     Step(
         key="bahdanau",
@@ -114,62 +143,7 @@ STEPS: tuple[Step, ...] = (
         record=lambda value: f.seq2seq_record("bahdanau", value),
         figure=f.seq2seq_figure(N_("Bahdanau: α over the input")),
         page_params=lambda value: {"s2s_variant": "bahdanau", "s2s_text": value},
-    ),
-    Step(
-        key="luong-global",
-        title=N_("Luong: global attention and its four scores"),
-        body=N_("Luong, Pham and Manning (2015) simplified the recipe. The decoder first updates its state h_t, "
-                "then scores every source state h̄_s with one of three alignment functions (dot, general, concat), "
-                "or, as a baseline, from its state alone (location). The context c_t and h_t make the attentional "
-                "state h̃_t that predicts the next character. Global: every source position takes part."),
-        formula=r"\operatorname{score}(h_t, \bar h_s) = \begin{cases} h_t^\top \bar h_s & \text{dot} \\ "
-                r"h_t^\top W_a \bar h_s & \text{general} \\ v_a^\top \tanh(W_a [h_t; \bar h_s]) & \text{concat} "
-                r"\end{cases},\quad a_t = \operatorname{softmax}(W_a h_t)\ \text{(location)}",
-        legend=((r"h_t", N_("the decoder's current state (Luong scores from it, not from the previous one)")),
-                (r"\bar h_s", N_("the encoder's state at source position s")),
-                (r"a_t(s)", N_("the weight of source position s at target step t")),
-                (r"W_a, v_a", N_("learned weights of the score")),
-                (r"\tilde h_t = \tanh(W_c [c_t; h_t])", N_("the attentional state, from the context c_t and h_t"))),
-        control=Control(N_("Score"), ("luong-dot", "luong-general", "luong-concat", "luong-location"), "luong-dot",
-                        {"luong-dot": N_("dot"), "luong-general": N_("general"), "luong-concat": N_("concat"),
-                         "luong-location": N_("location")}),
-        see=N_("Dot, general and concat put the year's digits on 2018, and each finds its own way for the month "
-               "and the day. Location never looks at the characters: it puts all four year digits on the input's "
-               "last character."),
-        question=N_("Which score has no learned parameters at all?"),
-        answer=N_("Dot: h_tᵀh̄_s compares the two states directly. It works because encoder and decoder learn states "
-                  "that are comparable."),
-        page=registry.SEQ2SEQ.file,
-        record=lambda value: f.seq2seq_record(value, DATES[0]),
-        figure=f.seq2seq_figure(N_("Luong global: α over the input")),
-        page_params=lambda value: {"s2s_variant": value, "s2s_text": DATES[0]},
-    ),
-    Step(
-        key="luong-local",
-        title=N_("Luong: local attention (local-m, local-p)"),
-        body=N_("Global attention scores every source position, which costs more as inputs grow. Local attention "
-                "picks a centre p_t and looks only at the window [p_t − D, p_t + D], weighted by a Gaussian around "
-                "p_t. Local-m assumes the input and output run in step (p_t = t); local-p predicts p_t from the "
-                "decoder's state. In “9 May 2018” the year comes last but is written first: local-m's window cannot "
-                "reach it."),
-        formula=r"p_t = t\ \text{(local-m)},\quad p_t = S \cdot \operatorname{sigmoid}(v_p^\top \tanh(W_p h_t))\ "
-                r"\text{(local-p)},\quad a_t(s) = \operatorname{align}(h_t, \bar h_s)\, e^{-\frac{(s - p_t)^2}{2\sigma^2}},"
-                r"\ \sigma = \tfrac{D}{2}",
-        legend=((r"p_t", N_("the window's centre at target step t")), (r"S", N_("the source's length")),
-                (r"D", N_("the window's half-width (3 here)")),
-                (r"\operatorname{align}", N_("global attention's weights, then cut to the window")),
-                (r"W_p, v_p", N_("learned weights that predict the centre"))),
-        control=Control(N_("Window centre"), ("local-m", "local-p"), "local-m",
-                        {"local-m": N_("local-m: p_t = t"), "local-p": N_("local-p: p_t predicted")}),
-        see=N_("Local-m's weights stay near the diagonal, on the day and month when it writes the year. Local-p "
-               "moves its window to the year at the end of the input, then back."),
-        question=N_("For which inputs is local-m's assumption right?"),
-        answer=N_("For dates written year first, such as 2018-5-9 or 2018年5月9日: there the characters to copy come "
-                  "in the order the output writes them."),
-        page=registry.SEQ2SEQ.file,
-        record=lambda value: f.seq2seq_record(value, DATES[1]),
-        figure=f.seq2seq_figure(N_("Local attention: α over the input")),
-        page_params=lambda value: {"s2s_variant": value, "s2s_text": DATES[1]},
+        fits_phone=True,  # few, short columns, as on the seq2seq page
     ),
     Step(
         key="hard-soft",
@@ -194,7 +168,69 @@ STEPS: tuple[Step, ...] = (
         page=registry.IMAGES.file,
         record=f.caption_record,
         figure=f.caption_figure,
-        page_params=lambda value: {"show": {"soft": "Soft", "hard": "Hard"}[value]},
+        page_params=lambda value: {"img_view": "captioner", "show": value},
+    ),
+    Step(
+        key="luong-global",
+        title=N_("Luong: global attention and its four scores"),
+        body=N_("Luong, Pham and Manning (2015) simplified Bahdanau's recipe. The decoder first updates its state h_t, "
+                "then scores every source state h̄_s with one of three alignment functions (dot, general, concat), "
+                "or, as a baseline, from its state alone (location). The context c_t and h_t make the attentional "
+                "state h̃_t that predicts the next character. Global: every source position takes part."),
+        # One score a line: the paper's cases block was 350 px wide, past the text column's ~300 px.
+        formula=r"a_t(s) = \frac{\exp \operatorname{score}(h_t, \bar h_s)}{\sum_{s'} \exp \operatorname{score}(h_t, "
+                r"\bar h_{s'})},\quad \operatorname{score}_{\text{dot}} = h_t^\top \bar h_s,\quad "
+                r"\operatorname{score}_{\text{general}} = h_t^\top W_a \bar h_s,\quad "
+                r"\operatorname{score}_{\text{concat}} = v_a^\top \tanh(W_a [h_t; \bar h_s]),\quad "
+                r"a_t = \operatorname{softmax}(W_a h_t)\ \text{(location)}",
+        legend=((r"h_t", N_("the decoder's current state (Luong scores from it, not from the previous one)")),
+                (r"\bar h_s", N_("the encoder's state at source position s")),
+                (r"a_t(s)", N_("the weight of source position s at target step t")),
+                (r"W_a, v_a", N_("learned weights of the score")),
+                (r"\tilde h_t = \tanh(W_c [c_t; h_t])", N_("the attentional state, from the context c_t and h_t"))),
+        control=Control(N_("Score"), ("luong-dot", "luong-general", "luong-concat", "luong-location"), "luong-dot",
+                        {"luong-dot": N_("dot"), "luong-general": N_("general"), "luong-concat": N_("concat"),
+                         "luong-location": N_("location")}),
+        see=N_("Dot, general and concat put the year's digits on 2018, and each finds its own way for the month "
+               "and the day. Location never looks at the characters: it puts all four year digits on the input's "
+               "last character."),
+        question=N_("Which score has no learned parameters at all?"),
+        answer=N_("Dot: h_tᵀh̄_s compares the two states directly. It works because encoder and decoder learn states "
+                  "that are comparable."),
+        page=registry.SEQ2SEQ.file,
+        record=lambda value: f.seq2seq_record(value, DATES[0]),
+        figure=f.seq2seq_figure(N_("Luong global: α over the input")),
+        page_params=lambda value: {"s2s_variant": value, "s2s_text": DATES[0]},
+        fits_phone=True,  # few, short columns, as on the seq2seq page
+    ),
+    Step(
+        key="luong-local",
+        title=N_("Luong: local attention (local-m, local-p)"),
+        body=N_("Global attention scores every source position, which costs more as inputs grow. Local attention "
+                "picks a centre p_t and looks only at the window [p_t − D, p_t + D], weighted by a Gaussian around "
+                "p_t. Local-m assumes the input and output run in step (p_t = t); local-p predicts p_t from the "
+                "decoder's state. In “9 May 2018” the year comes last but is written first: local-m's window cannot "
+                "reach it."),
+        # The variants' names small and in front: after local-p's centre, "(local-p)" made its line 312 px wide.
+        formula=r"{\scriptsize\text{local-m: }} p_t = t,\quad {\scriptsize\text{local-p: }} p_t = S\,"
+                r"\operatorname{sigmoid}(v_p^\top \tanh(W_p h_t)),\quad "
+                r"a_t(s) = \operatorname{align}(h_t, \bar h_s)\, e^{-\frac{(s - p_t)^2}{2\sigma^2}},\ \sigma = \tfrac{D}{2}",
+        legend=((r"p_t", N_("the window's centre at target step t")), (r"S", N_("the source's length")),
+                (r"D", N_("the window's half-width (3 here)")),
+                (r"\operatorname{align}", N_("global attention's weights, then cut to the window")),
+                (r"W_p, v_p", N_("learned weights that predict the centre"))),
+        control=Control(N_("Window centre"), ("local-m", "local-p"), "local-m",
+                        {"local-m": N_("local-m: p_t = t"), "local-p": N_("local-p: p_t predicted")}),
+        see=N_("Local-m's weights stay near the diagonal, on the day and month when it writes the year. Local-p "
+               "moves its window to the year at the end of the input, then back."),
+        question=N_("For which inputs is local-m's assumption right?"),
+        answer=N_("For dates written year first, such as 2018-5-9 or 2018年5月9日: there the characters to copy come "
+                  "in the order the output writes them."),
+        page=registry.SEQ2SEQ.file,
+        record=lambda value: f.seq2seq_record(value, DATES[1]),
+        figure=f.seq2seq_figure(N_("Local attention: α over the input")),
+        page_params=lambda value: {"s2s_variant": value, "s2s_text": DATES[1]},
+        fits_phone=True,  # few, short columns, as on the seq2seq page
     ),
     Step(
         key="feedforward",
@@ -211,14 +247,16 @@ STEPS: tuple[Step, ...] = (
                 (r"e_t", N_("the score of step t")), (r"\alpha_t", N_("the weight of step t; they sum to 1")),
                 (r"c", N_("the weighted sum the output layers read")), (r"T", N_("the sequence's length"))),
         control=Control(N_("Sequence length T"), ("50", "200", "1000", "5000"), "1000", kind="select_slider"),
-        see=N_("Two spikes at the marked steps. The paper form's spikes are small bumps on a flat line, lower the "
-               "longer T is; the unbounded score keeps most of the weight on the two marked steps."),
+        see=N_("Both rows share one α scale. The unbounded score puts two tall spikes on the marked steps, most of "
+               "the weight. Beside them the paper form's α is a nearly flat line close to the uniform 1/T: its peaks "
+               "on the marked steps barely rise above it, and the longer T is, the lower they are."),
         question=N_("What is a uniform α at T = 1000, and why is it a useful yardstick?"),
         answer=N_("1/T = 0.001 on every step. A weight far above 1/T means the model singles the step out."),
         page=registry.FEEDFORWARD.file,
         record=f.feedforward_record,
         figure=f.feedforward_figure,
         page_params=lambda value: {"length": value},
+        fits_phone=True,  # lines over time: they read at any width
     ),
     Step(
         key="hierarchical",
@@ -246,6 +284,7 @@ STEPS: tuple[Step, ...] = (
         record=lambda value: get_mechanism("han").build({"text": DOCUMENTS[value]}),
         figure=f.han_figure,
         page_params=lambda value: {"han_text": DOCUMENTS[value]},
+        fits_phone=True,
     ),
     Step(
         key="self-attention",
@@ -255,12 +294,13 @@ STEPS: tuple[Step, ...] = (
                 "including itself, so each token's new vector mixes the tokens it finds relevant, with no "
                 "recurrence. Here: a pretrained transformer (all-MiniLM-L6-v2, 6 layers × 12 heads) on one "
                 "sentence; each layer shows its head that most attends to the previous token."),
-        formula=r"Q = X W^Q,\ K = X W^K,\ V = X W^V,\quad \operatorname{Attention}(Q, K, V) = "
-                r"\operatorname{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V",
+        formula=r"Q = X W^Q,\ K = X W^K,\ V = X W^V,\quad A = \operatorname{softmax}\!\left(\frac{Q K^\top}"
+                r"{\sqrt{d_k}}\right),\quad \operatorname{Attention}(Q, K, V) = A V",
         legend=((r"X", N_("the tokens' vectors, one row per token")),
                 (r"Q, K, V", N_("queries, keys and values: all three from the same X")),
                 (r"W^Q, W^K, W^V", N_("learned projections, one set per head")),
-                (r"d_k", N_("the width of a key; dividing by √d_k keeps the scores from growing with it"))),
+                (r"d_k", N_("the width of a key; dividing by √d_k keeps the scores from growing with it")),
+                (r"A", N_("the attention weights, the map drawn here: a row per query token, each row sums to 1"))),
         control=Control(N_("Layer"), tuple(str(i) for i in range(6)), "0", kind="select_slider"),
         see=N_("A square map: rows and columns are the same tokens. In the head shown, most rows put their weight "
                "just left of the diagonal, on the previous token."),
@@ -279,15 +319,12 @@ STEPS: tuple[Step, ...] = (
                 "position sees the future; and cross-attention lets each output position query the encoder's "
                 "output, whose vectors serve as both keys and values. This small Transformer was trained here on "
                 "the same date task as the seq2seq models."),
-        formula=r"\text{encoder: } Q = K = V = X_s,\quad \text{decoder: } Q = K = V = X_t,\; M_{ij} = -\infty\ (j > i),"
+        formula=r"\text{encoder: } Q = K = V = X_s,\quad \text{decoder: } Q = K = V = X_t,\quad M_{ij} = -\infty\ (j > i),"
                 r"\quad \text{cross: } Q = X_t,\; K = V = X_s",
         legend=((r"X_s", N_("the encoder's vectors of the input characters")),
                 (r"X_t", N_("the decoder's vectors of the output written so far")),
                 (r"M", N_("the mask added to the decoder's scores: the future gets −∞, so weight 0"))),
-        control=Control(N_("Attention"), tuple(KINDS), "cross",
-                        {kind: title for kind, title in (("encoder", N_("Encoder self-attention")),
-                                                          ("decoder", N_("Decoder masked self-attention")),
-                                                          ("cross", N_("Cross-attention")))}),
+        control=Control(N_("Attention"), tuple(KINDS), "cross", KINDS),
         see=N_("Cross-attention: a path like Bahdanau's, output digits on input characters. Decoder: nothing "
                "above the diagonal. Encoder: a square map over the input."),
         question=N_("In cross-attention, why are K and V the same?"),

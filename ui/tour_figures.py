@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 
 from models.record import AttentionRecord
 from models.registry import get_mechanism
-from viz.i18n_text import Gettext
+from viz.i18n_text import N_, Gettext
 
 DATES = ("Wednesday, May 9, 2018", "9 May 2018", "2018-5-9", "2018年5月9日")
 SENTENCE = "The cat sat on the mat because it was tired."
@@ -21,7 +21,9 @@ DOCUMENTS = {
     "positive": "We went there on a Friday evening with my sister. The table by the window was free. "
     "The waiter was friendly and brought our order quickly. We took the bus home afterwards.",
 }
-KINDS = {"encoder": "Encoder self-attention", "decoder": "Decoder masked self-attention", "cross": "Cross-attention"}
+# The Transformer page's views: id (its tf_view) and name, as pages/transformer.py names them.
+KINDS = {"encoder": N_("Encoder self-attention"), "decoder": N_("Decoder masked self-attention"),
+         "cross": N_("Cross-attention")}
 
 
 def seq2seq_record(variant: str, text: str) -> AttentionRecord:
@@ -32,8 +34,7 @@ def seq2seq_figure(title: str) -> Callable[[AttentionRecord, str, Gettext], go.F
     def figure(record: AttentionRecord, value: str, _: Gettext) -> go.Figure:
         from viz.seq2seq import alignment_heatmap
 
-        return alignment_heatmap(record, title=_(title), height=380,
-                                 x_title=_("input character"), y_title=_("output character"))
+        return alignment_heatmap(record, title=_(title), height=380, gettext=_)
 
     return figure
 
@@ -84,7 +85,7 @@ def caption_record(value: str) -> AttentionRecord:
 def caption_figure(record: AttentionRecord, value: str, _: Gettext) -> go.Figure:
     from viz.images import caption_figure
 
-    return caption_figure(scene(), record)
+    return caption_figure(scene(), record, gettext=_)
 
 
 def feedforward_record(value: str) -> AttentionRecord:
@@ -99,13 +100,15 @@ def feedforward_figure(record: AttentionRecord, value: str, _: Gettext) -> go.Fi
 
     return alpha_over_time(record, title=_("α over {length} steps").format(length=f"{int(value):,}"),
                            row_titles=[_("Paper form: e_t = tanh(·)"), _("Unbounded score: e_t = wᵀh_t + b")],
-                           height=380)
+                           height=380, gettext=_)
 
 
 def han_figure(record: AttentionRecord, value: str, _: Gettext) -> go.Figure:
-    from viz.han import han_heatmap
+    from viz.han import sentence_word_bars
 
-    return han_heatmap(record, title=_("Word α per sentence, and sentence α"))
+    # Bars, not the HAN page's sentences × words map: in the tour's narrow column that map's cells were
+    # ~30 px, and the words ran into each other.
+    return sentence_word_bars(record, title=_("Where the network looked"), gettext=_)
 
 
 def clearest_previous_token_head(record: AttentionRecord, layer: int) -> int:
@@ -131,7 +134,7 @@ def self_attention_figure(record: AttentionRecord, value: str, _: Gettext) -> go
 
     return heatmap(record.weights, record.query_labels, record.key_labels, height=380,
                    title=_("Layer {layer}, head {head}").format(layer=record.meta["layer"], head=record.meta["head"]),
-                   query_title=_("query token"), key_title=_("key token"))
+                   query_title=_("query token"), key_title=_("key token"), gettext=_)
 
 
 def transformer_record(value: str) -> AttentionRecord:
@@ -146,7 +149,7 @@ def transformer_figure(record: AttentionRecord, value: str, _: Gettext) -> go.Fi
     from viz.encdec import attention_map
 
     layer, head = best_cross_head()
-    return attention_map(record, height=380, title=_("{kind}: layer {layer}, head {head}").format(
+    return attention_map(record, height=380, gettext=_, title=_("{kind}: layer {layer}, head {head}").format(
         kind=_(KINDS[value]), layer=layer, head=head))
 
 
@@ -157,16 +160,17 @@ def qkv_record(value: str) -> AttentionRecord:
 def qkv_figure(record: AttentionRecord, value: str, _: Gettext) -> go.Figure:
     from viz.figures import weight_bars
 
-    return weight_bars(record.weights[0], record.key_labels, title=_("α at τ = {tau}").format(tau=value), value_name="α")
+    return weight_bars(record.weights[0], record.key_labels, title=_("α at τ = {tau}").format(tau=value), value_name="α",
+                       gettext=_)
 
 
 def transformer_params(value: str) -> dict[str, str]:
     from models.encdec.records import best_cross_head
 
     layer, head = best_cross_head()
-    return {"tf_view": KINDS[value], "tf_layer": str(layer), "tf_head": str(head), "tf_text": DATES[1]}
+    return {"tf_view": value, "tf_layer": str(layer), "tf_head": str(head), "tf_text": DATES[1]}
 
 
 def self_attention_params(value: str) -> dict[str, str]:
     record = self_attention_record(value)
-    return {"sa_text": SENTENCE, "sa_layer": value, "sa_head": str(record.meta["head"])}
+    return {"sa_view": "head", "sa_text": SENTENCE, "sa_layer": value, "sa_head": str(record.meta["head"])}

@@ -46,7 +46,9 @@ def alpha_over_time(
     """Returns a line of α_t over t, diamonds on the marked steps and the uniform level 1/T.
 
     record: weights [T] (axes ("time",)), or [R, T] (one row per model, axes (…, "time")): R rows
-    of panels, one above the other, on one shared time axis, each titled by row_titles[r].
+    of panels, one above the other, on one shared time axis, each titled by row_titles[r], and on one
+    shared α scale: each row scaled to its own peak drew the paper form's peaks of 0.007 as tall as
+    the unbounded score's 0.45, though the text calls them small bumps on a flat line.
     extras["marked"] (2,) optional, the same steps in every row.
     One figure for all rows: a control that changes every row redraws one figure, not R.
     gettext: translates the figure's own texts (legend, axis title, hover, the uniform line's label).
@@ -58,6 +60,13 @@ def alpha_over_time(
     steps = np.arange(length)
     marked = np.asarray(record.extras.get("marked", ()), int).reshape(-1)
     uniform = 1.0 / length
+    scale = np.append(alphas.reshape(-1), uniform)  # every row's values: one α range for all
+    positive = scale[scale > 0]
+    if log_y:
+        low, high = float(positive.min()), float(positive.max())
+        y_range = [math.log10(low / 1.5), math.log10(high * 1.5)]
+    else:
+        y_range = [0.0, float(scale.max()) * 1.1]
     gap = 0.12 if rows > 1 else 0.0
     band = (1.0 - gap * (rows - 1)) / rows
     data, shapes, annotations, layout = [], [], [], {}
@@ -93,8 +102,9 @@ def alpha_over_time(
                                 "y": top, "yref": "paper", "yanchor": "bottom", "showarrow": False})
         layout[f"yaxis{suffix}"] = {
             "title": {"text": "α_t"}, "type": "log" if log_y else "linear", "exponentformat": "power",
-            "rangemode": "normal" if log_y else "tozero", "domain": [max(top - band, 0.0), top], "anchor": x,
-            **(log_ticks(np.append(alpha, uniform)) if log_y else {}),
+            "range": y_range, "domain": [max(top - band, 0.0), top], "anchor": x,
+            **({"matches": "y"} if r else {}),  # a zoom of one row zooms the others: the scale stays one
+            **(log_ticks(positive) if log_y else {}),
         }
     bottom = f"y{'' if rows == 1 else rows}"
     titled = bool(title) or bool(row_titles)

@@ -19,6 +19,7 @@ import plotly.graph_objects as go
 
 from models.record import AttentionRecord
 from viz.figures import COLORSCALE
+from viz.fonts import TEXT_PX
 from viz.i18n_text import Gettext, untranslated
 from viz.labels import safe_label, unique_labels, visible_text
 from viz.margins import height_for_rows, reserve_tick_margins
@@ -127,6 +128,87 @@ def han_heatmap(record: AttentionRecord, *, title: str | None = None, width: flo
     # Fitted as shown (control characters written out), then escaped: an entity is never cut.
     fitted = [[fit_word(visible_text(w), cell - 4, CELL_FONT) for w in row] for row in words]
     traces_of(fig)[1]["text"] = [[html.escape(w, quote=True) for w in row] for row in fitted]
+    return fig
+
+
+BAR_ROW_PX = 24  # per bar of the sentence-and-word bars: a 13 px label with room around it
+BAR_RANGE = 1.3  # the x axes run to 1.3: a bar at α = 1 keeps room for its number ("0.98") beside it
+PANEL_TITLE_PX = 30  # above each panel of the sentence-and-word bars, for its title
+BAR_LABEL_CHARS = 16  # a sentence's label there, "s3: The waiter forgo…": on a phone the bars keep ~150 px
+
+
+def sentence_word_bars(record: AttentionRecord, *, sentence: int | None = None, title: str | None = None,
+                       gettext: Gettext = untranslated) -> go.Figure:
+    """Returns two panels of horizontal bars, one above the other: the sentence α of every sentence,
+    then the word α of each word of one sentence (default: the sentence with the most weight), one
+    row per word, its number beside its bar. For a column too narrow for the sentences × words map
+    (the tour's ~560 px, a phone's ~350 px): there a map's cells are ~30 px and the words ran into
+    each other, while a row per word keeps every word whole and legible at any width.
+
+    Rows sit at numeric positions labelled by tick text: a category axis would merge two rows of
+    the same word ("The … the"). Both axes run from 0 to BAR_RANGE, the same scale for both."""
+    _ = gettext
+    weights = np.asarray(record.weights, np.float32)
+    words = np.asarray(record.extras["words"])
+    sentence_alpha = np.asarray(record.extras["sentence_weights"], np.float32).reshape(-1)
+    chosen = int(np.argmax(sentence_alpha)) if sentence is None else int(sentence)
+    if not 0 <= chosen < len(sentence_alpha):
+        raise ValueError(f"sentence {chosen} is not one of the record's {len(sentence_alpha)} sentences")
+    row = [(str(w), float(a)) for w, a in zip(words[chosen], weights[chosen]) if str(w)]
+    sentence_name, word_name = _("sentence α"), _("word α")
+    # The panels' titles, outside the f-strings below: Babel does not read a call inside one.
+    sentence_title = _("Sentence α: the weight of each sentence")
+    word_title = _("Word α within s{number}").format(number=chosen + 1)
+    n_s, n_w = len(sentence_alpha), max(len(row), 1)
+    # Plot heights in px: the sentence panel, the gap holding the word panel's title, the word panel.
+    top_px, gap_px, bottom_px = n_s * BAR_ROW_PX, PANEL_TITLE_PX + 14, n_w * BAR_ROW_PX
+    plot_px = top_px + gap_px + bottom_px
+    split = bottom_px / plot_px  # the word panel's top, in paper coordinates
+    labels = [f"s{i + 1}: {short_label(s, BAR_LABEL_CHARS)}" for i, s in enumerate(record.query_labels)]
+
+    def bars(values, hover_names, colour, axis: str) -> dict:
+        return {"type": "bar", "orientation": "h", "x": np.asarray(values, np.float64), "y": np.arange(len(values)),
+                "marker": {"color": f"rgb{colour}"}, "text": [f"{v:.2f}" for v in values], "textposition": "outside",
+                "textfont": {"size": CELL_FONT}, "cliponaxis": False, "customdata": hover_names,
+                "xaxis": f"x{axis}", "yaxis": f"y{axis}", "showlegend": False}
+
+    sentence_bars = bars(sentence_alpha, [safe_label(s) for s in record.query_labels], SENTENCE_RGB, "")
+    sentence_bars["hovertemplate"] = f"%{{customdata}}<br>{html.escape(sentence_name)} = %{{x:.4f}}<extra></extra>"
+    word_bars = bars([a for _w, a in row], [safe_label(w) for w, _a in row], WORD_RGB, "2")
+    word_bars["hovertemplate"] = f"%{{customdata}}<br>{html.escape(word_name)} = %{{x:.4f}}<extra></extra>"
+
+    def y_axis(ticks: list[str], domain: list[float], anchor: str) -> dict:
+        return {"domain": domain, "anchor": anchor, "autorange": False, "range": [max(len(ticks), 1) - 0.5, -0.5],
+                "tickmode": "array", "tickvals": list(range(len(ticks))), "ticktext": [html.escape(t) for t in ticks],
+                "automargin": True}
+
+    x_axis = {"range": [0, BAR_RANGE], "tickmode": "array", "tickvals": [0, 0.5, 1], "ticktext": ["0", "0.5", "1"],
+              "showgrid": True, "zeroline": False}
+    word_ticks = [short_label(visible_text(w), MAX_LABEL_CHARS) for w, _a in row]
+    note = {"xref": "paper", "yref": "paper", "x": 0, "xanchor": "left", "yanchor": "bottom", "showarrow": False,
+            "font": {"size": 14}}
+    layout = {
+        "title": {"text": html.escape(title) if title else None},
+        "xaxis": {**x_axis, "anchor": "y", "showticklabels": False},
+        "yaxis": y_axis(labels, [1 - top_px / plot_px, 1.0], "x"),
+        "xaxis2": {**x_axis, "anchor": "y2"},
+        "yaxis2": y_axis(word_ticks, [0.0, split], "x2"),
+        "annotations": [
+            {**note, "text": f"<b>{html.escape(sentence_title)}</b>", "y": 1.0},
+            {**note, "text": f"<b>{html.escape(word_title)}</b>", "y": split, "yshift": 4},
+        ],
+        "bargap": 0.3,
+        "showlegend": False,
+        "font": {"size": TEXT_PX},  # the page's text size, so that the margins reserved here are final
+        "margin": {"l": 10, "r": 10, "t": (50 if title else 10) + PANEL_TITLE_PX, "b": 30},
+    }
+    fig = reserve_tick_margins(quick_figure([sentence_bars, word_bars], layout))
+    margin = layout_of(fig)["margin"]
+    # The panels' titles start at the figure's left edge, over the row labels: from the plot's edge a
+    # title ran past the figure's right edge on a phone.
+    for annotation in layout_of(fig)["annotations"]:
+        annotation["xshift"] = 10 - margin["l"]
+    fig.update_layout(height=int(margin["t"] + margin["b"] + plot_px))
     return fig
 
 

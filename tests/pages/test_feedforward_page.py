@@ -23,6 +23,12 @@ def test_page_shows_both_variants_and_the_slider_changes_the_figures():
     _, marked, target = make_sequence(1_000, seed=0)
     assert chart_data(at, 0, "x", trace=3).tolist() == list(marked)  # the highlighted steps
     assert unbounded[list(marked)].sum() > 0.9 and paper.max() < 7.5 / 1_000 * 1.1
+    # One α scale for both rows, so the paper form's peaks are drawn as small as the text calls them.
+    assert spec["layout"]["yaxis"]["range"] == spec["layout"]["yaxis2"]["range"]
+    assert paper.max() < 0.05 * spec["layout"]["yaxis"]["range"][1]
+    assert any("Both rows share one α scale" in m.value for m in at.markdown)
+    legend = next(m.value for m in at.markdown if "the sequence's length" in m.value)
+    assert "2 to 10,000" in legend and at.slider(key="length").min == 2 and at.slider(key="length").max == 10_000
     # Both models' numbers in one table: the target once, then each model's prediction and α on the marks.
     table = next(m.value for m in at.markdown if m.value.startswith("| |"))
     assert "| **Paper form** | **Unbounded score** |" in table.splitlines()[0]

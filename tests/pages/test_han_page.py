@@ -214,7 +214,9 @@ def test_document_b_keeps_its_text_after_document_a_was_invalid(text_b):
     at.text_area(key="han_text").set_value("   ").run()
     assert not at.exception and len(at.error) == 1
     assert "han_text_b" not in [t.key for t in at.text_area]  # the page stopped above document B
-    at.text_area(key="han_text").set_value("The food was cold. We will not go back.").run()
+    # A shares a sentence with either B, so that the sentences' B − A has something to draw.
+    at.text_area(key="han_text").set_value("The food was cold. The staff were lovely and quick. "
+                                           "We took the bus home afterwards.").run()
     for _ in range(2):  # the run that draws the box again, then the browser's next run with what it shows
         assert not at.exception
         box = at.text_area(key="han_text_b")

@@ -1,9 +1,12 @@
 """The guided tour ("Start here"): every step in English and Chinese, its one control, its link to
 the full page, and the step in the URL."""
 
+import html
 import json
+import re
 from urllib.parse import parse_qs
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -112,3 +115,117 @@ def test_a_control_value_no_choice_holds_shows_the_default():
 
     control = Control("x", ("a", "b"), "b")
     assert [control.read(v) for v in ("a", "b", "c", None, ["a"], 1)] == ["a", "b", "b", "b", "b", "b"]
+
+
+# ------------------------------------------------------------------ each step's figure and formula
+
+MARK = "§"
+_FIELD = re.compile(r"%\{[^}]*\}")  # a hovertemplate's %{y}, %{z:.4f}
+_TAG = re.compile(r"<[^>]*>")
+_WORD = re.compile(r"[A-Za-z]{2,}")  # a word to translate; single letters are symbols (t, p_t, α_s, c)
+
+
+def _figure_texts(spec: dict) -> list[tuple[str, str]]:
+    """Returns (where, text) for every text a figure's builder writes: the title, axis and colour bar
+    titles, annotations, the names of traces that show one (legend or hover), the literal text of
+    hovertemplates, and the texts of text traces. Tick labels are the record's labels, not listed."""
+    layout, data = spec["layout"], spec["data"]
+
+    def title(container) -> str | None:
+        value = (container or {}).get("title")
+        return value.get("text") if isinstance(value, dict) else value
+
+    found = [("title", title(layout))]
+    found += [(f"{name}.title", title(axis)) for name, axis in layout.items() if re.fullmatch(r"[xy]axis\d*", name)]
+    found += [(f"{name}.colorbar", title(axis.get("colorbar"))) for name, axis in layout.items()
+              if name.startswith("coloraxis")]
+    found += [(f"annotations[{i}]", note.get("text")) for i, note in enumerate(layout.get("annotations") or [])]
+    for i, trace in enumerate(data):
+        listed = trace.get("showlegend") is not False and layout.get("showlegend") is not False
+        hovered = trace.get("hoverinfo") not in ("skip", "none") and "<extra></extra>" not in (trace.get("hovertemplate") or "")
+        if listed or hovered:
+            found.append((f"data[{i}].name", trace.get("name")))
+        found.append((f"data[{i}].hovertemplate", _FIELD.sub("", trace.get("hovertemplate") or "")))
+        found.append((f"data[{i}].colorbar", title(trace.get("colorbar"))))
+        if "text" in str(trace.get("mode", "")):
+            found += [(f"data[{i}].text", str(t)) for t in trace.get("text") or []]
+    return [(where, text) for where, text in found if isinstance(text, str) and text]
+
+
+def _labels(record) -> set[str]:
+    # The record's own texts (tokens, characters, words, a caption): data, not the builder's words.
+    values = [*record.query_labels, *record.key_labels, *np.asarray(record.extras.get("words", [])).reshape(-1)]
+    return {html.escape(str(v), quote=True) for v in values} | {str(v) for v in values}
+
+
+@pytest.mark.parametrize("number", range(1, len(STEPS) + 1))
+def test_every_steps_figure_writes_its_texts_through_gettext(number):
+    # The tour passes its gettext to every builder: with one that marks every text, a text without
+    # the mark is one a Chinese figure would show in English ("p_t (window ±3)", "marked steps").
+    step = STEPS[number - 1]
+    for value in step.control.choices[:3]:
+        record = step.record(value)
+        spec = step.figure(record, value, lambda text: MARK + text).to_plotly_json()
+        labels = _labels(record)
+        unmarked = [(where, text) for where, text in _figure_texts(spec)
+                    if MARK not in text and text not in labels and _WORD.search(_TAG.sub("", text))]
+        assert unmarked == [], f"step {number} ({value}): texts not through gettext: {unmarked}"
+
+
+LINE_LIMIT_PX = 300  # the text column is 296 px wide at a 1,280 px window, 358 px on a 390 px phone
+
+
+@pytest.mark.parametrize("step", STEPS, ids=[s.key for s in STEPS])
+def test_every_formula_line_fits_the_text_column(step):
+    from tests.viz.latex_width import CALIBRATION, latex_px
+
+    assert all(0.84 <= latex_px(line) / px <= 1.14 for px, line in CALIBRATION)  # the estimate is still calibrated
+    typeset = formula_lines(step.formula)
+    lines = typeset.removeprefix(r"\small\begin{gathered}").removesuffix(r"\end{gathered}").split("\\\\ ")
+    assert len(lines) >= 2 and r"\begin" not in typeset.removeprefix(r"\small\begin{gathered}")  # one row of math a line
+    widths = {line: round(latex_px(line)) for line in lines}
+    assert max(widths.values()) <= LINE_LIMIT_PX, f"{step.key}: lines wider than the column: {widths}"
+
+
+def test_the_steps_follow_the_order_the_ideas_appeared():
+    # Bahdanau (2014/15), Xu's hard and soft (Feb 2015), Luong (Aug 2015), Raffel & Ellis (2015),
+    # Yang (2016), self-attention and the Transformer (2017), then the general view.
+    assert [s.key for s in STEPS] == ["bottleneck", "bahdanau", "hard-soft", "luong-global", "luong-local",
+                                      "feedforward", "hierarchical", "self-attention", "transformer", "general"]
+
+
+def test_step_links_name_what_the_step_shows_by_id():
+    by_key = {s.key: s for s in STEPS}
+    bottleneck = by_key["bottleneck"].page_params
+    assert bottleneck("last")["s2s_variant"] == "no-attention" and bottleneck("attention")["s2s_variant"] == "bahdanau"
+    assert bottleneck("last")["s2s_view"] == bottleneck("attention")["s2s_view"] == "bottleneck"
+    assert by_key["hard-soft"].page_params("hard") == {"img_view": "captioner", "show": "hard"}
+    assert [by_key["transformer"].page_params(kind)["tf_view"] for kind in ("encoder", "decoder", "cross")] == [
+        "encoder", "decoder", "cross"]
+    assert by_key["self-attention"].page_params("3")["sa_view"] == "head"
+
+
+LINKS = [(step, value) for step in STEPS for value in dict.fromkeys((step.control.default, step.control.choices[-1]))]
+
+
+@pytest.mark.parametrize(("step", "value"), LINKS, ids=[f"{step.key}-{value}" for step, value in LINKS])
+def test_each_steps_link_opens_its_page_in_the_state_it_names(step, value):
+    # The full page takes every value of the link: none is refused (one warning line) or replaced.
+    params = step.page_params(value)
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.query_params = {**params, "lang": "zh"}
+    at.run()
+    at.switch_page(step.page)
+    at.run()
+    assert not at.exception, at.exception
+    refused = [w.value for w in at.warning if "链接" in w.value or "link" in w.value]
+    assert refused == [], f"{step.key}: {refused}"
+    shown = {key: at.session_state[key] for key in params}  # the controls' values: ids, numbers, texts
+    assert all(_same(shown[key], given) for key, given in params.items()), f"{step.key}: {shown} for {params}"
+
+
+def _same(value, given: str) -> bool:
+    try:
+        return float(value) == float(given)  # a slider's 5.0 for the link's "5"
+    except (TypeError, ValueError):
+        return str(value) == given

@@ -11,7 +11,7 @@ from babel.messages.pofile import read_po
 from streamlit.testing.v1 import AppTest
 
 from tests.pages.conftest import APP, chart_specs
-from viz.i18n_text import po_path
+from viz.i18n_text import gettext_for, po_path
 
 PLACEHOLDER = re.compile(r"\{\w*[^{}]*\}")
 TAG = re.compile(r"<[^>]+>")
@@ -132,10 +132,11 @@ def test_each_page_says_its_place_in_the_story():
     from ui.story import steps_of
     from ui.tour import STEPS
 
-    assert steps_of("pages/seq2seq.py") == [1, 2, 3, 4] and steps_of("pages/playground.py") == [len(STEPS)]
+    assert steps_of("pages/seq2seq.py") == [1, 2, 4, 5] and steps_of("pages/playground.py") == [len(STEPS)]
     at = open_zh("pages/seq2seq.py")
     place = at.main.get("markdown")[0].value
-    assert place == f"**第 1–4 步，共 {len(STEPS)} 步**"
+    assert place == f"**第 1–2, 4–5 步，共 {len(STEPS)} 步**"
     links = [(link.proto.label, link.proto.page) for link in at.get("page_link")]
-    assert any(label.startswith("下一步 →") for label, _ in links)
+    # next: step 3 (hard and soft attention), the tour's next step after the page's first two
+    assert ("下一步 →：" + gettext_for("zh")(STEPS[2].title), "start_here") in links, links
     assert not any(label.startswith("← 上一步") for label, _ in links)  # step 1 has no step before it

@@ -41,3 +41,29 @@ def test_the_figures_own_texts_are_translated():
     texts = [fig.layout.xaxis.title.text, fig.data[1].name, *[a.text for a in fig.layout.annotations]]
     assert "time step t" not in texts and "marked steps" not in texts and "uniform 1/T" not in texts
     assert fig.layout.xaxis.title.text == gettext_for("zh")("time step t") != "time step t"
+
+
+def _two_rows(length: int = 1_000) -> AttentionRecord:
+    # The paper form (tanh score: peaks at most e² ≈ 7.4 times the rest) above the unbounded score.
+    paper = np.full(length, 1.0, np.float32)
+    paper[[3, 42]] = 7.0
+    unbounded = np.full(length, 0.1 / (length - 2), np.float32)
+    unbounded[[3, 42]] = 0.45
+    weights = np.stack([paper / paper.sum(), unbounded])
+    return AttentionRecord(mechanism="feedforward", weights=weights, axes=("model", "time"), query_labels=("paper", "unbounded"),
+                           key_labels=tuple(f"t{t}" for t in range(length)), extras={"marked": np.array([3, 42])})
+
+
+@pytest.mark.parametrize("log_y", [False, True])
+def test_the_rows_share_one_alpha_scale(log_y):
+    # Each row scaled to its own peak drew the paper form's peaks of 0.007 as tall as the unbounded
+    # score's 0.45: on one scale they are the small bumps the text says they are.
+    record = _two_rows()
+    fig = alpha_over_time(record, log_y=log_y)
+    assert fig.layout.yaxis.range == fig.layout.yaxis2.range and fig.layout.yaxis2.matches == "y"
+    low, high = fig.layout.yaxis.range
+    peak = float(record.weights[0].max())
+    if log_y:
+        assert low <= math.log10(float(record.weights.min())) and high >= math.log10(0.45)
+    else:
+        assert low == 0 and high >= 0.45 and peak / high < 0.05  # the paper form's peak: under 5 % of the height

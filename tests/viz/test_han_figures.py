@@ -1,4 +1,5 @@
-"""The HAN page's figures: bars with a row for every class, and map cells whose words fit them."""
+"""The HAN figures: bars with a row for every class, map cells whose words fit them, and the tour's
+sentence and word bars, readable in a narrow column."""
 
 import html
 
@@ -9,9 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from models.record import AttentionRecord
+from tests.viz.readability import problems
 from viz import han
 from viz.chart_style import for_the_page
 from viz.han import (
+    BAR_RANGE,
     CELL_FONT,
     NOMINAL_WIDTH,
     WORD_SHARE_LEFT,
@@ -19,6 +22,7 @@ from viz.han import (
     han_heatmap,
     probability_bars,
     score_bars,
+    sentence_word_bars,
     text_px,
 )
 from viz.margins import TICK_LEN, label_height, label_width, reserve_tick_margins
@@ -141,3 +145,56 @@ def test_fitting_a_long_word_measures_each_character_once(monkeypatch):
     fitted = fit_word(word, 100, CELL_FONT)
     assert len(calls) <= len(word) + 1
     assert fitted.endswith("…") and text_px(fitted, CELL_FONT) <= 100
+
+
+REVIEW = [
+    "We went there on a Friday evening with my sister.".split(),
+    "The table by the window was free.".split(),
+    "The waiter forgot our order twice and was rude when we asked about it.".split(),
+    "We took the bus home afterwards.".split(),
+]
+
+
+def _review() -> AttentionRecord:
+    record = _record(REVIEW)
+    weights = record.weights.copy()
+    weights[2] = 0.0
+    weights[2, REVIEW[2].index("rude")] = 0.96
+    weights[2, 0] = 0.04
+    return AttentionRecord(mechanism="han", weights=weights, axes=record.axes, query_labels=record.query_labels,
+                           key_labels=record.key_labels,
+                           extras={**record.extras, "sentence_weights": np.array([0.01, 0.01, 0.96, 0.02], np.float32)})
+
+
+@pytest.mark.parametrize("width", [360, 560])  # a phone's column, the tour's figure column at a desk
+def test_sentence_word_bars_give_every_word_its_own_labelled_row(width):
+    # In the tour's column the sentences × words map wrote "andwaude" and hid "rude"; here each word of
+    # the sentence with the most weight has its own row, its label at its own position.
+    fig = for_the_page(sentence_word_bars(_review(), title="Where the network looked"))
+    words = fig.layout.yaxis2
+    assert [html.unescape(t) for t in words.ticktext] == REVIEW[2]  # every word, "rude" too, in order, whole
+    assert len(set(words.tickvals)) == len(words.tickvals) == len(REVIEW[2])  # no two at one position
+    assert list(fig.data[1].y) == list(words.tickvals) and fig.data[1].x[REVIEW[2].index("rude")] == pytest.approx(0.96)
+    assert [t.split(":")[0] for t in fig.layout.yaxis.ticktext] == ["s1", "s2", "s3", "s4"]
+    assert "Word α within s3" in [html.unescape(a.text).replace("<b>", "").replace("</b>", "")
+                                  for a in fig.layout.annotations]
+    # Each bar's number sits inside the figure: the axis leaves room for it beside a bar at 1, and the
+    # panels' titles start at the figure's left edge.
+    margin = fig.layout.margin
+    plot_px = width - margin.l - margin.r
+    assert plot_px > 100, "no room left for the bars"
+    for trace in fig.data:
+        assert trace.cliponaxis is False and trace.textposition == "outside"
+        room = (BAR_RANGE - max(trace.x)) / BAR_RANGE * plot_px
+        assert max(text_px(t, CELL_FONT) for t in trace.text) + 4 <= room + margin.r
+    assert fig.layout.xaxis.range == fig.layout.xaxis2.range == (0, BAR_RANGE)  # one scale for both panels
+    assert all(note.x == 0 and note.xanchor == "left" and note.xshift == 10 - margin.l for note in fig.layout.annotations)
+    assert problems(fig.to_plotly_json()) == []
+
+
+def test_sentence_word_bars_show_the_sentence_asked_for_and_refuse_one_not_there():
+    fig = sentence_word_bars(_review(), sentence=1)
+    assert [html.unescape(t) for t in fig.layout.yaxis2.ticktext] == REVIEW[1]
+    assert fig.layout.yaxis2.ticktext.count("the") == 1 and len(fig.data[1].x) == len(REVIEW[1])  # The … the: two rows
+    with pytest.raises(ValueError, match="sentence 4"):
+        sentence_word_bars(_review(), sentence=4)
