@@ -1,9 +1,9 @@
 """Text generation with a KV cache that keeps every attention map, as one AttentionRecord.
 
 ``generate`` runs the whole decode in one jitted function: a ``lax.fori_loop`` over positions whose
-body is one decoder step for one token (model.py's dense, normalize, apply_rope, feed_forward),
-writing that token's key and value into fixed-size cache buffers [L, K, T_b, d] and its attention
-rows into [L, H, T_b, T_b]. T_b is a length bucket of prompt + new tokens; positions, the prompt
+body is the one forward (models/lm/forward.py ``decoder``) for one token with the cache as an
+argument, writing that token's key and value into fixed-size cache buffers [K, T_b, d] per layer and
+its attention rows into [L, H, T_b, T_b]. T_b is a length bucket of prompt + new tokens; positions, the prompt
 length, the temperature, top-k and the seed are traced values, so neither a new step nor a new
 length inside a bucket compiles again. The prompt runs through the same step, one token at a time.
 
@@ -14,7 +14,6 @@ exactly 0 (their scores are the float32 minimum, whose exp underflows to 0).
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,8 +23,8 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
+from models.lm.forward import LENGTH_BUCKETS, Capture, decoder, empty_cache
 from models.lm.loader import LoadedLM
-from models.lm.model import LENGTH_BUCKETS, apply_rope, dense, feed_forward, normalize, rope_frequencies
 from models.lm.records import LMRunner, _model_dir_option, shared_runner
 from models.padding import bucket
 from models.record import AttentionRecord, InputError
@@ -37,6 +36,7 @@ MAX_TOP_K = 100  # top-k sampling keeps at most this many tokens
 MAX_PROMPT_TOKENS = 256  # prompt tokens read at most (the rest is cut, with a notice)
 ALTERNATIVES = 5  # the top alternatives kept per step
 MAX_TEMPERATURE = 2.0
+STEP = Capture(logits=True, maps=True)  # what one decode step hands back
 
 
 @dataclass(frozen=True)
@@ -51,65 +51,6 @@ class Generation:
     chosen_prob: np.ndarray
     top_ids: np.ndarray
     top_probs: np.ndarray
-
-
-def _rope_tables(cfg, length: int):
-    # -> (cos, sin) [length, d] of positions 0..length-1, or None for learned positions
-    if cfg.arch.positions == "learned":
-        return None
-    inv_freq, factor = rope_frequencies(cfg)
-    angles = jnp.arange(length, dtype=jnp.float32)[:, None] * jnp.asarray(inv_freq)[None]
-    angles = jnp.concatenate([angles, angles], axis=-1)
-    return jnp.cos(angles) * factor, jnp.sin(angles) * factor
-
-
-def _layer_scale(cfg, index: int) -> float:
-    scale = 1.0 / math.sqrt(cfg.head_dim) if cfg.scale_attn_weights else 1.0
-    return scale / (index + 1) if cfg.scale_attn_by_inverse_layer_idx else scale
-
-
-def decode_step(model, token, position, cache_k, cache_v, rope):
-    """Returns (logits [V], attention rows [L, H, T_b], cache_k, cache_v) of one token at `position`.
-
-    token, position: int32 scalars (traced); cache_k, cache_v [L, K, T_b, d] hold the keys and values
-    of positions < position and receive this token's; rope: (cos, sin) [T_b, d] or None.
-    """
-    cfg = model.config
-    h, kv, hd, g = cfg.num_heads, cfg.num_kv_heads, cfg.head_dim, cfg.queries_per_kv
-    t_b = cache_k.shape[2]
-    x = model.embed[...][token][None]  # [1, D]
-    if rope is None:
-        x = x + model.positions[...][jnp.minimum(position, cfg.max_positions - 1)][None]
-        cos = sin = None
-    else:
-        cos, sin = rope[0][position], rope[1][position]  # [d]
-    keys = jnp.arange(t_b)
-    rows = []
-    for index, layer in enumerate(model.layers):
-        a = normalize(layer.attn_norm, x, cfg.norm_eps)
-        q = dense(layer.q, a).reshape(h, hd)
-        k = dense(layer.k, a).reshape(kv, hd)
-        v = dense(layer.v, a).reshape(kv, hd)
-        if cfg.qk_norm:
-            q, k = normalize(layer.q_norm, q, cfg.norm_eps), normalize(layer.k_norm, k, cfg.norm_eps)
-        if cos is not None:
-            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
-        cache_k = jax.lax.dynamic_update_slice(cache_k, k[None, :, None], (index, 0, position, 0))
-        cache_v = jax.lax.dynamic_update_slice(cache_v, v[None, :, None], (index, 0, position, 0))
-        visible = keys <= position
-        if cfg.sliding_window is not None and index in cfg.sliding_layers:
-            visible &= position - keys < cfg.sliding_window
-        scores = jnp.einsum("kgd,ktd->kgt", q.reshape(kv, g, hd), cache_k[index]) * jnp.float32(_layer_scale(cfg, index))
-        scores = jnp.where(visible, scores, jnp.finfo(jnp.float32).min)
-        exp = jnp.exp(scores - jnp.max(scores, axis=-1, keepdims=True))
-        probs = exp * (1.0 / jnp.sum(exp, axis=-1, keepdims=True))  # [K, G, T_b]
-        context = jnp.einsum("kgt,ktd->kgd", probs, cache_v[index]).reshape(1, h * hd)
-        x = x + dense(layer.o, context)
-        x = x + feed_forward(layer, cfg, normalize(layer.mlp_norm, x, cfg.norm_eps))
-        rows.append(probs.reshape(h, t_b))
-    x = normalize(model.final_norm, x, cfg.norm_eps)[0]
-    head = model.embed[...].T if cfg.tie_word_embeddings else model.lm_head.kernel[...]
-    return jnp.matmul(x, head), jnp.stack(rows), cache_k, cache_v
 
 
 def choose_token(logits, key, temperature, top_k, *, k_max: int):
@@ -133,10 +74,8 @@ def generate_loop(state, ids, n_prompt, total, temperature, top_k, seed, *, grap
     cfg = model.config
     t_b = ids.shape[0]
     k_max = min(MAX_TOP_K, cfg.vocab_size)
-    rope = _rope_tables(cfg, t_b)
-    cache = jnp.zeros((cfg.num_layers, cfg.num_kv_heads, t_b, cfg.head_dim), jnp.float32)
     carry = dict(
-        ids=ids, cache_k=cache, cache_v=cache,
+        ids=ids, cache=empty_cache(cfg, 1, t_b),
         maps=jnp.zeros((cfg.num_layers, cfg.num_heads, t_b, t_b), jnp.float32),
         chosen=jnp.zeros((t_b,), jnp.float32),
         top_ids=jnp.zeros((t_b, alternatives), jnp.int32), top_probs=jnp.zeros((t_b, alternatives), jnp.float32),
@@ -144,7 +83,8 @@ def generate_loop(state, ids, n_prompt, total, temperature, top_k, seed, *, grap
     key = jax.random.PRNGKey(seed)
 
     def body(position, c):
-        logits, rows, cache_k, cache_v = decode_step(model, c["ids"][position], position, c["cache_k"], c["cache_v"], rope)
+        step = decoder(model, c["ids"][position][None, None], start=position, cache=c["cache"], capture=STEP)
+        logits, rows = step["logits"][0, 0], jnp.stack([m[0, :, 0] for m in step["maps"]])  # [V], [L, H, T_b]
         probs = jax.nn.softmax(logits)
         token = choose_token(logits, jax.random.fold_in(key, position), temperature, top_k, k_max=k_max)
         writes = position + 1 >= n_prompt
@@ -152,7 +92,7 @@ def generate_loop(state, ids, n_prompt, total, temperature, top_k, seed, *, grap
         new_ids = c["ids"].at[nxt].set(jnp.where(writes & (position + 1 < total), token, c["ids"][nxt]))
         top_p, top_i = jax.lax.top_k(probs, alternatives)
         return dict(
-            ids=new_ids, cache_k=cache_k, cache_v=cache_v,
+            ids=new_ids, cache=step["cache"],
             maps=jax.lax.dynamic_update_slice(c["maps"], rows[:, :, None], (0, 0, position, 0)),
             chosen=c["chosen"].at[position].set(probs[new_ids[nxt]]),
             top_ids=c["top_ids"].at[position].set(top_i.astype(jnp.int32)),
@@ -225,8 +165,9 @@ def generation_record(runner: LMRunner, text: str, **settings: Any) -> Attention
     ids = encoding.ids
     limit = min(MAX_PROMPT_TOKENS, length_buckets(runner.config)[-1] - settings["max_new"])
     if limit < 1:
-        raise InputError(f"{settings['max_new']} new tokens leave no room for a prompt: {runner.name} reads at most "
-                         f"{length_buckets(runner.config)[-1]} tokens here")
+        raise InputError(Notice(N_("{count} new tokens leave no room for a prompt: {model} reads at most {limit} "
+                                   "tokens here"), count=settings["max_new"], model=runner.notice_name,
+                                limit=length_buckets(runner.config)[-1]))
     if len(ids) > limit:
         notices.append(Notice(N_("the prompt was cut to its last {kept} of {total} tokens"), kept=limit, total=len(ids)))
         ids = ids[-limit:]

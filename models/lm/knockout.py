@@ -9,16 +9,18 @@ Two ways to knock a head out, named in every record's meta:
 Measured against the plain forward of the same text: the change in the probability of the
 model's own top-1 next token at the last position, and in the prompt's mean next-token loss.
 
-``knocked_runs`` runs a batch of head masks keep [N, L, H] (1 keeps a head, 0 knocks it out) with
-``jax.vmap`` over the masks: one jitted call. ``sweep_runs`` knocks out every head alone, also in one
-jitted call: a head of layer l leaves layers 0..l-1 as they were, so for each layer the H masks
-(vmap) start from the plain residual stream at that layer and run only layers l..L-1.
+Both are the one forward (models/lm/forward.py ``decoder``) with an intervention. ``knocked_runs`` runs
+a batch of head masks keep [N, L, H] (1 keeps a head, 0 knocks it out) with ``jax.vmap`` over the
+masks: one jitted call. ``sweep_runs`` knocks out every head alone, also in one jitted call: a head
+of layer l leaves layers 0..l-1 as they were, so one plain forward gives each layer's input stream
+and every head's output; for each layer a batch of H runs starts there with one head's output
+replaced by its knocked-out value (patched in, so the layer's attention is not computed again) and
+runs layers l..L-1.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -28,8 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from models.lm.lens import embed_tokens, stream_of, unembed
-from models.lm.model import _heads, allowed_keys, apply_rope, dense, feed_forward, normalize, pad_ids
+from models.lm.forward import Capture, Interventions, decoder, pad_ids, unembed
 from models.lm.records import _model_dir_option, shared_runner
 from models.padding import bucket
 from models.record import AttentionRecord, InputError
@@ -45,6 +46,8 @@ LOSS_CHUNK = 64  # positions unembedded at once (memory: masks × 64 × V floats
 SWEEP_ENV = "ATTENTION_LAB_MAX_SWEEP"
 # A sweep costs L × H head-forwards over T tokens: GPT-2 small (144 heads) over 256 tokens fits by default.
 DEFAULT_MAX_SWEEP = 144 * 256
+FINAL_ONLY = Capture(logits=False)  # the knocked runs read the final stream out themselves (read_out)
+SWEEP_PLAIN = Capture(logits=False, residual=True, heads=True, values=True)
 
 
 class SweepTooLarge(InputError):
@@ -62,74 +65,53 @@ def max_sweep() -> int:
 # ----------------------------------------------------------------------------- the forward with masks
 
 
-def knocked_attention(layer, cfg, x, allowed, rope, layer_index: int, keep, mode: str):
-    """Returns the attention output [B, T, D] with heads knocked out (models/lm/model.py attention_layer's maths).
+def knocked_final(model, ids, key_mask, keep, mode: str):
+    """Returns the final residual stream [1, T, D] of one sequence with heads knocked out: the one forward
+    (models/lm/forward.py decoder) with a head mask. ids int32 [1, T]; key_mask bool [1, T]; keep float
+    [L, H] (1 keeps, 0 knocks out)."""
+    return decoder(model, ids, key_mask=key_mask, capture=FINAL_ONLY,
+                   interventions=Interventions(head_keep=keep, head_mode=mode))["final"]
 
-    x [B, T, D] (already normalised); keep [B, H] float, 1 keeps a head, 0 knocks it out (mode).
+
+def read_out(model, x, ids, key_mask, answer):
+    """Returns (probability of `answer` at the last real position [N], mean next-token loss [N]) of N runs'
+    final streams x [N, T, D] over one sequence: ids int32 [T], key_mask bool [T], answer int32.
+
+    Unembedded LOSS_CHUNK positions at a time (memory: N × LOSS_CHUNK × V floats); each position's
+    loss is logsumexp(z) - z[next token], without a softmax over the vocabulary written out.
     """
-    b, t, _ = x.shape
-    h, kv, hd = cfg.num_heads, cfg.num_kv_heads, cfg.head_dim
-    q, k, v = _heads(dense(layer.q, x), h, hd), _heads(dense(layer.k, x), kv, hd), _heads(dense(layer.v, x), kv, hd)
-    if cfg.qk_norm:
-        q, k = normalize(layer.q_norm, q, cfg.norm_eps), normalize(layer.k_norm, k, cfg.norm_eps)
-    q, k, v = (jnp.transpose(a, (0, 2, 1, 3)) for a in (q, k, v))  # [B, heads, T, d]
-    if rope is not None:
-        q, k = apply_rope(q, *rope), apply_rope(k, *rope)
-    scale = 1.0
-    if cfg.scale_attn_weights:
-        scale /= math.sqrt(hd)
-    if cfg.scale_attn_by_inverse_layer_idx:
-        scale /= layer_index + 1
-    g = cfg.queries_per_kv
-    scores = jnp.matmul(q.reshape(b, kv, g, t, hd), jnp.swapaxes(k, -1, -2)[:, :, None]) * jnp.float32(scale)
-    scores = jnp.where(allowed, scores, jnp.finfo(jnp.float32).min)
-    exp = jnp.exp(scores - jnp.max(scores, axis=-1, keepdims=True))
-    probs = exp * (1.0 / jnp.sum(exp, axis=-1, keepdims=True))
-    context = jnp.matmul(probs, v[:, :, None]).reshape(b, h, t, hd)  # [B, H, T, d]
-    keep = keep[:, :, None, None]
-    if mode == "zero":
-        context = context * keep
-    else:  # all weight on the first token: every row reads the first token's value (head h reads kv head h // G)
-        first = jnp.repeat(v[:, :, :1], g, axis=1)  # [B, H, 1, d]
-        context = context * keep + first * (1.0 - keep)
-    merged = jnp.transpose(context, (0, 2, 1, 3)).reshape(b, t, h * hd)
-    return dense(layer.o, merged)
-
-
-def _layers(model, x, allowed, rope, keep, mode: str, start: int = 0):
-    # x [B, T, D] entering layer `start`; keep [B, L - start, H] -> x after the last layer
-    cfg = model.config
-    for offset, layer in enumerate(model.layers[start:]):
-        index = start + offset
-        normed = normalize(layer.attn_norm, x, cfg.norm_eps)
-        x = x + knocked_attention(layer, cfg, normed, allowed, rope, index, keep[:, offset], mode)
-        x = x + feed_forward(layer, cfg, normalize(layer.mlp_norm, x, cfg.norm_eps))
-    return x
-
-
-def _read_out(model, x, ids, key_mask):
-    """Returns (last-position logits [V], mean next-token loss) of one sequence's final stream x [T, D].
-
-    ids int32 [T]; key_mask bool [T]. The loss is unembedded LOSS_CHUNK positions at a time.
-    """
-    t = x.shape[0]
-    last = jnp.sum(key_mask) - 1
+    n, t, _ = x.shape
     chunk = min(LOSS_CHUNK, t)
     targets = jnp.concatenate([ids[1:], ids[:1]])
     counted = jnp.concatenate([key_mask[1:], jnp.zeros((1,), bool)])  # position p predicts token p + 1
     rest = -t % chunk  # a model's last length bucket may not be a multiple of the chunk
-    x_in, targets, counted = (jnp.pad(a, ((0, rest),) + ((0, 0),) * (a.ndim - 1)) for a in (x, targets, counted))
-    n = (t + rest) // chunk
+    x_in = jnp.pad(x, ((0, 0), (0, rest), (0, 0)))
+    chunks = (t + rest) // chunk
 
-    def chunk_loss(args):
-        xs, ts, cs = args
-        log_probs = jax.nn.log_softmax(unembed(model, xs), axis=-1)
-        picked = jnp.take_along_axis(log_probs, ts[:, None], axis=-1)[:, 0]
-        return jnp.sum(jnp.where(cs, -picked, 0.0))
+    def read(xs, ts):  # [N, C, D], [C] -> (logsumexp [N, C], z of the next token [N, C], z of the answer [N, C])
+        z = unembed(model, xs)
+        picked = jnp.take_along_axis(z, jnp.broadcast_to(ts[None, :, None], (*z.shape[:2], 1)), axis=-1)[..., 0]
+        return jax.nn.logsumexp(z, axis=-1), picked, z[..., answer]
 
-    split = (x_in.reshape(n, chunk, -1), targets.reshape(n, chunk), counted.reshape(n, chunk))
-    loss = jnp.sum(jax.lax.map(chunk_loss, split)) / jnp.maximum(jnp.sum(counted), 1)
-    return unembed(model, jax.lax.dynamic_index_in_dim(x, last, keepdims=False)), loss
+    targets_in = jnp.pad(targets, (0, rest))
+    if chunks == 1:
+        lse, picked, scored = read(x_in, targets_in)
+    else:
+        lse, picked, scored = (jnp.moveaxis(a, 0, 1).reshape(n, -1) for a in jax.lax.map(
+            lambda args: read(*args), (jnp.moveaxis(x_in.reshape(n, chunks, chunk, -1), 1, 0),
+                                       targets_in.reshape(chunks, chunk))))
+    lse, picked, scored = lse[:, :t], picked[:, :t], scored[:, :t]
+    loss = jnp.sum(jnp.where(counted, lse - picked, 0.0), axis=-1) / jnp.maximum(jnp.sum(counted), 1)
+    last = jnp.sum(key_mask) - 1
+    return jnp.exp(scored[:, last] - lse[:, last]), loss
+
+
+def _plain(model, ids, key_mask, capture):
+    # -> (the plain forward's outputs, its top-1 at the last real position, its probability, its mean loss)
+    plain = decoder(model, ids[None], key_mask=key_mask[None], capture=capture)
+    answer = jnp.argmax(unembed(model, plain["final"][0, jnp.sum(key_mask) - 1])).astype(jnp.int32)
+    prob, loss = read_out(model, plain["final"], ids, key_mask, answer)
+    return plain, answer, prob[0], loss[0]
 
 
 @functools.partial(jax.jit, static_argnames=("graphdef", "mode"))
@@ -141,50 +123,38 @@ def knocked_runs(state, ids, key_mask, keep, *, graphdef, mode: str):
     next-token loss over the real tokens. jax.vmap over the masks: one batched forward.
     """
     model = nnx.merge(graphdef, state)
-    cfg = model.config
-    x0, rope = embed_tokens(model, ids[None])
-    allowed = allowed_keys(cfg, key_mask[None])
-
-    def one(mask):  # [L, H] -> (last logits [V], loss)
-        x = _layers(model, x0, allowed, rope, mask[None], mode)
-        return _read_out(model, x[0], ids, key_mask)
-
-    plain_logits, plain_loss = one(jnp.ones(keep.shape[1:], jnp.float32))
-    logits, losses = jax.vmap(one)(keep)
-    answer = jnp.argmax(plain_logits)
-    plain_prob = jax.nn.softmax(plain_logits)[answer]
-    return jax.nn.softmax(logits, axis=-1)[:, answer], losses, answer.astype(jnp.int32), plain_prob, plain_loss
+    _, answer, plain_prob, plain_loss = _plain(model, ids, key_mask, FINAL_ONLY)
+    finals = jax.vmap(lambda mask: knocked_final(model, ids[None], key_mask[None], mask, mode)[0])(keep)
+    probs, losses = read_out(model, finals, ids, key_mask, answer)
+    return probs, losses, answer, plain_prob, plain_loss
 
 
 @functools.partial(jax.jit, static_argnames=("graphdef", "mode"))
 def sweep_runs(state, ids, key_mask, *, graphdef, mode: str):
     """Returns (probs [L, H], losses [L, H], answer int32, plain prob, plain loss): every head knocked out alone.
 
-    ids int32 [T]; key_mask bool [T]. For layer l, jax.vmap over its H one-head masks runs layers
-    l..L-1 from the plain residual stream entering layer l (layers before l are untouched by them).
+    ids int32 [T]; key_mask bool [T]. The layers below a knocked head are the plain forward's, so one plain
+    pass gives each layer's input stream, every head's output and the values; for layer l a batch of H runs
+    starts there, each with one head's output replaced by its knocked-out value (patched in: the layer's
+    attention is not computed again), and runs layers l..L-1.
     """
     model = nnx.merge(graphdef, state)
     cfg = model.config
-    h = cfg.num_heads
-    stream = stream_of(model, ids[None], key_mask[None])  # [L + 1, 1, T, D]
-    _, rope = embed_tokens(model, ids[None])
-    allowed = allowed_keys(cfg, key_mask[None])
-    plain_logits, plain_loss = _read_out(model, stream[-1, 0], ids, key_mask)
-    answer = jnp.argmax(plain_logits)
+    h, t = cfg.num_heads, ids.shape[0]
+    plain, answer, plain_prob, plain_loss = _plain(model, ids, key_mask, SWEEP_PLAIN)
+    knocked = 1.0 - jnp.eye(h, dtype=jnp.float32)[:, :, None, None]  # run r knocks out head r: [H, H, 1, 1]
+    ids_h, mask_h = jnp.broadcast_to(ids, (h, t)), jnp.broadcast_to(key_mask, (h, t))
     probs, losses = [], []
     for layer in range(cfg.num_layers):
-        masks = jnp.ones((h, cfg.num_layers - layer, h), jnp.float32).at[jnp.arange(h), 0, jnp.arange(h)].set(0.0)
-
-        def one(mask, layer=layer):  # [L - layer, H] -> (prob, loss)
-            x = _layers(model, stream[layer], allowed, rope, mask[None], mode, start=layer)
-            logits, loss = _read_out(model, x[0], ids, key_mask)
-            return jax.nn.softmax(logits)[answer], loss
-
-        p, lo = jax.vmap(one)(masks)
+        heads = plain["heads"][layer]  # [1, H, T, d]
+        fill = 0.0 if mode == "zero" else jnp.repeat(plain["values"][layer][:, :, :1], cfg.queries_per_kv, axis=1)
+        patched = heads * knocked + fill * (1.0 - knocked)  # [H runs, H, T, d], as the head mask computes it
+        final = decoder(model, ids_h, key_mask=mask_h, stream=jnp.broadcast_to(plain["residual"][layer], (h, t, cfg.hidden_size)),
+                        first_layer=layer, capture=FINAL_ONLY, interventions=Interventions(heads={layer: patched}))
+        p, lo = read_out(model, final["final"], ids, key_mask, answer)
         probs.append(p)
         losses.append(lo)
-    return (jnp.stack(probs), jnp.stack(losses), answer.astype(jnp.int32), jax.nn.softmax(plain_logits)[answer],
-            plain_loss)
+    return jnp.stack(probs), jnp.stack(losses), answer, plain_prob, plain_loss
 
 
 # ----------------------------------------------------------------------------- options and the record

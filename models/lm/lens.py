@@ -1,7 +1,7 @@
 """The logit lens: what each layer of a decoder LM would predict if the model stopped there.
 
-``residual_stream`` is a jitted forward built from models/lm/model.py's pieces that returns the
-residual stream after the embedding and after every layer, [L + 1, B, T, D]. The lens reads each
+``residual_stream`` is the one forward (models/lm/forward.py ``decoder``) capturing the residual
+stream after the embedding and after every layer, [L + 1, B, T, D]. The lens reads each
 row through the model's own **final norm, then its unembedding** (the LM head, or the tied
 embeddings): norm(x_l) @ W_U. Without the final norm the early rows' logits have another scale
 and often another top token; with it, the last row is exactly the model's logits (the tests
@@ -24,14 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from models.lm.model import (
-    allowed_keys,
-    attention_layer,
-    feed_forward,
-    normalize,
-    pad_ids,
-    rope_frequencies,
-)
+from models.lm.forward import Capture, decoder, pad_ids, unembed
 from models.lm.records import _model_dir_option, shared_runner
 from models.padding import bucket
 from models.record import AttentionRecord, InputError
@@ -48,42 +41,12 @@ MAX_LENS_TOKENS = 512  # a longer text is cut here (every layer's top-k at every
 # ----------------------------------------------------------------------------- the forward
 
 
-def embed_tokens(model, ids):
-    """Returns (x [B, T, D], rope (cos, sin) [T, d] or None): token (+ learned position) embeddings.
-
-    ids int32 [B, T]; positions 0..T-1, as models/lm/model.py decoder_forward.
-    """
-    cfg = model.config
-    x = model.embed[...][ids]
-    if cfg.arch.positions == "learned":
-        positions = jnp.minimum(jnp.arange(ids.shape[1]), cfg.max_positions - 1)
-        return x + model.positions[...][positions][None], None
-    inv_freq, factor = rope_frequencies(cfg)
-    angles = jnp.arange(ids.shape[1], dtype=jnp.float32)[:, None] * jnp.asarray(inv_freq)[None]  # [T, d/2]
-    angles = jnp.concatenate([angles, angles], axis=-1)
-    return x, (jnp.cos(angles) * factor, jnp.sin(angles) * factor)
-
-
-def unembed(model, x):
-    """Returns logits [..., V] of residual vectors x [..., D]: the final norm, then the LM head."""
-    cfg = model.config
-    x = normalize(model.final_norm, x, cfg.norm_eps)
-    head = model.embed[...].T if cfg.tie_word_embeddings else model.lm_head.kernel[...]
-    return jnp.matmul(x, head)
+STREAM = Capture(logits=False, residual=True)
 
 
 def stream_of(model, ids, key_mask):
     """Returns the residual stream [L + 1, B, T, D]: row 0 the embeddings, row l + 1 after layer l."""
-    cfg = model.config
-    x, rope = embed_tokens(model, ids)
-    allowed = allowed_keys(cfg, key_mask)
-    rows = [x]
-    for index, layer in enumerate(model.layers):
-        out, _ = attention_layer(layer, cfg, normalize(layer.attn_norm, x, cfg.norm_eps), allowed, rope, index)
-        x = x + out
-        x = x + feed_forward(layer, cfg, normalize(layer.mlp_norm, x, cfg.norm_eps))
-        rows.append(x)
-    return jnp.stack(rows)
+    return decoder(model, ids, key_mask=key_mask, capture=STREAM)["residual"]
 
 
 @functools.partial(jax.jit, static_argnames=("graphdef",))

@@ -9,28 +9,15 @@ record's attention map row (tests/models/lm/test_neuron.py).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import jax
-import jax.numpy as jnp
 import numpy as np
-from flax import nnx
 
-from models.lm.generate import _layer_scale, _rope_tables
+from models.lm.forward import LENGTH_BUCKETS, Capture, captured, pad_ids
+from models.lm.layers import attention_scale, visible_keys
 from models.lm.loader import LoadedLM
-from models.lm.model import (
-    LENGTH_BUCKETS,
-    allowed_keys,
-    apply_rope,
-    attention_layer,
-    dense,
-    feed_forward,
-    normalize,
-    pad_ids,
-)
 from models.lm.records import MAX_TOKENS, _model_dir_option, shared_runner
 from models.record import AttentionRecord, InputError
 from models.text import Notice
@@ -52,36 +39,14 @@ class NeuronParts:
     kv_head: int
 
 
-@functools.partial(jax.jit, static_argnames=("graphdef",))
-def queries_and_keys(state, ids, key_mask, *, graphdef):
-    """Returns (q: L arrays [H, T, d], k: L arrays [K, T, d]) of sequence 0, as each layer's attention uses them.
+QUERIES_AND_KEYS = Capture(logits=False, queries=True, keys=True)
 
-    ids int32 [1, T]; key_mask bool [1, T]. One compile per (graphdef, T).
-    """
-    model = nnx.merge(graphdef, state)
-    cfg = model.config
-    t = ids.shape[1]
-    x = model.embed[...][ids]
-    rope = _rope_tables(cfg, t)
-    if rope is None:
-        x = x + model.positions[...][jnp.minimum(jnp.arange(t), cfg.max_positions - 1)][None]
-    allowed = allowed_keys(cfg, key_mask)
-    qs, ks = [], []
-    for index, layer in enumerate(model.layers):
-        a = normalize(layer.attn_norm, x, cfg.norm_eps)
-        q = dense(layer.q, a)[0].reshape(t, cfg.num_heads, cfg.head_dim)
-        k = dense(layer.k, a)[0].reshape(t, cfg.num_kv_heads, cfg.head_dim)
-        if cfg.qk_norm:
-            q, k = normalize(layer.q_norm, q, cfg.norm_eps), normalize(layer.k_norm, k, cfg.norm_eps)
-        q, k = jnp.transpose(q, (1, 0, 2)), jnp.transpose(k, (1, 0, 2))
-        if rope is not None:
-            q, k = apply_rope(q, *rope), apply_rope(k, *rope)
-        qs.append(q)
-        ks.append(k)
-        out, _ = attention_layer(layer, cfg, a, allowed, rope, index)
-        x = x + out
-        x = x + feed_forward(layer, cfg, normalize(layer.mlp_norm, x, cfg.norm_eps))
-    return tuple(qs), tuple(ks)
+
+def queries_and_keys(state, ids, key_mask, *, graphdef):
+    """Returns (q: L arrays [H, T, d], k: L arrays [K, T, d]) of sequence 0, as each layer's attention uses them
+    (after q/k norm and RoPE): the one forward's capture. ids int32 [1, T]; key_mask bool [1, T]."""
+    out = captured(state, ids, key_mask, graphdef=graphdef, capture=QUERIES_AND_KEYS)
+    return tuple(q[0] for q in out["queries"]), tuple(k[0] for k in out["keys"])
 
 
 def _index(name: str, value: Any, count: int) -> int:
@@ -107,12 +72,9 @@ def neuron_parts(loaded: LoadedLM, ids, layer: int, head: int, query: int = -1) 
     q = np.asarray(qs[layer][head, query], np.float32)
     k = np.asarray(ks[layer][kv_head, :t], np.float32)
     product = q[None] * k
-    scale = _layer_scale(cfg, layer)
+    scale = attention_scale(cfg, layer)
     scores = product.sum(-1, dtype=np.float32) * np.float32(scale)
-    keys = np.arange(t)
-    visible = keys <= query
-    if cfg.sliding_window is not None:  # as models/lm/model.py's allowed_keys
-        visible &= query - keys < cfg.sliding_window
+    visible = visible_keys(cfg, layer, np.asarray([query]), np.arange(t))[0]  # the forward's rule for this layer
     shown = np.where(visible, scores, -np.inf)
     exp = np.exp(shown - shown.max())
     return NeuronParts(q, k, product.astype(np.float32), scores.astype(np.float32), visible,

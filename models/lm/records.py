@@ -24,8 +24,8 @@ import jax
 import numpy as np
 
 from models.lm.folders import MAX_BYTES_ENV, readable_bytes
+from models.lm.forward import LENGTH_BUCKETS, run
 from models.lm.loader import LoadedLM, load_folder
-from models.lm.model import LENGTH_BUCKETS, run
 from models.options import cut_text
 from models.padding import bucket
 from models.record import AttentionRecord, InputError
@@ -98,7 +98,7 @@ class LMRunner:
     def encode(self, text: str) -> LMEncoding:
         """Returns the text's ids as the folder's tokenizer.json gives them, cut to max_tokens with a notice."""
         if not isinstance(text, str) or not text.strip():
-            raise InputError("type some text: the model reads it token by token")
+            raise InputError(Notice(N_("type some text: the model reads it token by token")))
         text, cut_notice = cut_text(text)
         encoding = self.lm.tokenizer.encode(text)
         ids, offsets = list(encoding.ids), list(encoding.offsets)
@@ -109,9 +109,10 @@ class LMRunner:
                                      "{kept:,} here)"), kept=self.max_tokens, total=len(ids), model=self.notice_name))
             ids, offsets = ids[: self.max_tokens], offsets[: self.max_tokens]
         if not ids:
-            raise InputError("the tokenizer makes no tokens of this text; type some words")
+            raise InputError(Notice(N_("the tokenizer makes no tokens of this text; type some words")))
         if max(ids) >= self.config.vocab_size:
-            raise InputError(f"the tokenizer gave id {max(ids)}, past the model's {self.config.vocab_size} embeddings")
+            raise InputError(Notice(N_("the tokenizer gave id {token_id}, past the model's {size} embeddings"), token_id=max(ids),
+                                    size=self.config.vocab_size))
         labels, pieces = self._labels(text, ids, offsets)
         real = sum(1 for i in ids if i not in self._special_ids)
         if real >= 8 and pieces / real > FOREIGN_SHARE:
@@ -144,11 +145,11 @@ class LMRunner:
         if needed > MAX_RECORD_BYTES:
             fit = max(1, MAX_RECORD_BYTES // record_bytes(1, heads, tokens))
             suggestion = f"0-{fit - 1}" if fit > 1 else "0"
-            raise InputError(
-                f"the attention of {len(layers)} layers × {heads} heads over {tokens:,} tokens takes "
-                f"{needed / 2**20:,.0f} MB, more than {MAX_RECORD_BYTES // 2**20} MB: choose fewer layers "
-                f"(layers {suggestion}) or a shorter text"
-            )
+            raise InputError(Notice(
+                N_("the attention of {layers} layers × {heads} heads over {tokens:,} tokens takes {size:,.0f} MB, more "
+                   "than {limit} MB: choose fewer layers (layers {suggestion}) or a shorter text"),
+                layers=len(layers), heads=heads, tokens=tokens, size=needed / 2**20, limit=MAX_RECORD_BYTES // 2**20,
+                suggestion=suggestion))
 
     def attention(self, text: str, layers: Any = None) -> AttentionRecord:
         """Returns the record of the chosen layers' attention (default: all) over a text.
@@ -234,8 +235,10 @@ def shared_runner(model_dir: str | Path | None, *, max_bytes: int | None = None)
                 _runners.popitem(last=False)
         _runners.move_to_end(key)
     if max_bytes is not None and runner.weight_bytes > max_bytes:
-        raise InputError(f"{runner.name}: the weights take {readable_bytes(runner.weight_bytes)} as float32, more than "
-                         f"the {readable_bytes(max_bytes)} this server allows ({MAX_BYTES_ENV}); choose a smaller model")
+        raise InputError(Notice(N_("{model}: the weights take {size} as float32, more than the {limit} this server "
+                                   "allows ({setting}); choose a smaller model"), model=runner.name,
+                                size=readable_bytes(runner.weight_bytes), limit=readable_bytes(max_bytes),
+                                setting=MAX_BYTES_ENV))
     return runner
 
 
@@ -254,7 +257,7 @@ def _model_dir_option(options: Mapping[str, Any]) -> str | None:
 def lm_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
     """Registry builder: options text, model_dir (default: the GPT trained here), layers -> one record."""
     if not isinstance(options.get("text"), str) or not options["text"].strip():
-        raise InputError("type some text: the model reads it token by token")  # before loading a model for nothing
+        raise InputError(Notice(N_("type some text: the model reads it token by token")))  # before loading a model for nothing
     return shared_runner(_model_dir_option(options)).attention(options["text"], options.get("layers"))
 
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from models.lm.records import DEFAULT_MODEL_DIR, _model_dir_option, shared_runner
 from models.record import AttentionRecord, InputError
+from models.text import N_, Notice
 
 SINK_EPSILON = 0.3  # Gu et al. (ICLR 2025): a head whose mean first-token attention exceeds this is a sink
 TRAINING_LOG = DEFAULT_MODEL_DIR / "training_log.json"
@@ -33,7 +34,7 @@ def first_token_share(maps: np.ndarray) -> np.ndarray:
     """
     maps = np.asarray(maps, np.float64)
     if maps.shape[-1] < 2:
-        raise InputError("the first-token share needs at least two tokens; type a longer text")
+        raise InputError(Notice(N_("the first-token share needs at least two tokens; type a longer text")))
     return maps[..., 1:, 0].mean(-1)
 
 
@@ -100,5 +101,5 @@ def sink_record(lm_record: AttentionRecord, epsilon: float = SINK_EPSILON) -> At
 def sinks_of_text(options: Mapping[str, Any], epsilon: float = SINK_EPSILON) -> AttentionRecord:
     """Returns sink_record of the text's attention in every layer (options text, model_dir as the lm mechanism)."""
     if not isinstance(options.get("text"), str) or not options["text"].strip():
-        raise InputError("type some text: the model reads it token by token")
+        raise InputError(Notice(N_("type some text: the model reads it token by token")))
     return sink_record(shared_runner(_model_dir_option(options)).attention(options["text"]), epsilon)

@@ -102,20 +102,36 @@ def test_one_knock_out_is_the_same_run_done_by_hand(case, mode):
         assert abs(losses[row] - plain(runner, ids)[1]) > 1e-4  # the knock-out changed something
 
 
-def test_the_vmap_sweep_equals_a_loop_of_single_knock_outs(case):
+@pytest.mark.parametrize("mode", knockout.MODES)
+def test_the_sweep_equals_a_loop_of_single_knock_outs(case, mode):
     runner, ids, padded, mask = case
     cfg = runner.config
     probs, losses, answer, plain_prob, plain_loss = (np.asarray(a) for a in sweep_runs(
-        runner.lm.state, padded, mask, graphdef=runner.lm.graphdef, mode="zero"))
+        runner.lm.state, padded, mask, graphdef=runner.lm.graphdef, mode=mode))
     assert probs.shape == losses.shape == (cfg.num_layers, cfg.num_heads)
     for layer in range(cfg.num_layers):
         for head in range(cfg.num_heads):
             keep = np.ones((1, cfg.num_layers, cfg.num_heads), np.float32)
             keep[0, layer, head] = 0.0
             one_prob, one_loss, *_ = knocked_runs(runner.lm.state, padded, mask, keep, graphdef=runner.lm.graphdef,
-                                                  mode="zero")
+                                                  mode=mode)
             assert probs[layer, head] == pytest.approx(float(one_prob[0]), abs=1e-5)
             assert losses[layer, head] == pytest.approx(float(one_loss[0]), abs=1e-5)
+
+
+def test_a_text_longer_than_one_loss_chunk():
+    # read_out unembeds LOSS_CHUNK positions at a time: here two chunks, the second mostly padding
+    runner = shared_runner(str(FIXTURES / "gpt2"))
+    ids = runner.encode("the lazy dog sleeps on the mat and the cat " * 9).ids[:100]
+    assert knockout.LOSS_CHUNK < len(ids) < 2 * knockout.LOSS_CHUNK
+    padded, mask = pad_ids(ids[None], runner.buckets)
+    probs, loss = plain(runner, ids)
+    keep = np.ones((1, runner.config.num_layers, runner.config.num_heads), np.float32)
+    knocked_prob, knocked_loss, answer, plain_prob, plain_loss = (np.asarray(a) for a in knocked_runs(
+        runner.lm.state, padded[0], mask[0], keep, graphdef=runner.lm.graphdef, mode="zero"))
+    assert int(answer) == probs.argmax()
+    np.testing.assert_allclose([knocked_prob[0], plain_prob], probs.max(), atol=1e-6)
+    np.testing.assert_allclose([knocked_loss[0], plain_loss], loss, atol=1e-5)
 
 
 def test_records_of_chosen_heads_and_of_the_sweep():

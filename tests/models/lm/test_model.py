@@ -10,15 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from models.lm.config import LMConfig
-from models.lm.model import (
-    DecoderLM,
-    allowed_keys,
-    apply_rope,
-    attention_layer,
-    normalize,
-    rope_frequencies,
-    run,
-)
+from models.lm.forward import Capture, attention, run
+from models.lm.layers import apply_rope, normalize, rope_frequencies, visible_keys
+from models.lm.model import DecoderLM
 
 GQA = {"model_type": "qwen2", "vocab_size": 50, "hidden_size": 24, "intermediate_size": 32,
        "num_hidden_layers": 2, "num_attention_heads": 6, "num_key_value_heads": 2, "rope_theta": 1e6}
@@ -122,8 +116,10 @@ def test_grouped_query_attention_equals_the_oracle():
     inv_freq, _ = rope_frequencies(cfg)
     angles = np.arange(t)[:, None] * inv_freq[None]
     angles = np.concatenate([angles, angles], -1)
-    out, probs = attention_layer(model.layers[0], cfg, x, allowed_keys(cfg, np.ones((1, t), bool)),
-                                 (np.cos(angles), np.sin(angles)), 0)
+    sown = {"maps": []}
+    out, _ = attention(model.layers[0], cfg, 0, x, (np.cos(angles), np.sin(angles)),
+                       visible_keys(cfg, 0, np.arange(t), np.arange(t)), capture=Capture(maps=True), sown=sown)
+    probs = sown["maps"][0]
     maps, expected = numpy_gqa(x[0].astype(np.float64), model.layers[0], cfg, np.cos(angles), np.sin(angles))
     assert probs.shape == (1, cfg.num_heads, t, t)
     np.testing.assert_allclose(probs[0], maps, atol=2e-6)
