@@ -104,7 +104,7 @@ for column, head in zip(st.columns(len(heads), gap="large"), heads):
         predicted = record.meta["prediction"][head]
         fig = probability_bars([named(CLASS_NAMES, c) for c in probabilities.key_labels], probabilities.weights,
                                title=f"{named(HEAD_NAMES, head)}: {named(CLASS_NAMES, predicted)}", gettext=_)
-        show_figure(fig, probabilities, key=f"han_probs_{head}", name=f"han-{head}-probabilities")
+        show_figure(fig, probabilities, key=f"han_probs_{head}", name=f"han-{head}-probabilities", fit_phone=True)
 
 st.subheader(_("Where the network looked"))
 show_analysis(record, key="han_main", name="han-attention")
@@ -122,7 +122,7 @@ with uw_col:
     words = context_words(TOP_WORDS)
     fig = score_bars(words.key_labels, words.weights, title=_("Top and bottom {count} words against u_w").format(count=TOP_WORDS),
                      value_name="uᵀu_w", gettext=_)
-    show_figure(fig, words, key="han_uw", name="han-context-words")
+    show_figure(fig, words, key="han_uw", name="han-context-words", fit_phone=True)
 with us_col:
     sentences = sentence_score_record(record)
     fig = score_bars(sentence_labels(sentences.key_labels), sentences.weights,

@@ -150,7 +150,7 @@ def kinds_section(records: dict, truth) -> None:
     one = head_record(record, layer, head)
     fig = attention_map(one, title=_("{kind}: layer {layer}, head {head}").format(kind=_(title), layer=layer, head=head),
                         truth=truth if kind == "cross" else None, gettext=_)
-    show_figure(fig, one, key="tf_map", name=f"transformer-{kind}-layer{layer}-head{head}")
+    show_figure(fig, one, key="tf_map", name=f"transformer-{kind}-layer{layer}-head{head}", fit_phone=True)
     grid = head_grid(record, title=_("{kind}: every layer and head").format(kind=_(title)), gettext=_)
     show_figure(grid, record, key="tf_grid", name=f"transformer-{kind}-heads")
 
@@ -200,13 +200,13 @@ with left:
     st.markdown(_("**Bahdanau output:** `{output}`").format(output=rnn.meta["output"]))
     show_figure(alignment_heatmap(rnn, truth=truth, title=_("Bahdanau (RNN): α over the input"), height=380,
                                   gettext=_), rnn,
-                key="tf_bahdanau", name="bahdanau")
+                key="tf_bahdanau", name="bahdanau", fit_phone=True)
 with right:
     best = head_record(cross, best_layer, best_head)
     st.markdown(_("**Transformer output:** `{output}`").format(output=cross.meta["output"]))
     best_fig = attention_map(best, truth=truth, height=380, gettext=_,
                              title=_("Transformer: layer {layer}, head {head}").format(layer=best_layer, head=best_head))
-    show_figure(best_fig, best, key="tf_best_head", name=f"transformer-cross-layer{best_layer}-head{best_head}")
+    show_figure(best_fig, best, key="tf_best_head", name=f"transformer-cross-layer{best_layer}-head{best_head}", fit_phone=True)
 rows = head_table_rows()
 if rows:
     st.markdown(_(
@@ -242,7 +242,7 @@ def rollout_section(text: str) -> None:
     rolled = checked(_rollout, text, method, fusion)
     show_figure(rollout_figure(rolled, gettext=_, title=_("Encoder {method}, heads fused by {fusion}").format(
         method=_(method), fusion=_(fusion))), rolled,
-                key="tf_rollout", name=f"transformer-encoder-{method}-{fusion}")
+                key="tf_rollout", name=f"transformer-encoder-{method}-{fusion}", fit_phone=True)
 
 
 rollout_section(text)
