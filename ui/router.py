@@ -28,7 +28,8 @@ from ui.streamlit_private import leave_legacy_pages_mode
 # down, as over a picture. plotly.js takes every touch that starts on its plot for its drag mode and cancels
 # the browser's scrolling (a swipe drew a zoom box: "Double-click to zoom back out"), so there its drag
 # layer lets touches through; a mouse (pointer: fine) still drags to zoom. A phone gives up the hover label
-# on a tap and drag-zooming (the modebar's + and − and the browser's pinch remain). A tap never picked a
+# on a tap and drag-zooming (the browser's pinch remains), and so plotly's modebar, which a touch screen
+# shows at all times over the chart's title (the Export menu under each chart does what its camera did). A tap never picked a
 # cell of a chart that takes a click (on_select): plotly.js sends the selection Streamlit listens for
 # (plotly_selected) on a mouse click, not on a tap. tests/e2e/test_phone_browser.py measures and swipes.
 PHONE_FIT = "phonefit"
@@ -47,7 +48,8 @@ PAGE_STYLE = ("<style>[data-testid='stMarkdownContainer'] table{display:block;ma
               "mask-repeat:no-repeat;mask-size:100% 100%;"
               "animation:chart-scroll-cue linear both;animation-timeline:scroll(self inline)}}"
               f"@keyframes chart-scroll-cue{{85%{{mask-size:100% 100%}}to{{mask-size:calc(100% + {_FADE}px) 100%}}}}"
-              "@media (pointer:coarse){.js-plotly-plot .draglayer .drag{pointer-events:none!important}}"
+              "@media (pointer:coarse){.js-plotly-plot .draglayer .drag{pointer-events:none!important}"
+              ".js-plotly-plot .modebar-container{display:none}}"
               "</style>")
 
 

@@ -142,6 +142,9 @@ def test_on_a_phone_a_swipe_over_a_chart_scrolls_and_zooms_nothing(phone, app_ur
     context, page = phone
     open_on_phone(page, f"{app_url}/{SELF_ATTENTION.url_path}")  # maps of tokens: they scroll sideways
     assert page.evaluate(f"() => !!({SCROLLER})()"), "a chart scrolls sideways"
+    # plotly's modebar, always shown on a touch screen, would cover the chart's title: hidden there.
+    assert page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot .modebar-container')]"
+                         ".every(m => getComputedStyle(m).display === 'none')")
     page.evaluate(f"() => ({SCROLLER})().scrollIntoView({{block: 'center'}})")
     page.wait_for_timeout(300)
     before = page.evaluate(STATE)
