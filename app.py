@@ -15,6 +15,7 @@ from ui.heap import freeze_long_lived
 from ui.i18n import choose_language, keep_language_in_url, language_switch, translator
 from ui.links import one_history_entry_per_page
 from ui.router import PAGE_STYLE
+from ui.widgets import large_text_switch
 
 enable_compilation_cache()  # a restarted server loads what an earlier one compiled
 freeze_long_lived("imports")  # Streamlit's gc after every run then skips them (ui/heap.py)
@@ -37,6 +38,7 @@ navigation = st.navigation(
 
 with st.sidebar:
     language_switch()
+    large_text_switch()
     st.caption(_("Attention Lab runs on this machine: no model hubs, no CDNs, no telemetry."))
     st.html(PAGE_STYLE)  # a style alone takes no room in the sidebar
     one_history_entry_per_page()

@@ -29,7 +29,7 @@ from ui.widgets import (
 )
 from viz.formulas import formula_table, matrix_latex, query_key_notation, symbol_legend
 from viz.i18n_text import N_
-from viz.query_keys import stages_figure
+from viz.query_keys import query_key_record, stages_figure
 
 ensure_router()
 _ = translator()
@@ -133,23 +133,23 @@ def playground(key_values: tuple | None) -> None:
     })
 
     # The three stages and the query–key plane are panels of one figure: a query, τ or score change redraws
-    # one figure. Each stage keeps its own Export menu, which exports that stage's record and figure.
+    # one figure. Each panel keeps its own Export menu, which exports that panel's record and figure; one
+    # more exports the whole figure as a picture.
     scores, points = score_record(record), context_record(record)
-    figure, (score_fig, weights_panel, context_fig) = stages_figure(record, scores, points, query, keys, gettext=_)
+    figure, (score_fig, weights_panel, context_fig, plane) = stages_figure(record, scores, points, query, keys,
+                                                                          gettext=_)
     panels = [
         (score_fig, scores, "scores", f"{record.mechanism}-scores", _("Export scores")),
         (weights_panel, record, "weights", f"{record.mechanism}-weights", _("Export α")),
         (context_fig, points, "context", f"{record.mechanism}-context", _("Export sum")),
+        (plane, query_key_record(record), "plane", f"{record.mechanism}-query-keys", _("Export q and k")),
     ]
-    show_panels(figure, panels, chart_key=f"weights_{PHONE_WIDE}_chart")
+    show_panels(figure, panels, chart_key=f"weights_{PHONE_WIDE}_chart",
+                whole=("stages", f"{record.mechanism}-stages", _("Export the whole figure")))
     frequency = _("the sample frequencies") if mode == "sample" else _("the same α")
     st.caption(_("Under the α bars: {what} as a one-row heatmap, as the other pages draw attention. In the sum, "
                  "each value v_j is a dot sized by its α_j; the weighted sum c = ({c1}, {c2}).").format(
         what=frequency, c1=f"{points.weights[-1, 0]:.3f}", c2=f"{points.weights[-1, 1]:.3f}"))
-    st.markdown(_("In the right-hand panel the star is the query q, the dots are the keys k_j; hover a key for "
-                  "its score and α, and watch its dot grow with α. A dot product q·k = |q| |k| cos θ is large for a "
-                  "key that is long and points the query's way; the cosine score looks at the angle θ alone. Move "
-                  "the query with the sliders above and see which keys it comes close to."))
 
 
 # The key/value editor and, under it, the controls and stages are one fragment: an edit reruns the
@@ -173,7 +173,13 @@ def table_and_stages() -> None:
     rows = table.to_dict("records")
     link_rows("kv", rows, default_table())
     # A table that cannot be read is said in one line, and the controls below stay as they were.
-    playground(checked(table_to_kv, rows, stop=False))
+    key_values = checked(table_to_kv, rows, stop=False)
+    playground(key_values)
+    if key_values is not None:  # under the stages, outside their fragment: a control does not send it again
+        st.markdown(_("In the right-hand panel the star is the query q, the dots are the keys k_j; hover a key "
+                      "for its score and α, and watch its dot grow with α. A dot product q·k = |q| |k| cos θ is "
+                      "large for a key that is long and points the query's way; the cosine score looks at the "
+                      "angle θ alone. Move the query with the sliders above and see which keys it comes close to."))
 
 
 table_and_stages()

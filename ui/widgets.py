@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import plotly.graph_objects as go
+import plotly.io as pio
 import streamlit as st
 
 from models.errors import LabError
@@ -30,8 +31,9 @@ from ui.i18n import notice_text, translator
 from ui.links import bound, link_box
 from ui.markdown import escape_markdown
 from ui.router import PHONE_FIT
-from viz.chart_style import for_the_page
+from viz.chart_style import for_the_page, with_text_scaled
 from viz.export import (
+    IMAGE_EXPORT_PX,
     MIME_TYPES,
     ExportBusy,
     ExportUnavailable,
@@ -41,11 +43,15 @@ from viz.export import (
     text_export_allowed,
 )
 from viz.i18n_text import N_
+from viz.plotly_json import with_width
 
 T = TypeVar("T")
+LARGE_TEXT_KEY = "_large_text"  # session state: the sidebar's "Large text" switch (large_text_switch)
+LARGE_TEXT_SCALE = 1.4  # its figures' text size, times the page's: 15 px ticks become 21 px
 CHART_CONFIG = {"modeBarButtonsToRemove": ["autoScale2d"]}
 IMAGE_FORMATS = ("svg", "pdf")  # made on a click, then saved: a busy exporter answers with one line in the menu
 DATA_FORMATS = ("png", "html", "csv", "json", "npy")  # downloaded in one click, their bytes made on the click (PNG first)
+WHOLE_PANEL_PX = 420  # px a panel in a whole figure's picture (show_panels' `whole`)
 # session key: (figure key, format, bytes or None, error or None, what it was made from: _made_from)
 MADE_IMAGE = "_export_made_image"
 FORMAT_LABELS = {
@@ -211,16 +217,22 @@ def _deferred_export(record: AttentionRecord, fig: go.Figure | Callable[[], go.F
     return export_bytes(record, fmt, _figure(fig))
 
 
-def _made_from(record: AttentionRecord, stem: str) -> str:
-    """Returns a digest of what an image is made from: the record's weights and labels, and the file name."""
+def _made_from(record: AttentionRecord | go.Figure, stem: str) -> str:
+    """Returns a digest of what an image is made from: the record's weights and labels (for a whole
+    figure's menu, which has no record: the figure's JSON), and the file name."""
     digest = hashlib.blake2b(digest_size=16)
+    if isinstance(record, go.Figure):
+        digest.update(repr(stem).encode())
+        digest.update(pio.to_json(record, validate=False).encode())
+        return digest.hexdigest()
     weights = np.ascontiguousarray(record.weights)
     digest.update(repr((stem, weights.shape, weights.dtype.str, record.query_labels, record.key_labels)).encode())
     digest.update(weights.data)
     return digest.hexdigest()
 
 
-def _make_image(key: str, fmt: str, fig: go.Figure | Callable[[], go.Figure], record: AttentionRecord, stem: str) -> None:
+def _make_image(key: str, fmt: str, fig: go.Figure | Callable[[], go.Figure], record: AttentionRecord | go.Figure,
+                stem: str) -> None:
     # on_click of "PNG image" etc.: renders once (with the exporter's timeouts) and keeps the
     # bytes of this one image in the session until the next image is made.
     made_from = _made_from(record, stem)
@@ -244,26 +256,37 @@ def export_buttons(record: AttentionRecord, fig: go.Figure | Callable[[], go.Fig
     opening it reruns the page (or the fragment it sits in) once, and every other rerun sends
     one element instead of eight. `fig` may be a zero-argument builder, called on export only.
     """
+    _export_menu(fig, record, key=key, stem=_file_stem(name or record.mechanism), label=label)
+
+
+def _export_menu(fig: go.Figure | Callable[[], go.Figure], made_of: AttentionRecord | go.Figure, *, key: str,
+                 stem: str, label: str | None) -> None:
+    # export_buttons' menu. made_of: the record (the menu offers every format), or for a whole
+    # figure's menu (show_panels' `whole`) the figure shown, which its pictures only are made of:
+    # PNG, SVG, PDF and HTML, with `fig` the figure they draw.
     _ = translator()
     menu = st.popover(label or _("Export"), icon=":material/download:", width="content", key=f"{key}-menu",
                       on_change="rerun")
     if not menu.open:
         return
-    stem = _file_stem(name or record.mechanism)
+    record = made_of if isinstance(made_of, AttentionRecord) else None
     images_ok, hint = image_export_available()
-    text_ok = text_export_allowed(record)
+    text_ok = record is not None and text_export_allowed(record)
     made = st.session_state.get(MADE_IMAGE)
-    if made and (made[0] != key or made[4] != _made_from(record, stem)):
+    if made and (made[0] != key or made[4] != _made_from(made_of, stem)):
         # Made for another figure, or for this menu's figure before a control changed it: the
         # menu offers to make the image again rather than save the old one under the new name.
         # (The digest is taken only for a menu whose own image is kept: one at a time.)
         made = None
+
     def download(fmt: str) -> None:
         too_big = fmt in ("csv", "json") and not text_ok
         no_image = fmt == "png" and not images_ok
         too_many = _("{count} weights are too many for {format}; use NPY").format(
-            count=f"{record.weights.size:,}", format=fmt.upper())
-        st.download_button(_(FORMAT_LABELS[fmt]), data=functools.partial(_deferred_export, record, fig, fmt),
+            count=f"{record.weights.size:,}", format=fmt.upper()) if too_big else None
+        data = (functools.partial(_deferred_export, record, fig, fmt) if record is not None
+                else functools.partial(_picture_bytes, fig, fmt))
+        st.download_button(_(FORMAT_LABELS[fmt]), data=data,
                            file_name=f"{stem}.{fmt}", mime=MIME_TYPES[fmt], key=f"{key}-export-{fmt}",
                            on_click="ignore", disabled=too_big or no_image,
                            help=too_many if too_big else _(hint) if no_image else None, width="stretch")
@@ -277,12 +300,16 @@ def export_buttons(record: AttentionRecord, fig: go.Figure | Callable[[], go.Fig
                                    on_click="ignore", type="primary", width="stretch")
                 continue
             st.button(_(FORMAT_LABELS[fmt]), key=f"{key}-make-{fmt}", on_click=_make_image,
-                      args=(key, fmt, fig, record, stem), disabled=not images_ok,
+                      args=(key, fmt, fig, made_of, stem), disabled=not images_ok,
                       help=_(hint) if not images_ok else None, width="stretch")
             if made and made[:2] == (key, fmt) and made[3]:
                 st.error(escape_markdown(_(made[3])), icon=":material/hourglass:")
-        for fmt in DATA_FORMATS[1:]:
+        for fmt in DATA_FORMATS[1:] if record is not None else ("html",):
             download(fmt)
+
+
+def _picture_bytes(fig: go.Figure | Callable[[], go.Figure], fmt: str) -> bytes:
+    return figure_bytes(_figure(fig), fmt)
 
 
 def show_figure(fig: go.Figure, record: AttentionRecord, *, key: str, name: str | None = None,
@@ -300,24 +327,41 @@ def show_figure(fig: go.Figure, record: AttentionRecord, *, key: str, name: str 
 
 def show_panels(fig: go.Figure,
                 panels: list[tuple[go.Figure | Callable[[], go.Figure], AttentionRecord, str, str | None, str]], *,
-                chart_key: str, **chart_kwargs: Any) -> Any:
+                chart_key: str, whole: tuple[str, str, str] | None = None, **chart_kwargs: Any) -> Any:
     """Shows one figure and, under it, one Export menu per panel, labelled, and the Link box. For a
     figure made of several panels (viz.plotly_json.side_by_side) each menu exports its panel's own
     record and, as an image, the panel's own figure: what a panel shows is what its menu exports.
 
     panels: (panel figure, record, export key, file name, menu label), left to right. A panel figure
     the page does not draw may be a zero-argument builder: it is built on export only.
+    whole: (export key, file name, menu label) of one more menu, after them, that exports the whole
+    figure as a picture (PNG, SVG, PDF, HTML: the panels side by side, as a class sees them on the
+    page), WHOLE_PANEL_PX wide a panel; its numbers are in the panels' menus.
     """
     # theme=None: the look is in the figure itself (viz/chart_style.py), which spares the browser a
     # second full draw of every chart it mounts. No Autoscale button: maps show their first row on
     # top with a fixed range, which autoscaling would turn upside down ("Reset axes" restores it).
     fig = for_the_page(fig)
-    state = st.plotly_chart(fig, key=chart_key, theme=None, config=CHART_CONFIG, **chart_kwargs)
+    shown = with_text_scaled(fig, LARGE_TEXT_SCALE) if st.session_state.get(LARGE_TEXT_KEY) else fig
+    state = st.plotly_chart(shown, key=chart_key, theme=None, config=CHART_CONFIG, **chart_kwargs)
     with st.container(horizontal=True):
         for panel_fig, record, key, name, label in panels:
             export_buttons(record, panel_fig, key=key, name=name, label=label)
+        if whole is not None:
+            key, name, label = whole
+            wide = functools.partial(with_width, fig, max(IMAGE_EXPORT_PX, WHOLE_PANEL_PX * len(panels)))
+            _export_menu(wide, fig, key=key, stem=_file_stem(name), label=label)
         link_box()
     return state
+
+
+def large_text_switch() -> None:
+    """Shows the sidebar's "Large text" switch: every figure's text 1.4 times as large, for a projector
+    (a fullscreen chart grows its plot, not its text). Exports keep the page's size."""
+    _ = translator()
+    st.toggle(_("Large text in figures (projector)"), key=LARGE_TEXT_KEY,
+              help=_("Every figure's labels, titles and numbers 1.4 times as large, for a class at the back of "
+                     "a room; figures get a little taller. Exports keep the usual size."))
 
 
 def view_switch(views: Mapping[str, str], *, key: str) -> str:

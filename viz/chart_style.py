@@ -37,7 +37,7 @@ import plotly.graph_objects as go
 
 from viz.fonts import FONT_FAMILY, TEXT_PX  # Streamlit's Source Sans first, then a CJK font for Chinese text
 from viz.margins import AXIS_PAD, reserve_tick_margins
-from viz.plotly_json import AXIS_NAME, OWN_COLORBAR, axis_of
+from viz.plotly_json import AXIS_NAME, OWN_COLORBAR, axis_of, quick_figure
 from viz.plotly_private import layout_of, traces_of
 
 # Text of axes, ticks and legends: Streamlit's gray-80, darker than its chart theme's #808495 (3.7:1
@@ -51,13 +51,17 @@ BACKGROUND = "#FFFFFF"
 COLORWAY = ("#0068c9", "#83c9ff", "#ff2b2b", "#ffabab", "#29b09d", "#7defa1", "#ff8700", "#ffd16a", "#6d3fc0", "#d5dae5")
 SEQUENTIAL = ("#e4f5ff", "#c7ebff", "#a6dcff", "#83c9ff", "#60b4ff", "#3d9df3", "#1c83e1", "#0068c9", "#0054a3", "#004280")
 
-_AXIS_TITLE = {"font": {"color": TEXT, "size": 14}}
+# Titles a step above the text they name, for reading on a projector: axis and colour-bar titles at
+# TEXT_PX + 2 (viz/margins.py reserves a colour bar's title at that size), a figure's title at TEXT_PX + 5.
+AXIS_TITLE_PX = TEXT_PX + 2
+TITLE_PX = TEXT_PX + 5
+_AXIS_TITLE = {"font": {"color": TEXT, "size": AXIS_TITLE_PX}}
 # No tickcolor: in a layout (unlike a template) a tick colour turns the ticks on, so it goes only
 # on the axes of maps, which have ticks anyway.
 _AXIS = {"zerolinecolor": GRID, "gridcolor": GRID, "tickfont": {"color": TEXT, "size": TEXT_PX}, "automargin": True}
 LAYOUT: dict[str, Any] = {
     "font": {"color": TEXT, "family": FONT_FAMILY, "size": TEXT_PX, "weight": 400},
-    "title": {"font": {"family": FONT_FAMILY, "size": 16, "color": HEADING, "weight": 700},
+    "title": {"font": {"family": FONT_FAMILY, "size": TITLE_PX, "color": HEADING, "weight": 700},
               "pad": {"l": 4}, "xanchor": "left", "x": 0},
     "legend": {"title": {"font": {"size": TEXT_PX, "color": TEXT}, "side": "top"}, "valign": "top",
                "bordercolor": "transparent", "borderwidth": 0, "font": {"size": TEXT_PX, "color": "#262730"}},
@@ -72,7 +76,8 @@ X_AXIS = {**_AXIS, "showgrid": False, "zeroline": False, "title": {**_AXIS_TITLE
 Y_AXIS = {**_AXIS, "ticklabelposition": "outside", "title": {**_AXIS_TITLE, "standoff": 24}}
 COLOR_AXIS = {"colorscale": [[i / (len(SEQUENTIAL) - 1), c] for i, c in enumerate(SEQUENTIAL)],
               "colorbar": {"thickness": 16, "xpad": 24, "ticklabelposition": "outside", "outlinecolor": "transparent",
-                           "outlinewidth": 8, "len": 0.75, "y": 0.5745, "title": {"font": {"color": TEXT, "size": 14}},
+                           "outlinewidth": 8, "len": 0.75, "y": 0.5745,
+                           "title": {"font": {"color": TEXT, "size": AXIS_TITLE_PX}},
                            "tickfont": {"color": TEXT, "size": TEXT_PX}}}
 # Traces whose category axis plotly.js draws without grid lines. A grid or zero-line colour written
 # into the layout (unlike one in a template) would turn them on.
@@ -222,3 +227,39 @@ def _under(own: dict[str, Any], house: dict[str, Any]) -> None:
             own[key] = copy.deepcopy(value)
         elif isinstance(value, dict) and isinstance(own[key], dict):
             _under(own[key], value)
+
+
+# Every key of a plotly figure that holds a font ({"size": …}): the layout's, titles', ticks', legends',
+# colour bars', annotations' and hover labels' (all named "font" or "tickfont"), and the traces' own texts.
+_FONT_KEYS = frozenset({"font", "tickfont", "textfont", "insidetextfont", "outsidetextfont"})
+
+
+def _scale_font_sizes(node: Any, factor: float) -> None:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in _FONT_KEYS and isinstance(value, dict) and isinstance(value.get("size"), (int, float)):
+                value["size"] = round(value["size"] * factor, 1)
+            _scale_font_sizes(value, factor)
+    elif isinstance(node, list):
+        for item in node:
+            _scale_font_sizes(item, factor)
+
+
+def with_text_scaled(fig: go.Figure, factor: float) -> go.Figure:
+    """Returns a copy of `fig` (readied by for_the_page) with every text `factor` times its size, for a
+    projector: the top margin (which holds the title) and the height grow with it, and the margins for
+    the larger labels are reserved again. `fig` is left as it is: a page may share it between sessions.
+
+    A fullscreen chart grows its plot and not its text (plotly.js sizes text in px), and at 15 px a tick
+    label is small from the back of a room: this is the sidebar's "Large text" (ui.widgets.show_panels)."""
+    if factor == 1:
+        return fig
+    data, layout = copy.deepcopy(traces_of(fig)), copy.deepcopy(layout_of(fig))
+    layout.setdefault("font", {}).setdefault("size", TEXT_PX)
+    _scale_font_sizes({"layout": layout, "data": data}, factor)
+    margin = layout.setdefault("margin", {})
+    if isinstance(margin.get("t"), (int, float)):
+        margin["t"] = round(margin["t"] * factor)
+    if isinstance(layout.get("height"), (int, float)):
+        layout["height"] = round(layout["height"] * (1 + (factor - 1) / 2))
+    return reserve_tick_margins(quick_figure(data, layout))

@@ -28,12 +28,13 @@ from models.record import AttentionRecord, json_safe
 from viz.i18n_text import N_, Gettext, untranslated
 from viz.image_export import ExportBusy, ExportUnavailable, exporter_for
 
-__all__ = ["ExportBusy", "ExportUnavailable", "export_bytes", "figure_bytes", "record_bytes", "text_export_allowed",
-           "write_export"]
+__all__ = ["IMAGE_EXPORT_PX", "ExportBusy", "ExportUnavailable", "export_bytes", "figure_bytes", "record_bytes",
+           "text_export_allowed", "write_export"]
 
 if TYPE_CHECKING:  # plotly loads only when a figure is exported (data formats never need it)
     import plotly.graph_objects as go
 
+IMAGE_EXPORT_PX = 900  # a picture's width unless its figure sets one (viz.plotly_json.with_width)
 RECORD_FORMATS = ("csv", "json", "npy", "npz")
 FIGURE_FORMATS = ("png", "svg", "pdf", "html")
 ALL_FORMATS = FIGURE_FORMATS + RECORD_FORMATS
@@ -83,7 +84,8 @@ def image_export_available() -> tuple[bool, str]:
 
 
 def figure_bytes(fig: go.Figure, fmt: str, *, width: int | None = None, height: int | None = None, scale: float = 2.0) -> bytes:
-    """Returns the figure as PNG, SVG, PDF or standalone (offline) HTML bytes."""
+    """Returns the figure as PNG, SVG, PDF or standalone (offline) HTML bytes: a picture `width` px wide
+    (default: the figure's layout.width, else IMAGE_EXPORT_PX); an HTML page takes its window's width."""
     import plotly.io as pio
 
     from viz.chart_style import styled_spec
@@ -91,6 +93,7 @@ def figure_bytes(fig: go.Figure, fmt: str, *, width: int | None = None, height: 
     fmt = fmt.lower()
     spec = styled_spec(fig.to_dict())  # the page's look (a copy: the caller's figure stays as it was)
     if fmt == "html":
+        spec["layout"].pop("width", None)
         # plotly.js embedded (not a CDN link), so the file opens offline.
         return pio.to_html(spec, include_plotlyjs=True, full_html=True, validate=False,
                            config={"displaylogo": False}).encode("utf-8")
@@ -99,7 +102,7 @@ def figure_bytes(fig: go.Figure, fmt: str, *, width: int | None = None, height: 
     path = chromium_path()
     if path is None:
         raise ExportUnavailable(INSTALL_HINT)
-    width = width or 900
+    width = width or int(fig.layout.width or IMAGE_EXPORT_PX)
     height = height or int(fig.layout.height or 500)
     return exporter_for(path).render(spec, fmt, width, height, scale if fmt == "png" else 1)
 

@@ -10,7 +10,7 @@ machine without a CJK font draws boxes.
 
 # The smallest text any figure draws (ticks, legends, hover, colour bars): readable on a projector and a
 # phone (tests/viz/test_readability.py checks every figure).
-TEXT_PX = 13
+TEXT_PX = 15
 LATIN_FONT = '"Source Sans"'  # Streamlit's own font: what the charts used before CJK fonts were named
 CJK_FONTS = ('"WenQuanYi Micro Hei"', '"Noto Sans CJK SC"', '"PingFang SC"', '"Microsoft YaHei"')
 FONT_FAMILY = ", ".join((LATIN_FONT, *CJK_FONTS, "sans-serif"))

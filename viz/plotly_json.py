@@ -15,7 +15,10 @@ import plotly.colors
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from viz.fonts import TEXT_PX
 from viz.plotly_private import layout_of, traces_of, unchecked_figure
+
+PANEL_HEADING_PX = TEXT_PX + 2  # a panel's title in side_by_side (bold), as large as an axis title
 
 
 @functools.lru_cache(maxsize=64)
@@ -44,6 +47,14 @@ def quick_figure(data: list[dict], layout: dict) -> go.Figure:
         if isinstance(part.get("colorscale"), str):  # plotly.js knows only a few names: send the colours
             part["colorscale"] = colorscale_stops(part["colorscale"])
     return unchecked_figure({"data": data, "layout": layout})
+
+
+def with_width(fig: go.Figure, width: int) -> go.Figure:
+    """Returns a copy of `fig` `width` px wide (an export's size: a page's chart takes its column's
+    width), built without validation; `fig` is left as it was."""
+    spec = fig.to_dict()
+    spec["layout"]["width"] = int(width)
+    return unchecked_figure(spec)
 
 
 AXIS_NAME = re.compile(r"[xy]axis\d*")
@@ -208,7 +219,8 @@ def side_by_side(
         if heading:
             layout["annotations"].append({
                 "text": f"<b>{heading}</b>", "x": (plot[0] + plot[1]) / 2, "xref": "paper", "xanchor": "center",
-                "y": 1.0, "yref": "paper", "yanchor": "bottom", "yshift": 8, "showarrow": False, "font": {"size": 13},
+                "y": 1.0, "yref": "paper", "yanchor": "bottom", "yshift": 8, "showarrow": False,
+                "font": {"size": PANEL_HEADING_PX},
             })
         margin = source.get("margin", {})
         top_margin = max(top_margin, int(margin.get("t", 40)) + (20 if title and heading else 0))

@@ -1,7 +1,7 @@
 """The Playground's figure (stages_figure: score, normalise, sum, and the query–key plane) and the
 plane itself: the query q and every key k_j as points, each key sized by its weight α_j, with its score
 and α in its hover, so that one sees why a key scores high (for a dot product: a long key pointing the
-query's way). No streamlit, no jax."""
+query's way); query_key_record is the record the plane is drawn from. No streamlit, no jax."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from models.record import AttentionRecord
 from viz.figures import attention_heatmap, bars_over_heatmap, vectors_2d, weight_bars
 from viz.i18n_text import Gettext, untranslated
 from viz.labels import safe_label
@@ -77,14 +78,31 @@ def query_key_plane(
     return quick_figure(data, layout)
 
 
-def stages_figure(record, scores, points, query: np.ndarray, keys: np.ndarray, *,
-                  gettext: Gettext = untranslated) -> tuple[go.Figure, tuple[go.Figure, go.Figure, go.Figure]]:
-    """Returns the Playground's figure and its three stage panels, each a figure of its own (what its
-    Export menu exports): 1 the scores, 2 the weights α as bars over their one-row heatmap (α beside
-    the sample frequencies when the record sampled), 3 the values sized by α and their sum c; the
-    figure holds those three and, right of them, the query–key plane, so that a control redraws one
-    figure. record: a Playground record (models/playground/records.py); scores and points: its
-    score_record and context_record."""
+def query_key_record(record: AttentionRecord) -> AttentionRecord:
+    """Returns the ("key", "quantity") record the query–key plane draws, from a Playground record
+    (models/playground/records.py): per key k_j its two coordinates, its score and its weight α_j
+    [n, 4]; the query q in meta and extras (the plane's star)."""
+    keys = np.asarray(record.extras["keys"], np.float32)[:, :2]
+    query = np.asarray(record.extras["query"], np.float32).reshape(-1)[:2]
+    scores = np.asarray(record.extras["scores"], np.float32).reshape(-1)
+    table = np.column_stack([keys, scores, np.asarray(record.weights, np.float32).reshape(-1)])
+    return AttentionRecord(
+        mechanism=record.mechanism, weights=table, axes=("key", "quantity"), query_labels=record.key_labels,
+        key_labels=("dim 1", "dim 2", "score", "α"),
+        meta={**dict(record.meta), "shown": "the keys, each with its score and weight, and the query",
+              "query": [float(x) for x in query]},
+        extras={"query": query},
+    )
+
+
+def stages_figure(record, scores, points, query: np.ndarray, keys: np.ndarray, *, gettext: Gettext = untranslated
+                  ) -> tuple[go.Figure, tuple[go.Figure, go.Figure, go.Figure, go.Figure]]:
+    """Returns the Playground's figure and its four panels, each a figure of its own (what its Export
+    menu exports): 1 the scores, 2 the weights α as bars over their one-row heatmap (α beside the
+    sample frequencies when the record sampled), 3 the values sized by α and their sum c, and the
+    query–key plane (query_key_record's); the figure holds the four side by side, so that a control
+    redraws one figure. record: a Playground record (models/playground/records.py); scores and points:
+    its score_record and context_record."""
     _ = gettext
     score_fig = weight_bars(scores.weights[0], scores.key_labels, title=_("1 · Scores: score(q, kⱼ)"),
                             value_name=_("score"), gettext=_)
@@ -106,9 +124,8 @@ def stages_figure(record, scores, points, query: np.ndarray, keys: np.ndarray, *
         highlight_name=_("weighted sum c"), title=_("3 · Sum: c = Σⱼ αⱼ vⱼ"),
         x_title=_("value dimension 1"), y_title=_("value dimension 2"), gettext=_,
     )
-    # Why one key scores high: the query and the keys where they are. No Export menu of its own (the
-    # scores' menu exports its numbers).
+    # Why one key scores high: the query and the keys where they are.
     plane = query_key_plane(query, keys, record.key_labels, scores.weights[0], record.weights[0],
                             title=_("Why a key scores high"), gettext=_)
-    stages = (score_fig, weights_panel, context_fig)
-    return side_by_side([*stages, plane], widths=[1.0, 1.0, 1.0, 1.1], gap=0.06, height=480), stages
+    panels = (score_fig, weights_panel, context_fig, plane)
+    return side_by_side(list(panels), widths=[1.0, 1.0, 1.0, 1.1], gap=0.06, height=480), panels

@@ -64,3 +64,41 @@ def test_on_a_phone_tables_and_charts_scroll_in_their_boxes_not_the_page(page, a
     table = page.locator('[data-testid="stMarkdownContainer"] table').first
     assert not table.evaluate("t => t.scrollWidth > t.clientWidth")  # on a desk the table fits as before
     assert page.evaluate("document.scrollingElement.scrollWidth") == 1400
+
+
+def test_the_whole_figure_exports_as_one_picture_and_why_a_key_scores_high_as_its_record(page, app_url):
+    # A teacher's slide: the four panels side by side in one PNG, four panels' width; and the plane's own
+    # menu hands out the numbers it draws (each key, its score and α).
+    import csv
+    import io
+    import struct
+
+    from ui.widgets import WHOLE_PANEL_PX
+
+    open_page(page, app_url, "playground", "A Query over Key/Value pairs")
+    page.get_by_role("button", name="Export the whole figure").click()
+    png = page.get_by_role("button", name="PNG image")
+    png.wait_for(timeout=60_000)
+    wait_idle(page)
+    assert not page.get_by_role("button", name="CSV (weights)").count()  # pictures only: the numbers are per panel
+    with page.expect_download(timeout=90_000) as download:
+        png.click()
+    data = open(download.value.path(), "rb").read()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n") and download.value.suggested_filename == "qkv-dot-stages.png"
+    width, height = struct.unpack(">II", data[16:24])  # the IHDR chunk; the picture is drawn at scale 2
+    assert (width, height) == (2 * 4 * WHOLE_PANEL_PX, 2 * 480)
+    with open(screenshot_path("playground-stages.png"), "wb") as out:
+        out.write(data)
+    page.keyboard.press("Escape")
+    wait_idle(page)
+
+    page.get_by_role("button", name="Export q and k").click()
+    menu_csv = page.get_by_role("button", name="CSV (weights)")
+    menu_csv.wait_for(timeout=60_000)
+    with page.expect_download(timeout=90_000) as download:
+        menu_csv.click()
+    rows = list(csv.reader(io.StringIO(open(download.value.path(), encoding="utf-8").read())))
+    assert rows[0][1:] == ["dim 1", "dim 2", "score", "α"] and [r[0] for r in rows[1:]] == [
+        "cat", "dog", "car", "truck", "bicycle"]
+    alpha = [float(r[4]) for r in rows[1:]]
+    assert abs(sum(alpha) - 1) < 1e-5 and alpha.index(max(alpha)) == 0  # the default query is nearest cat

@@ -126,7 +126,7 @@ def _within(drawn: np.ndarray, record) -> bool:
 
 def drawn_arrays(fig) -> list[tuple[str, np.ndarray]]:
     """Returns (what, numbers) for every numeric quantity a figure's traces draw: heatmap cells,
-    bar lengths, the α line over time, and the playground's value points and their sum."""
+    bar lengths, the α line over time, and the playground's value points and their sum, and its keys."""
     out = []
     for i, trace in enumerate(fig.data):
         name = trace.name or ""
@@ -137,7 +137,7 @@ def drawn_arrays(fig) -> list[tuple[str, np.ndarray]]:
             out.append((f"trace {i} bars", np.asarray(lengths, np.float64)))
         elif trace.type in ("scatter", "scattergl") and name == "α_t":
             out.append((f"trace {i} line", np.asarray(trace.y, np.float64)))
-        elif trace.type == "scatter" and (name == "values" or name.startswith("c = ")):
+        elif trace.type == "scatter" and (name in ("values", "keys k_j") or name.startswith("c = ")):
             out.append((f"trace {i} points", np.column_stack([trace.x, trace.y]).astype(np.float64)))
     return out
 

@@ -43,10 +43,10 @@ def test_home_export(monkeypatch):
 def test_playground_exports(monkeypatch):
     calls = recording_exports(monkeypatch)
     at = open_page("pages/playground.py")
-    assert walk(at, calls) == {"scores", "weights", "context"}
+    assert walk(at, calls) == {"scores", "weights", "context", "plane"}
     at.radio(key="mode").set_value("sample").run()
     at.radio(key="mechanism").set_value("qkv-additive").run()
-    assert walk(at, calls) == {"scores", "weights", "context"}
+    assert walk(at, calls) == {"scores", "weights", "context", "plane"}
 
 
 def test_seq2seq_exports(monkeypatch):
@@ -151,7 +151,10 @@ def test_inside_lm_exports(monkeypatch):
     monkeypatch.setattr(ex, "drawn_arrays", with_lines)
     calls = recording_exports(monkeypatch)
     at = open_page("pages/inside_lm.py", timeout=300)
-    assert walk(at, calls) == {"inside_step_view", "inside_probabilities", "inside_head_view", "inside_model_view"}
+    assert walk(at, calls) == {"inside_step_view", "inside_probabilities"}
+    for view, keys in (("head", {"inside_head_view"}), ("model", {"inside_model_view"})):
+        at.segmented_control(key="inside_view").set_value(view).run()
+        assert walk(at, calls) == keys
     for section, keys in (("lens", {"inside_lens_position", "inside_lens_grid"}), ("knockout", {"inside_knockout"}),
                           ("neuron", {"inside_neuron_figure"}),
                           ("sinks", {"inside_sinks", "inside_sink_rate", "inside_sink_history"})):

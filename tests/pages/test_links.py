@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.pages.conftest import APP, chart_specs, decode, open_page
-from ui.links import LINK_TEXT_MAX, link_box_html
+from ui.links import HISTORY_HTML, LINK_TEXT_MAX, link_box_html
 from ui.router import PAGE_STYLE
 from viz.i18n_text import gettext_for
 
@@ -218,12 +218,14 @@ def test_every_export_menu_has_a_link_box_that_reads_the_views_url():
 
 
 def test_the_link_box_html_never_holds_user_text():
-    # The box is the one st.html that runs a script: whatever the user typed (here markup) reaches
-    # it only as the browser's address, assigned as the textarea's value, never as HTML.
+    # The box and the history rule are the st.html elements that run a script, both constant: whatever the
+    # user typed (here markup) reaches the box only as the browser's address, assigned as the textarea's
+    # value, never as HTML.
     xss = "<img src=x onerror=alert(1)>"
     at = open_link("pages/self_attention.py", {"sa_text": f"The cat. {xss}"})
     assert at.text_area(key="sa_text").value == f"The cat. {xss}"
-    bodies = [h.proto.body for h in at.get("html") if h.proto.body != PAGE_STYLE]  # the app's one style rule
+    bodies = [h.proto.body for h in at.get("html") if h.proto.body not in (PAGE_STYLE, HISTORY_HTML)]
+    assert HISTORY_HTML in [h.proto.body for h in at.get("html")]
     assert bodies and all(body == link_box_html("en", gettext_for("en")) for body in bodies)
     assert all("onerror" not in body and "The cat" not in body for body in bodies)
 

@@ -51,7 +51,8 @@ def test_playground_three_stages_and_widgets_change_the_figures():
     weights_before = chart_data(at, 0, "y", trace=1)
     np.testing.assert_allclose(chart_data(at, 0, "z", trace=2), [weights_before], rtol=1e-6)  # the same α
     np.testing.assert_allclose(weights_before.sum(), 1.0, rtol=1e-5)
-    assert [b.proto.popover.label for b in at.get("popover")][:3] == ["Export scores", "Export α", "Export sum"]
+    assert [b.proto.popover.label for b in at.get("popover")][:5] == [
+        "Export scores", "Export α", "Export sum", "Export q and k", "Export the whole figure"]
     at.slider(key="query_x").set_value(-2.0).run()
     assert not at.exception
     assert not np.allclose(chart_data(at, 0, "y", trace=1), weights_before)
@@ -135,3 +136,30 @@ def test_playground_shows_every_formula_and_parameter_outside_the_fragment():
     assert not np.allclose(chart_data(at, 0, "y"), before)
     assert "Bahdanau" in " ".join(c.value for c in at.caption)  # the chosen score's summary and paper
     assert len(at.dataframe) == tables
+
+
+def test_playground_exports_the_whole_figure_as_one_picture(monkeypatch):
+    # Besides each panel's menu, one menu exports the four panels as the page shows them side by side:
+    # pictures only (the numbers are in the panels' menus), wide enough for four panels.
+    import ui.widgets
+
+    drawn = []
+    monkeypatch.setattr(ui.widgets, "image_export_available", lambda: (True, None))
+    monkeypatch.setattr(ui.widgets, "figure_bytes", lambda fig, fmt: drawn.append((fig, fmt)) or b"%PDF")
+    at = open_page("pages/playground.py")
+    at.session_state["stages-menu"] = True
+    at.run()
+    assert not at.exception
+    downloads = [b for b in at.get("download_button") if "stages-export-" in b.proto.id]
+    assert [b.proto.label for b in downloads] == ["PNG image", "HTML (interactive, offline)"]
+    made = [b.key for b in at.button if b.key and b.key.startswith("stages-")]
+    assert made == ["stages-make-svg", "stages-make-pdf"]
+    at.button(key="stages-make-pdf").click().run()
+    assert not at.exception
+    (fig, fmt), = drawn
+    shown = chart_specs(at)[0]
+    assert fmt == "pdf" and fig.layout.width == 4 * ui.widgets.WHOLE_PANEL_PX
+    assert [t.type for t in fig.data] == [t["type"] for t in shown["data"]]  # the figure the page shows
+    np.testing.assert_allclose(decode(fig.data[1].y), chart_data(at, 0, "y", trace=1))
+    assert "Save PDF" in [b.label for b in at.get("download_button")]
+    assert shown["layout"].get("width") is None  # the page's chart keeps its column's width

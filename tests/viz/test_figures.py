@@ -102,19 +102,20 @@ def test_reserve_tick_margins_fits_the_outer_labels_and_never_shrinks():
     margins.reserve_tick_margins(fig)
     # The left panel's y labels and title set the left margin; the right panel's longer labels sit
     # between the panels and need no margin.
-    assert margins.label_width(long_word) + 50 <= fig.layout.margin.l < margins.label_width(long_word * 3)
+    plain = 12  # the figure has no look (no font size): plotly.js draws it at its default 12 px
+    assert margins.label_width(long_word, plain) + 50 <= fig.layout.margin.l < margins.label_width(long_word * 3, plain)
     assert fig.layout.margin.b > 10 and fig.layout.margin.t == 40
     # The heatmaps' colour bar sits right of the plot: room for the bar and its tick labels (plotly.js
     # widened a 10 px margin to 91–94 px for the app's bars in Chromium).
     assert 94 <= fig.layout.margin.r <= 130
-    assert margins.label_width(long_word) + 50 + 12 <= fig.layout.margin.l  # 2 px to spare besides the 12 px pad
+    assert margins.label_width(long_word, plain) + 50 + 12 <= fig.layout.margin.l  # 2 px to spare besides the 12 px pad
     fig.update_layout(margin={"l": 300})
     assert margins.reserve_tick_margins(fig).layout.margin.l == 300  # a wider margin stays
     # Labels turned upright take their width downwards; hidden axes need nothing.
     turned = go.Figure(go.Heatmap(z=np.zeros((2, 2)), x=["k", long_word], y=["a", "b"]),
                        layout={"xaxis": {"tickangle": -90}, "yaxis": {"visible": False}, "margin": {"l": 5, "b": 5}})
     margins.reserve_tick_margins(turned)
-    assert turned.layout.margin.b >= margins.label_width(long_word) and turned.layout.margin.l == 5
+    assert turned.layout.margin.b >= margins.label_width(long_word, plain) and turned.layout.margin.l == 5
     assert 94 <= turned.layout.margin.r <= 130  # plotly's default 80 px is widened for the bar too
     assert margins.label_width("<b>ab</b>") == margins.label_width("ab")  # markup is not text
 

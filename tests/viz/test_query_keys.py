@@ -6,7 +6,7 @@ import pytest
 from models.record import AttentionRecord
 from viz.encdec import decoding_step_figure
 from viz.i18n_text import gettext_for
-from viz.query_keys import query_key_plane
+from viz.query_keys import query_key_plane, query_key_record
 from viz.seq2seq import alignment_heatmap, bottleneck_curve, context_bars
 
 KEYS = np.array([[2.0, 0.1], [0.1, 2.0], [-1.0, -1.0]], np.float32)
@@ -94,12 +94,35 @@ def test_the_playground_figure_holds_the_three_stages_and_the_plane_and_says_the
     for mode in ("soft", "sample"):
         record = dot.build({**options, "mode": mode})
         scores, points = score_record(record), context_record(record)
-        figure, stages = stages_figure(record, scores, points, QUERY, KEYS)
-        assert len(stages) == 3
-        # the stages' traces, in order, then the plane's four (rays, the query's ray, the keys, the query)
-        assert len(figure.data) == sum(len(s.data) for s in stages) + 4
+        figure, panels = stages_figure(record, scores, points, QUERY, KEYS)
+        assert len(panels) == 4
+        # the panels' traces, in order, the plane's four last (rays, the query's ray, the keys, the query)
+        assert len(figure.data) == sum(len(s.data) for s in panels) and len(panels[-1].data) == 4
         np.testing.assert_allclose(figure.data[-1].x, [QUERY[0]])
         heads = [a.text for a in figure.layout.annotations]
         assert any("40 samples" in h for h in heads) == (mode == "sample")
         names = {t.name for t in figure.data if t.showlegend is not False}
         assert ("sample frequency" in names) == (mode == "sample")  # α and the frequency told apart in the legend
+
+
+def test_the_plane_exports_the_record_it_draws():
+    # "Why a key scores high" has an Export menu: its record holds each key where the plane draws it,
+    # with the score and α its hover gives, and the query the star marks.
+    from models.playground.records import context_record, score_record
+    from models.registry import get_mechanism
+    from viz.export import record_bytes
+    from viz.query_keys import stages_figure
+
+    record = get_mechanism("qkv-scaled-dot").build({"query": QUERY, "keys": KEYS, "values": KEYS,
+                                                    "labels": ["cat", "car", "x"], "temperature": 0.5,
+                                                    "mode": "soft", "seed": 0, "samples": 40})
+    plane = stages_figure(record, score_record(record), context_record(record), QUERY, KEYS)[1][-1]
+    table = query_key_record(record)
+    assert table.axes == ("key", "quantity") and table.query_labels == ("cat", "car", "x")
+    keys = next(t for t in plane.data if t.mode == "markers+text" and t.name != "query q")
+    np.testing.assert_allclose(table.weights[:, :2], np.c_[keys.x, keys.y])
+    np.testing.assert_allclose(table.weights[:, 2:], np.asarray(keys.customdata), rtol=1e-6)  # score, α
+    np.testing.assert_allclose(table.weights[:, 3], record.weights[0])
+    np.testing.assert_allclose(table.meta["query"], QUERY)
+    csv = record_bytes(table, "csv").decode().splitlines()
+    assert csv[0].endswith("dim 1,dim 2,score,α") and csv[1].startswith("cat,2,0.1,")
