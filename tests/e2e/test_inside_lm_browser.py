@@ -14,13 +14,13 @@ from ui.inside_lm import DEFAULT_PROMPT
 pytestmark = pytest.mark.e2e
 
 LONG_WAIT = 300_000  # a cold server loads the model and compiles the generation first
-STEP, CHOSEN, HEAD, MODEL = range(4)
+STEP, CHOSEN = range(2)  # the charts of the first view; the head and model views are views of their own
 DEFAULTS = {"max_new": 12, "temperature": 0.0, "top_k": 0, "seed": 0}
 
 
 def _open(page, url: str, query: str = "") -> list:
     page.goto(f"{url}/inside_lm{query}", timeout=LONG_WAIT)
-    wait_for_charts(page, 4, timeout=LONG_WAIT)
+    wait_for_charts(page, 2, timeout=LONG_WAIT)
     wait_idle(page, timeout=LONG_WAIT)
     return plotly_traces(page)
 
@@ -50,3 +50,19 @@ def test_the_model_trained_here_and_its_step_slider(page, app_url):
     zh = _open(page, app_url, "?lang=zh")
     page.get_by_text("语言模型内部").first.wait_for()
     np.testing.assert_allclose(np.asarray(zh[STEP][0]["z"]), _step_rows(record, 1), atol=1e-5)
+
+
+def test_moving_n_shows_the_first_n_tokens_of_one_generation(page, app_url):
+    # N is cut from the longest generation (written once, in the background), not generated again: each
+    # step of the slider shows what generating N tokens shows.
+    runner = load_runner(None)
+    _open(page, app_url)
+    slider = page.locator('[data-testid="stSlider"]').filter(has_text="Tokens to write").locator('input[type="range"]')
+    slider.focus()
+    for n in (13, 14, 15):
+        slider.press("ArrowRight")
+        shown = wait_stable(page)
+        made = generation_record(runner, DEFAULT_PROMPT, **{**DEFAULTS, "max_new": n})
+        np.testing.assert_allclose(np.asarray(shown[CHOSEN][0]["y"]), made.extras["chosen_prob"], atol=1e-5)
+    assert "inside_n=15" in page.url
+

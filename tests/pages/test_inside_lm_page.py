@@ -18,7 +18,8 @@ from ui.inside_lm import DEFAULT_PROMPT, PROMPT_MAX_CHARS
 from viz.i18n_text import gettext_for
 
 PAGE = "pages/inside_lm.py"
-STEP, CHOSEN, HEAD, MODEL = range(4)  # the generation section's charts, in order
+STEP, CHOSEN = range(2)  # the generation section's charts in its first view, in order
+HEAD = MODEL = 0  # the only chart of the head view and of the model view
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +52,7 @@ def open_link(params: dict) -> AppTest:
 def test_generation_opens_on_the_first_step_of_what_the_model_wrote(at, generated):
     assert at.title[0].value == "Inside a language model"
     specs = chart_specs(at)
-    assert len(specs) == 4
+    assert len(specs) == 2  # the step view and the probabilities; the head and model views are views of their own
     n = int(generated.extras["n_prompt"])
     layers, heads = generated.weights.shape[:2]
     # Step 1: the last prompt token (query n - 1) wrote the first new token; layer L - 1 by default.
@@ -61,9 +62,6 @@ def test_generation_opens_on_the_first_step_of_what_the_model_wrote(at, generate
     written = specs[CHOSEN]["data"]
     np.testing.assert_allclose(decode(written[0]["y"]), generated.extras["chosen_prob"], atol=1e-6)
     np.testing.assert_allclose(decode(written[1]["y"]), generated.extras["top_probs"][:, 0], atol=1e-6)
-    maps = generated.weights[layers - 1, 0]
-    np.testing.assert_allclose(chart_data(at, HEAD), maps, atol=1e-6)
-    assert np.all(maps[np.triu_indices(len(maps), 1)] == 0)
     assert any(generated.meta["generated_text"] in m.value.replace("\\", "") for m in at.markdown)
 
 
@@ -76,6 +74,75 @@ def test_the_step_slider_moves_the_query(at, generated):
     heads = generated.weights.shape[1]
     assert z.shape == (layers * heads, n + 3)  # the query before the 4th written token sees n + 3 keys
     np.testing.assert_allclose(z, generated.weights[:, :, n + 2, : n + 3].reshape(layers * heads, n + 3), atol=1e-6)
+
+
+def test_the_head_view_and_the_model_view_are_one_click_away(at, generated):
+    layers, heads = generated.weights.shape[:2]
+    at.segmented_control(key="inside_view").set_value("head").run()
+    assert not at.exception and len(chart_specs(at)) == 1
+    maps = generated.weights[layers - 1, 0]
+    np.testing.assert_allclose(chart_data(at, HEAD), maps, atol=1e-6)
+    assert np.all(maps[np.triu_indices(len(maps), 1)] == 0)
+    at.selectbox(key="inside_head").set_value(2).run()
+    np.testing.assert_allclose(chart_data(at, HEAD), generated.weights[layers - 1, 2], atol=1e-6)
+    at.segmented_control(key="inside_view").set_value("model").run()
+    assert not at.exception and len(chart_specs(at)) == 1
+    assert not [box for box in at.selectbox if box.key in ("inside_layer", "inside_head")]  # every map is shown
+    shown = chart_data(at, MODEL)  # layers down, heads across, a blank line between maps
+    maps = generated.weights
+    tiled = np.concatenate([np.concatenate(list(layer), axis=1) for layer in maps], axis=0)
+    np.testing.assert_allclose(shown[~np.isnan(shown).all(1)][:, ~np.isnan(shown).all(0)], tiled, atol=1e-6)
+    at.segmented_control(key="inside_view").set_value("step").run()
+    assert len(chart_specs(at)) == 2
+
+
+def test_the_first_tokens_of_a_longer_generation_are_the_generation_of_that_many(runner):
+    # Token t depends only on the tokens before it (greedy, or sampled with the seed folded with its
+    # position), so the page cuts every N from one generation of the longest instead of generating again.
+    import functools
+
+    from ui.inside_lm_generate import MAX_NEW, first_tokens, longest_new
+
+    longest = longest_new(runner, DEFAULT_PROMPT)
+    assert longest == MAX_NEW.high  # the default prompt leaves room for the slider's top
+    decode_ids = functools.partial(runner.lm.tokenizer.decode, skip_special_tokens=False)
+    for settings in ({"temperature": 0.0, "top_k": 0, "seed": 0}, {"temperature": 1.3, "top_k": 7, "seed": 11}):
+        whole = generation_record(runner, DEFAULT_PROMPT, max_new=longest, **settings)
+        for n in (1, 12, 33, longest):
+            cut = first_tokens(whole, n, decode_ids)
+            made = generation_record(runner, DEFAULT_PROMPT, max_new=n, **settings)
+            assert (cut.query_labels, cut.key_labels, dict(cut.meta)) == (made.query_labels, made.key_labels,
+                                                                          dict(made.meta))
+            np.testing.assert_array_equal(cut.weights, made.weights)
+            assert set(cut.extras) == set(made.extras)
+            for name in made.extras:
+                np.testing.assert_array_equal(np.asarray(cut.extras[name]), np.asarray(made.extras[name]))
+    with pytest.raises(ValueError):
+        first_tokens(whole, longest + 1, decode_ids)
+    assert longest_new(runner, "word " * 200) == 0  # a prompt the longest N would cut: N is generated as asked
+
+
+def test_moving_n_does_not_generate_again(monkeypatch, runner):
+    import ui.inside_lm_generate as generate
+
+    app = open_page(PAGE, timeout=300)  # N = 12 is generated as asked; the longest is written meanwhile
+    generate.longest_generations().wait(timeout=300)
+
+    def refused(*args, **kwargs):
+        raise AssertionError("generated again")
+
+    monkeypatch.setattr(generate, "cached_generation", refused)
+    for n in (13, 40, 64, 5):
+        app.slider(key="inside_n").set_value(n).run()
+        assert not app.exception
+        made = generation_record(runner, DEFAULT_PROMPT, max_new=n, temperature=0.0, top_k=0, seed=0)
+        shown = decode(chart_specs(app)[CHOSEN]["data"][0]["y"])
+        np.testing.assert_allclose(shown, made.extras["chosen_prob"], atol=1e-6)
+        assert any(made.meta["generated_text"] in m.value.replace("\\", "") for m in app.markdown)
+    # Other settings have a longest generation of their own, not written yet: N is generated as asked
+    # meanwhile (here, refused: the path above really was the cut one).
+    app.slider(key="inside_temperature").set_value(0.5).run()
+    assert any("generated again" in e.message for e in app.exception)
 
 
 def test_logit_lens_last_row_is_the_models_own_prediction(at, runner):
@@ -149,7 +216,7 @@ def test_chinese_opens_with_its_texts():
     _ = gettext_for("zh")
     app = open_link({"lang": "zh"})
     assert app.title[0].value == _("Inside a language model") != "Inside a language model"
-    assert len(chart_specs(app)) == 4
+    assert len(chart_specs(app)) == 2
     for section in ("lens", "knockout", "neuron", "sinks"):
         app.segmented_control(key="inside_section").set_value(section).run()
         assert not app.exception and chart_specs(app)
@@ -164,7 +231,7 @@ def test_chinese_opens_with_its_texts():
 def test_values_out_of_bounds_get_one_line(params, says):
     app = open_link(params)
     assert len(app.warning) == 1 and says in app.warning[0].value
-    assert len(chart_specs(app)) == 4  # the defaults are shown
+    assert len(chart_specs(app)) == 2  # the defaults are shown
 
 
 def test_scripted_values_over_the_bounds_never_reach_the_model():
@@ -183,6 +250,7 @@ def test_a_link_reopens_a_step(generated):
     app = open_link({"inside_step": "3", "inside_layer": "0", "inside_head": "2"})
     n = int(generated.extras["n_prompt"])
     np.testing.assert_allclose(chart_data(app, STEP)[:4], generated.weights[0, :, n + 1, : n + 2], atol=1e-6)
+    app = open_link({"inside_view": "head", "inside_layer": "0", "inside_head": "2"})
     np.testing.assert_allclose(chart_data(app, HEAD), generated.weights[0, 2], atol=1e-6)
 
 
@@ -233,6 +301,7 @@ def test_a_folder_under_the_model_root(tmp_path, monkeypatch, generated):
     app.text_input(key="inside_model_dir").set_value("my-gpt").run()
     assert not app.exception
     assert any(c.value.startswith("my-gpt (") for c in app.caption)
+    app.segmented_control(key="inside_view").set_value("head").run()
     np.testing.assert_allclose(chart_data(app, HEAD), generated.weights[-1, 0], atol=1e-5)  # the same weights
     app.text_input(key="inside_model_dir").set_value("../outside").run()
     assert not app.exception
