@@ -128,7 +128,7 @@ def hf_worker(texts: list[str]):
     import torch
     from transformers import AutoTokenizer, BertModel
 
-    from models.transformer.stats import is_punctuation
+    from models.heads.statistics import is_punctuation
 
     torch.set_num_threads(THREADS)
     folder = os.environ["ATTENTION_LAB_MODEL_DIR"]

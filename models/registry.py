@@ -243,7 +243,7 @@ MECHANISMS = MECHANISMS + (
         r"R = \tilde A_L \cdots \tilde A_1;\quad \operatorname{flow}(j \to i) = \operatorname{maxflow}_{\tilde A}(x_j, h^L_i)",
         page=pages.SELF_ATTENTION.file,
         summary=N_("How much of each top-layer token traces back to each input token, through every layer's heads and the residual."),
-        family="transformer", variant="rollout", builder="models.transformer.rollout:rollout_record",
+        family="transformer", variant="rollout", builder="models.transformer.records:rollout_record",
         options=(
             o.TEXT.with_(max_chars=20_000), o.TEXT_PAIR.with_(max_chars=20_000),
             o.Option("method", "choice", default="rollout", choices=(N_("rollout"), N_("flow")), label=N_("Method"),

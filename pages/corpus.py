@@ -8,11 +8,11 @@ import streamlit as st
 from models.corpus import qk
 from models.corpus import run as corpus
 from models.corpus.heads import DESCRIPTIONS, LABELS
-from models.corpus.links import single_input_url
 from models.corpus.texts import MAX_UPLOAD_BYTES, MAX_UPLOAD_TEXTS, csv_header, sample_texts, upload_text, upload_texts
-from models.lm.folders import max_model_bytes, model_root, resolve_model_dir
+from models.model_folders import max_model_bytes, model_root, resolve_model_dir
 from models.registry import CORPUS, mechanism_of
 from models.text import N_
+from ui.corpus_links import single_input_url
 from ui.i18n import current_language, translator
 from ui.links import choice
 from ui.markdown import escape_markdown
@@ -26,7 +26,7 @@ _ = translator()
 MECHANISMS = {"transformer": mechanism_of("transformer", "self-attention").id, "lm": mechanism_of("lm").id}
 MODEL_NAMES = {"transformer": N_("MiniLM (encoder, 6 layers × 12 heads)"),
                "lm": N_("GPT trained here (decoder LM), or your GPT-2/Llama folder")}
-SHOWN_CHARS = 200  # of a top input's text on the page (its link carries up to models/corpus/links.LINK_TEXT_MAX)
+SHOWN_CHARS = 200  # of a top input's text on the page (its link carries up to ui.links.LINK_TEXT_MAX)
 SOURCES = {"sample": N_("Bundled sample (60 sentences)"), "upload": N_("Upload a .txt or .csv")}
 
 

@@ -2,11 +2,11 @@
 
 import streamlit as st
 
-from models.lm.folders import max_model_bytes, model_root, resolve_model_dir
+from models.heads.statistics import matrix_record, model_view_record
 from models.lm.quality import familiarity_notice, training_record
 from models.lm.records import shared_runner
+from models.model_folders import max_model_bytes, model_root, resolve_model_dir
 from models.registry import LANGUAGE_MODEL, mechanisms_on_page
-from models.transformer.stats import matrix_record, model_view_record
 from ui.i18n import current_language, translator
 from ui.legend import symbol_legend
 from ui.links import bound, linked_text

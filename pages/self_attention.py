@@ -5,21 +5,21 @@ import functools
 import streamlit as st
 
 from models.compare import difference_record
-from models.registry import SELF_ATTENTION, get_mechanism, mechanisms_on_page
-from models.transformer.checkpoint import model_root, resolve_model_dir
-from models.transformer.neuron import neuron_parts
-from models.transformer.rollout import MAX_FLOW_TOKENS
-from models.transformer.stats import (
+from models.heads.rollout import MAX_FLOW_TOKENS
+from models.heads.statistics import (
     PATTERN_STATISTICS,
     STATISTICS,
     combine_heads,
     head_statistic,
     matrix_record,
     model_view_record,
-    pair_block_shares,
     special_sinks,
     statistic_record,
 )
+from models.model_folders import model_root, resolve_model_dir
+from models.registry import SELF_ATTENTION, get_mechanism, mechanisms_on_page
+from models.transformer.neuron import neuron_parts
+from models.transformer.sentence_pairs import pair_block_shares
 from ui.i18n import translator
 from ui.legend import symbol_legend
 from ui.links import bound, linked_text

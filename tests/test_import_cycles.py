@@ -1,4 +1,7 @@
-"""No import cycles among the project's own modules (app.py, cli.py, models/, viz/, ui/, pages/).
+"""No import cycles among the project's own modules (app.py, cli.py, models/, viz/, ui/, pages/), and
+families are leaves (docs/ARCHITECTURE.md, "Folders and what they may import"): a module under
+models/<family>/ never imports the registry (REGISTRY, or a core module that reaches it), and imports another
+family's modules only for its task.py or where FAMILY_IMPORTS says why.
 
 The graph is read with ast, so it holds every import a module can run: at its top, inside
 functions, in try blocks. Only imports under `if TYPE_CHECKING:` are left out (they never run).
@@ -7,6 +10,7 @@ functions, in try blocks. Only imports under `if TYPE_CHECKING:` are left out (t
 from __future__ import annotations
 
 import ast
+from collections.abc import Collection
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,9 +39,23 @@ def _type_checking(node: ast.If) -> bool:
         (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def _imports(tree: ast.AST, package: str) -> set[str]:
+# Packages under models/ that are the shared core, not a family: every other package there is a family.
+CORE_PACKAGES = ("heads",)
+# What lists the families: a family that imports it asks the registry about itself.
+REGISTRY = ("models.registry", "models.registry_lm", "models.pages")
+# (family, other family) → why the first imports the second beyond its task.py. Keep it short.
+FAMILY_IMPORTS = {
+    ("corpus", "transformer"): "the corpus statistics run MiniLM's forward over many inputs",
+    ("corpus", "lm"): "the corpus statistics run the decoder LMs' forward over many inputs",
+    ("han", "transformer"): "the HAN's contextual word features are MiniLM's hidden states",
+    ("encdec", "seq2seq"): "the Transformer learns the RNNs' date task with their encoding and batches (config.py)",
+}
+
+
+def _imports(tree: ast.AST, package: str, modules: Collection[str] | None = None) -> set[str]:
     # Every dotted name an import statement of `tree` names, at any depth; for `from a import b`,
-    # both "a" and "a.b" (b may be a submodule). Relative imports are resolved against `package`.
+    # both "a" and "a.b" (b may be a submodule), or with `modules` only "a.b" when it is one of them.
+    # Relative imports are resolved against `package`.
     found: set[str] = set()
     stack = [tree]
     while stack:
@@ -52,19 +70,22 @@ def _imports(tree: ast.AST, package: str) -> set[str]:
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, *([base] if base else [])])
-            found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names)
+            named = {f"{base}.{alias.name}" for alias in node.names}
+            submodules = named if modules is None else {name for name in named if name in modules}
+            found |= submodules | ({base} if modules is None or named - submodules else set())
         stack.extend(ast.iter_child_nodes(node))
     return found
 
 
-def import_graph(root: Path, sources: tuple[str, ...] = SOURCES) -> dict[str, set[str]]:
-    """Returns module → the project modules it imports (its own name never among them)."""
+def import_graph(root: Path, sources: tuple[str, ...] = SOURCES, *, precise: bool = False) -> dict[str, set[str]]:
+    """Returns module → the project modules it imports (its own name never among them). precise: `from a
+    import b` of a submodule b counts as importing a.b only (else a too: a's __init__ runs first)."""
     modules = project_modules(root, sources)
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        named = _imports(ast.parse(path.read_text(encoding="utf-8"), str(path)), package)
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        named = _imports(tree, package, modules if precise else None)
         graph[name] = {target for target in named if target in modules and target != name}
     return graph
 
@@ -90,6 +111,40 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         if start not in state and (cycle := visit(start)) is not None:
             return cycle
     return None
+
+
+def families(graph: dict[str, set[str]], core: tuple[str, ...] = CORE_PACKAGES) -> set[str]:
+    """Returns the family names: the packages under models/ (those with modules of their own) not in `core`."""
+    return {m.split(".")[1] for m in graph if m.startswith("models.") and m.count(".") >= 2} - set(core)
+
+
+def _family_of(graph: dict[str, set[str]], core: tuple[str, ...]):
+    names = families(graph, core)
+
+    def family(module: str) -> str | None:
+        parts = module.split(".")
+        return parts[1] if len(parts) > 1 and parts[0] == "models" and parts[1] in names else None
+
+    return family
+
+
+def registry_imports(graph: dict[str, set[str]], core: tuple[str, ...] = CORE_PACKAGES) -> list[str]:
+    """Returns "module -> module" for each import of a family module that reaches the registry: REGISTRY, or a
+    core module that imports it directly or through others. graph: from import_graph(precise=True)."""
+    family = _family_of(graph, core)
+    above = set(REGISTRY)
+    while grown := {m for m in graph if family(m) is None and m not in above and graph[m] & above}:
+        above |= grown
+    return [f"{m} -> {t}" for m in sorted(graph) if family(m) for t in sorted(graph[m] & above)]
+
+
+def cross_family_imports(graph: dict[str, set[str]], core: tuple[str, ...] = CORE_PACKAGES,
+                         allowed: dict[tuple[str, str], str] = FAMILY_IMPORTS) -> list[str]:
+    """Returns "module -> module" for each import of a family module from another family, other than its
+    task.py and the `allowed` (family, other family) pairs. graph: from import_graph(precise=True)."""
+    family = _family_of(graph, core)
+    return [f"{m} -> {t}" for m in sorted(graph) if family(m) for t in sorted(graph[m])
+            if family(t) not in (None, family(m)) and t != f"models.{family(t)}.task" and (family(m), family(t)) not in allowed]
 
 
 def test_the_project_has_no_import_cycle():
@@ -118,3 +173,43 @@ def test_a_relative_import_is_resolved(tmp_path):
     (package / "one.py").write_text("from .two import x\n")
     (package / "two.py").write_text("from . import one\nx = 1\n")
     assert find_cycle(import_graph(tmp_path, ("viz",))) == ["viz.one", "viz.two", "viz.one"]
+
+
+def test_no_family_asks_the_registry_about_itself():
+    graph = import_graph(ROOT, precise=True)
+    assert families(graph) >= {"transformer", "lm", "seq2seq", "corpus"}  # it read the families, not the core
+    assert "heads" not in families(graph) and "models.heads.detectors" in graph
+    assert registry_imports(graph) == []
+
+
+def test_a_family_imports_another_only_where_the_table_says_why():
+    graph = import_graph(ROOT, precise=True)
+    assert cross_family_imports(graph) == []
+    for (family, other), reason in FAMILY_IMPORTS.items():  # every exception is still needed and says why
+        used = any(m.startswith(f"models.{family}.") and t.startswith(f"models.{other}.") for m in graph for t in graph[m])
+        assert reason and used, f"FAMILY_IMPORTS: {family} no longer imports {other}; drop the entry"
+
+
+def test_a_family_asking_the_registry_or_reaching_into_another_is_found(tmp_path):
+    models = tmp_path / "models"
+    for package in ("models", "models/alpha", "models/beta", "models/heads"):
+        (tmp_path / package).mkdir(exist_ok=True)
+        (tmp_path / package / "__init__.py").write_text("")
+    (models / "registry.py").write_text("")
+    (models / "train.py").write_text("import models.registry\n")
+    (models / "record.py").write_text("")
+    (models / "heads" / "detectors.py").write_text("from models import record\n")
+    (models / "beta" / "task.py").write_text("")
+    (models / "beta" / "model.py").write_text("")
+    (models / "alpha" / "records.py").write_text(
+        "from models import record\nfrom models.heads import detectors\nfrom models.beta import task\n"
+        "def build():\n    from models.registry import mechanism_of\n")
+    (models / "alpha" / "train.py").write_text("from models import train\nfrom .records import build\n")
+    (models / "alpha" / "model.py").write_text("from models.beta.model import Net\n")
+    graph = import_graph(tmp_path, ("models",), precise=True)
+    assert graph["models.alpha.records"] == {"models.record", "models.heads.detectors", "models.beta.task",
+                                             "models.registry"}
+    assert registry_imports(graph, core=("heads",)) == [
+        "models.alpha.records -> models.registry", "models.alpha.train -> models.train"]
+    assert cross_family_imports(graph, core=("heads",), allowed={}) == ["models.alpha.model -> models.beta.model"]
+    assert cross_family_imports(graph, core=("heads",), allowed={("alpha", "beta"): "why"}) == []

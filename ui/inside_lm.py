@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from models.lm.folders import max_model_bytes, model_root, resolve_model_dir
 from models.lm.neuron import neuron_parts
 from models.lm.records import LMRunner, shared_runner
+from models.model_folders import max_model_bytes, model_root, resolve_model_dir
 from models.registry import Mechanism, get_mechanism
 from models.text import Notice
 from ui.i18n import translator

@@ -112,16 +112,16 @@ def han_figure(record: AttentionRecord, value: str, _: Gettext) -> go.Figure:
 
 
 def clearest_previous_token_head(record: AttentionRecord, layer: int) -> int:
-    """Returns the head of `layer` with the highest previous-token score (models/transformer/stats.py):
+    """Returns the head of `layer` with the highest previous-token score (models/heads/statistics.py):
     a head with a pattern one can read, picked by a measured statistic."""
-    from models.transformer.stats import head_statistic
+    from models.heads.statistics import head_statistic
 
     scores = head_statistic(record.weights[layer], record.query_labels, "previous_score", exclude_special=True)
     return int(np.argmax(scores))
 
 
 def self_attention_record(value: str) -> AttentionRecord:
-    from models.transformer.stats import matrix_record
+    from models.heads.statistics import matrix_record
 
     record = get_mechanism("transformer").build({"text": SENTENCE})
     layer = int(value)

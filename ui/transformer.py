@@ -11,11 +11,12 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
+from models.heads.rollout import rollout_of_record
+from models.heads.statistics import head_statistic
 from models.record import AttentionRecord
 from models.registry import get_mechanism
 from models.transformer.records import shared_runner
-from models.transformer.rollout import rollout_of_record
-from models.transformer.stats import head_statistic, merge_matrix, merge_word_pieces
+from models.transformer.word_pieces import merge_matrix, merge_word_pieces
 from ui.i18n import translator
 from ui.widgets import clicked_points
 

@@ -13,8 +13,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from models.heads.detectors import induction_pattern
 from models.record import AttentionRecord
-from models.transformer.heads import induction_pattern
 from viz.figures import COLORSCALE
 from viz.i18n_text import N_, Gettext, untranslated
 from viz.labels import safe_label

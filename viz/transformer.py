@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from models.record import AttentionRecord
-from models.transformer.stats import PAIR_BLOCKS, segment_masks
+from models.transformer.sentence_pairs import PAIR_BLOCKS, segment_masks
 from viz.figures import COLORSCALE, heatmap
 from viz.i18n_text import Gettext, untranslated
 from viz.labels import unique_labels
@@ -57,7 +57,7 @@ def model_view(view: AttentionRecord, *, title: str | None = None, height: int |
     ~1,000 ms and the same cells as one heatmap in ~230 ms (docs/PERFORMANCE.md, "The 512-token
     views").
 
-    view: models.transformer.stats.model_view_record (maps of long inputs arrive block-averaged,
+    view: models.heads.statistics.model_view_record (maps of long inputs arrive block-averaged,
     and the title says so).
     """
     if view.leading_axes != ("layer", "head"):

@@ -1,9 +1,9 @@
 """Per-head statistics of a padded batch of attention maps, computed where the maps are (jax).
 
-The definitions are those of models/transformer/stats.py (head_statistic, on one record's
-[L, H, T, T] weights and its token labels) and models/transformer/heads.py (the pattern
+The definitions are those of models/heads/statistics.py (head_statistic, on one record's
+[L, H, T, T] weights and its token labels) and models/heads/detectors.py (the pattern
 scores), written for a padded batch [B, H, T, T] with a query mask, so that the maps never
-leave the device: only B × L × H × S numbers do. tests/models/corpus/test_heads.py checks
+leave the device: only B × L × H × S numbers do. tests/models/corpus/test_pass.py checks
 every statistic against those numpy functions, input by input.
 
 Per map (real queries q < n and keys k < n of an input of n tokens; padding keys have weight 0):
@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from models.heads.statistics import STATISTICS as SINGLE_INPUT_STATISTICS
 from models.text import N_
-from models.transformer.stats import STATISTICS as SINGLE_INPUT_STATISTICS
 
 # The corpus statistics: the single-input page's, the induction score and the mean distance.
 STATISTIC_IDS: tuple[str, ...] = tuple(s.id for s in SINGLE_INPUT_STATISTICS) + ("induction_score", "distance")

@@ -24,9 +24,9 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from models.corpus.heads import KEY_KINDS, STATISTIC_IDS, batch_statistics
+from models.heads.statistics import CLS_TOKEN, SEP_TOKEN, is_punctuation
 from models.padding import bucket
 from models.record import InputError
-from models.transformer.stats import CLS_TOKEN, SEP_TOKEN, is_punctuation
 
 MAX_BATCH_BYTES = 256 * 2**20  # attention maps one batch holds: rows × L × H × T² × 4
 MAX_ROWS = 64

@@ -21,8 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from models import checkpoint
-from models.encdec.checkpoint import CHECKPOINT_FILE, FAMILY, load_checkpoint
+from models.encdec.checkpoint import FILES
 from models.encdec.model import LENGTH_BUCKETS, RECORD_KINDS, batch_rows, greedy, pad_batch
 from models.record import AttentionRecord, InputError
 from models.seq2seq import task as dates
@@ -56,22 +55,9 @@ class Decoded:
         return (START_LABEL, *self.output_labels[:-1])
 
 
-@functools.cache
-def load_model():
-    """Returns (cfg, graphdef, params, info) of the committed checkpoint (cached per process)."""
-    return load_checkpoint(CHECKPOINT_FILE)
-
-
-@functools.cache
-def load_model_snapshots() -> dict[int, Any]:
-    """Returns {training step: params}, the final step included (cached per process)."""
-    _, _, params, info = load_model()
-    return checkpoint.snapshots_with_final(CHECKPOINT_FILE, FAMILY, params, info)
-
-
-def snapshot_steps() -> list[int]:
-    """Returns the training steps that have weights (0 = the untrained model; the last = the final weights)."""
-    return checkpoint.trained_steps(load_model()[3])
+load_model = FILES.committed  # (cfg, graphdef, params, info), loaded once per process
+load_model_snapshots = FILES.committed_snapshots
+snapshot_steps = FILES.committed_steps
 
 
 def best_cross_head() -> tuple[int, int]:
@@ -80,15 +66,7 @@ def best_cross_head() -> tuple[int, int]:
     return int(layer), int(head)
 
 
-def weights_at(step: int | None = None):
-    """Returns (graphdef, params): the final weights, or the snapshot of training step `step`."""
-    _, graphdef, params, _ = load_model()
-    if step is None:
-        return graphdef, params
-    snaps = load_model_snapshots()
-    if int(step) not in snaps:
-        raise InputError(f"no snapshot at step {step}; available: {', '.join(map(str, snaps))}")
-    return graphdef, snaps[int(step)]
+weights_at = FILES.committed_weights  # (graphdef, params) of the final weights or a training step
 
 
 @functools.lru_cache(maxsize=64)
@@ -116,13 +94,7 @@ def decode_batch(texts: list[str], *, step: int | None = None) -> list[Decoded]:
 
 def notices_of(decoded: Decoded) -> list[str]:
     """Returns the one-line notices about how the input was read and what came out (as the RNN pages say them)."""
-    notices = dates.source_notices(decoded.source)
-    if not dates.looks_like_a_date(decoded.source.text):
-        notices.append(dates.OUTSIDE_NOTICE)
-    note = dates.date_note(decoded.output)
-    if note:
-        notices.append(note)
-    return notices
+    return dates.decoding_notices(decoded.source, decoded.output)
 
 
 def to_record(mechanism_id: str, kind: str, decoded: Decoded, *, step: int | None = None) -> AttentionRecord:
@@ -204,7 +176,7 @@ def encoder_rollout_record(mechanism, text: str, *, method: str = "rollout", fus
     mechanism: the transformer-encoder registry entry; row = a source character after the last
     encoder layer, column = an input character.
     """
-    from models.transformer.rollout import FUSIONS, METHODS, rollout_of_record
+    from models.heads.rollout import FUSIONS, METHODS, rollout_of_record
 
     if method not in METHODS or fusion not in FUSIONS:
         raise InputError(f"method must be one of {', '.join(METHODS)} and fusion one of {', '.join(FUSIONS)}")

@@ -27,11 +27,11 @@ import numpy as np
 import optax
 
 from models.checkpoint import flat_params
-from models.encdec.checkpoint import CHECKPOINT_DIR, CHECKPOINT_NAME, save_checkpoint
+from models.encdec.checkpoint import CHECKPOINT_NAME, FILES, save_checkpoint
 from models.encdec.model import PRESETS, make_model, pad_batch, teacher_forced, teacher_inputs
 from models.encdec.quality import evaluate_params
 from models.seq2seq import task as dates
-from models.training import StopRequest, TqdmProgress, make_train_step, output_folder
+from models.training import StopRequest, TqdmProgress, make_train_step
 
 TRAIN_SEED = 3  # the training stream is [TRAIN_SEED, init seed]; held-out and validation have their own seeds
 VALIDATION_SEED = 7
@@ -53,11 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="early stop once validation exact match reaches this (default 0.998: one miss in 500)")
     parser.add_argument("--patience", type=int, default=2,
                         help="... at this many validations in a row (default 2; 0 = never stop early)")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="checkpoint folder (default runs/encdec; never the committed checkpoint "
-                        "unless --overwrite-committed)")
-    parser.add_argument("--overwrite-committed", action="store_true",
-                        help="write checkpoints/encdec/transformer.safetensors, replacing the committed model")
+    FILES.add_output_arguments(parser)
 
 
 def batch_arrays(examples: list[dates.DateExample], bucket: int | None = None):
@@ -160,7 +156,7 @@ def train(args: argparse.Namespace, stop: StopRequest | None = None, progress=No
 def run(args: argparse.Namespace) -> int:
     if args.steps < 1 or args.eval_every < 1:
         raise SystemExit("--steps and --eval-every must be at least 1")
-    args.out = output_folder(args.out, CHECKPOINT_DIR, [CHECKPOINT_NAME], overwrite_committed=args.overwrite_committed)
+    args.out = FILES.output_folder(args)
     stop = StopRequest()
     with stop.on_signals():
         train(args, stop)

@@ -1,6 +1,6 @@
 """Quality of the induction model, measured against the task's ground truth.
 
-- per-head scores (models/transformer/heads.py, TransformerLens's definitions): previous-token,
+- per-head scores (models/heads/detectors.py, TransformerLens's definitions): previous-token,
   duplicate-token and induction (Σ A·P / Σ A), and Olsson et al.'s prefix-matching score on
   [BOS] + r + r, each the mean over a batch of sequences;
 - the loss on each half of [BOS] + r + r: the first copy is unpredictable (ln 50 ≈ 3.91 at best),
@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from models.heads import detectors as hd
 from models.induction import task
 from models.induction.model import apply, pad_tokens
-from models.transformer import heads as hd
 
 LOG_SEED = 12_345  # the training log's sequences
 HELD_OUT_SEED = 20_220_308  # the quality test's and bench's sequences

@@ -12,39 +12,24 @@ Bad input raises InputError.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from models import checkpoint
+from models.heads import detectors as hd
 from models.induction import quality, task
-from models.induction.checkpoint import CHECKPOINT_FILE, FAMILY, load_checkpoint
+from models.induction.checkpoint import FILES
 from models.induction.model import apply, pad_tokens
-from models.record import AttentionRecord, InputError
+from models.record import AttentionRecord
 from models.text import N_, Notice
-from models.transformer import heads as hd
 
 CURVE_SCORES = ("previous", "duplicate", "prefix_matching")  # the three curves of the page
 
 
-@functools.cache
-def load_model():
-    """Returns (cfg, graphdef, params, info) of the committed checkpoint (cached per process)."""
-    return load_checkpoint(CHECKPOINT_FILE)
-
-
-@functools.cache
-def load_model_snapshots() -> dict[int, Any]:
-    """Returns {training step: params}, the final step included (cached per process)."""
-    _, _, params, info = load_model()
-    return checkpoint.snapshots_with_final(CHECKPOINT_FILE, FAMILY, params, info)
-
-
-def snapshot_steps() -> list[int]:
-    """Returns the training steps that have weights (0 = untrained, the last = the final weights)."""
-    return checkpoint.trained_steps(load_model()[3])
+load_model = FILES.committed  # (cfg, graphdef, params, info), loaded once per process
+load_model_snapshots = FILES.committed_snapshots
+snapshot_steps = FILES.committed_steps
 
 
 def model_size() -> tuple[int, int]:
@@ -74,12 +59,7 @@ def run_sequences(sequences: list[np.ndarray], step: int | None = None) -> list[
 
     step: a training-step snapshot instead of the final weights.
     """
-    _, graphdef, params, _ = load_model()
-    if step is not None:
-        snaps = load_model_snapshots()
-        if int(step) not in snaps:
-            raise InputError(f"no snapshot at step {step}; available: {', '.join(map(str, snaps))}")
-        params = snaps[int(step)]
+    graphdef, params = FILES.committed_weights(step)
     logits, weights = apply(graphdef, params, pad_tokens(sequences))
     logits, weights = np.asarray(logits, np.float32), np.asarray(weights, np.float32)
     return [(logits[i, : len(s)], weights[i, :, :, : len(s), : len(s)]) for i, s in enumerate(sequences)]

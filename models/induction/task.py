@@ -28,9 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from models.heads.detectors import repeated_sequence
 from models.record import InputError
 from models.text import N_, Notice
-from models.transformer.heads import repeated_sequence
 
 BOS = "[BOS]"
 BOS_ID = 0

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
 import jax
 import numpy as np
@@ -28,9 +27,9 @@ from flax import nnx
 
 from models.checkpoint import flat_params
 from models.induction import quality, task
-from models.induction.checkpoint import CHECKPOINT_DIR, FILE_NAME, save_checkpoint
+from models.induction.checkpoint import FILE_NAME, FILES, save_checkpoint
 from models.induction.model import PRESETS, apply, forward, make_model
-from models.training import NO_PROGRESS, StopRequest, TqdmProgress, make_train_step, output_folder
+from models.training import NO_PROGRESS, StopRequest, TqdmProgress, make_train_step
 
 TRAIN_SEED = 1  # the data stream is default_rng(TRAIN_SEED + init seed)
 WARMUP = 100
@@ -51,11 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "--mix-delay steps after a head's prefix-matching score reaches the goal), always, never")
     parser.add_argument("--mix-delay", type=int, default=200,
                         help="steps between the induction head's emergence and the mixture (default 200)")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="checkpoint folder (default runs/induction; never the committed checkpoint "
-                        "unless --overwrite-committed)")
-    parser.add_argument("--overwrite-committed", action="store_true",
-                        help="write into checkpoints/induction, replacing the committed model")
+    FILES.add_output_arguments(parser)
 
 
 def learning_rate(peak: float, steps: int) -> optax.Schedule:
@@ -165,7 +160,7 @@ def train(args: argparse.Namespace, stop: StopRequest | None = None, progress=No
 
 def run(args: argparse.Namespace) -> int:
     """Returns 0 after training and writing the checkpoint (runs/induction/ unless --overwrite-committed)."""
-    folder = output_folder(args.out, CHECKPOINT_DIR, [FILE_NAME], overwrite_committed=args.overwrite_committed)
+    folder = FILES.output_folder(args)
     stop = StopRequest()
     with stop.on_signals():
         cfg, final, snapshots, info = train(args, stop, TqdmProgress("induction", args.steps, every=args.log_every))

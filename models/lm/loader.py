@@ -1,7 +1,7 @@
 """Loads a decoder LM from a Hugging Face folder strictly, and saves a GPT-2 trained here in that format.
 
 A folder is what Hugging Face leaves: config.json, model.safetensors (or shards listed in
-model.safetensors.index.json) and tokenizer.json; models/lm/folders.py finds and reads its files.
+model.safetensors.index.json) and tokenizer.json; models/model_folders.py finds and reads its files.
 ``load_folder`` reads the config first (validated, nothing allocated), then the safetensors headers:
 every tensor named in the per-architecture table (``tensor_table``, after Hugging Face's
 modeling_gpt2.py and modeling_llama.py) must be there with its shape and nothing else may be,
@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from models.lm.folders import (  # noqa: F401 - re-exported: the loader is where folders are opened
+from models.model_folders import (  # noqa: F401 - re-exported: the loader is where folders are opened
     MAX_BYTES_ENV,
     MODEL_ROOT_ENV,
     NOT_AVAILABLE,

@@ -10,7 +10,6 @@ record's attention map row (tests/models/lm/test_neuron.py).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -19,25 +18,9 @@ from models.lm.forward import LENGTH_BUCKETS, Capture, captured, pad_ids
 from models.lm.layers import attention_scale, visible_keys
 from models.lm.loader import LoadedLM
 from models.lm.records import MAX_TOKENS, _model_dir_option, shared_runner
+from models.neuron import NeuronParts, neuron_index, query_key_parts
 from models.record import AttentionRecord, InputError
 from models.text import Notice
-
-
-@dataclass(frozen=True)
-class NeuronParts:
-    """q [d], k [T, d], product = q ⊙ k [T, d], scores [T] (before the mask), visible bool [T]
-    (the keys the query may see), weights [T] (the softmax over the visible keys, 0 elsewhere),
-    scale (the factor of Σ q ⊙ k) and kv_head (the key/value head the query head reads)."""
-
-    q: np.ndarray
-    k: np.ndarray
-    product: np.ndarray
-    scores: np.ndarray
-    visible: np.ndarray
-    weights: np.ndarray
-    scale: float
-    kv_head: int
-
 
 QUERIES_AND_KEYS = Capture(logits=False, queries=True, keys=True)
 
@@ -49,12 +32,6 @@ def queries_and_keys(state, ids, key_mask, *, graphdef):
     return tuple(q[0] for q in out["queries"]), tuple(k[0] for k in out["keys"])
 
 
-def _index(name: str, value: Any, count: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not -count <= value < count:
-        raise InputError(f"{name} must be a whole number from 0 to {count - 1} (or -1 for the last); got {value!r}")
-    return int(value) % count
-
-
 def neuron_parts(loaded: LoadedLM, ids, layer: int, head: int, query: int = -1) -> NeuronParts:
     """Returns the NeuronParts of query position `query` (-1: the last) in `layer`, query head `head`.
 
@@ -63,22 +40,16 @@ def neuron_parts(loaded: LoadedLM, ids, layer: int, head: int, query: int = -1) 
     cfg = loaded.config
     ids = np.asarray(ids, np.int32).reshape(-1)
     t = len(ids)
-    layer, head = _index("layer", layer, cfg.num_layers), _index("head", head, cfg.num_heads)
-    query = _index("query position", query, t)
+    layer, head = neuron_index("layer", layer, cfg.num_layers), neuron_index("head", head, cfg.num_heads)
+    query = neuron_index("query position", query, t)
     limit = min(cfg.max_positions, MAX_TOKENS)
     padded, mask = pad_ids(ids[None], tuple(b for b in LENGTH_BUCKETS if b < limit) + (limit,))
     qs, ks = queries_and_keys(loaded.state, padded, mask, graphdef=loaded.graphdef)
     kv_head = head // cfg.queries_per_kv
     q = np.asarray(qs[layer][head, query], np.float32)
     k = np.asarray(ks[layer][kv_head, :t], np.float32)
-    product = q[None] * k
-    scale = attention_scale(cfg, layer)
-    scores = product.sum(-1, dtype=np.float32) * np.float32(scale)
     visible = visible_keys(cfg, layer, np.asarray([query]), np.arange(t))[0]  # the forward's rule for this layer
-    shown = np.where(visible, scores, -np.inf)
-    exp = np.exp(shown - shown.max())
-    return NeuronParts(q, k, product.astype(np.float32), scores.astype(np.float32), visible,
-                       (exp / exp.sum()).astype(np.float32), float(scale), kv_head)
+    return query_key_parts(q, k, attention_scale(cfg, layer), visible, kv_head)
 
 
 def neuron_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
@@ -91,7 +62,7 @@ def neuron_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
     layer, head = options.get("layer") or 0, options.get("head") or 0
     query = options.get("position", options.get("query"))  # the registry's option is "position"
     parts = neuron_parts(runner.lm, encoding.ids, layer, head, -1 if query is None else query)
-    query = _index("query position", -1 if query is None else query, len(encoding.ids))
+    query = neuron_index("query position", -1 if query is None else query, len(encoding.ids))
     return AttentionRecord(
         mechanism="lm-neuron", weights=parts.weights, axes=("key",),
         query_labels=(encoding.labels[query],), key_labels=encoding.labels,

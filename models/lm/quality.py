@@ -3,7 +3,7 @@
 - Perplexity on the held-out pages (models/lm/task.py split_of) against a bigram baseline: an
   add-k smoothed bigram over the same tokenizer's ids, counted on the training pages; k is the
   best of K_GRID on the held-out text itself, so the baseline is at its best.
-- Head scores (models/transformer/heads.py, TransformerLens's and Olsson et al.'s definitions):
+- Head scores (models/heads/detectors.py, TransformerLens's and Olsson et al.'s definitions):
   prefix-matching on [BOS] + r + r of random tokens (an induction head: goal 0.4; a head that
   ignores content scores about 1/T), previous-token (Σ A·P / Σ A over held-out text windows), and
   each head's share of attention on the first token ([BOS], where heads park attention).
@@ -25,11 +25,11 @@ from pathlib import Path
 import numpy as np
 
 from models.checkpoint import CHECKPOINT_ROOT
+from models.heads import detectors as hd
 from models.lm import task
 from models.lm.tokenizer import EOT_ID
 from models.record import AttentionRecord
 from models.text import N_, Notice
-from models.transformer import heads as hd
 
 CHECKPOINT_DIR = CHECKPOINT_ROOT / "lm"
 LOG_FILE = "training_log.json"

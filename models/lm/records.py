@@ -23,15 +23,16 @@ from typing import Any
 import jax
 import numpy as np
 
-from models.lm.folders import MAX_BYTES_ENV, readable_bytes
 from models.lm.forward import LENGTH_BUCKETS, run
 from models.lm.loader import LoadedLM, load_folder
+from models.model_folders import MAX_BYTES_ENV, readable_bytes
 from models.options import cut_text
 from models.padding import bucket
 from models.record import AttentionRecord, InputError
 from models.text import N_, Notice
 
 AXES = ("layer", "head", "query", "key")
+MECHANISM = "lm"  # the id the runner's records carry: the registry's entry of this family's plain view
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_MODEL_DIR = ROOT / "checkpoints" / "lm"
 DEFAULT_MODEL_NAME = N_("the GPT trained here")  # a notice names it in the session's language
@@ -167,11 +168,9 @@ class LMRunner:
 
     def _record(self, encoding: LMEncoding, weights: np.ndarray, layers: tuple[int, ...],
                 loss: float | None) -> AttentionRecord:
-        from models.registry import mechanism_of
-
         cfg = self.config
         return AttentionRecord(
-            mechanism=mechanism_of("lm").id,
+            mechanism=MECHANISM,
             weights=weights,
             axes=AXES,
             query_labels=encoding.labels,
@@ -203,7 +202,7 @@ def default_model_dir() -> Path:
 def load_runner(model_dir: str | Path | None = None, *, max_bytes: int | None = None) -> LMRunner:
     """Returns a runner of a folder (default: the GPT trained here); InputError with one line for a bad folder.
 
-    max_bytes bounds the float32 weights (the app passes models.lm.folders.max_model_bytes()).
+    max_bytes bounds the float32 weights (the app passes models.model_folders.max_model_bytes()).
     Loading takes seconds: cache the result (st.cache_resource, or shared_runner below).
     """
     if model_dir in (None, ""):

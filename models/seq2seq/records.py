@@ -151,19 +151,13 @@ def decode_batch(variant: str, texts: list[str], *, window: int | None = None, s
 
 def to_record(mechanism_id: str, decoded: Decoded, *, step: int | None = None) -> AttentionRecord:
     """Returns the AttentionRecord of one decoding: α [10 output chars, T input chars]."""
-    notices = dates.source_notices(decoded.source)
-    if not dates.looks_like_a_date(decoded.source.text):
-        notices.append(dates.OUTSIDE_NOTICE)
-    note = dates.date_note(decoded.output)
-    if note:
-        notices.append(note)
     meta: dict[str, Any] = {
         "input": decoded.source.text,
         "output": decoded.output,
-        "notices": notices,
+        "notices": dates.decoding_notices(decoded.source, decoded.output),
         "truncated": decoded.source.truncated,
         "unknown_characters": list(decoded.source.unknown),
-        "valid_date": note is None,
+        "valid_date": dates.date_note(decoded.output) is None,
         "snapshot_step": step,
     }
     extras: dict[str, Any] = {}

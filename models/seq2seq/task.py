@@ -368,3 +368,15 @@ def looks_like_a_date(text: str) -> bool:
     text = str(text)
     return any(_written_by_generator(text, fmt) for fmt in FORMAT_IDS)
 
+
+
+def decoding_notices(source: EncodedSource, output: str) -> list[str]:
+    """Returns the one-line notices about one decoding: how the input was read, whether it looks like
+    the training dates, and whether the output is a real calendar date."""
+    notices = source_notices(source)
+    if not looks_like_a_date(source.text):
+        notices.append(OUTSIDE_NOTICE)
+    note = date_note(output)
+    if note:
+        notices.append(note)
+    return notices

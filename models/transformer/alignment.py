@@ -32,6 +32,7 @@ DEFAULT_TEMPERATURES = {"dot": 1.0, "scaled-dot": 1.0, "cosine": 0.05}
 DEFAULT_SENTENCES = ("The cat sat on the mat", "A cat was sitting on the rug")
 SPECIAL_TOKENS = frozenset({"[CLS]", "[SEP]", "[PAD]"})
 MAX_WINDOW = 20
+MECHANISM = "sentence-alignment"  # the registry's id of this view; its builder passes the entry's own id
 
 _SCORE_FUNCTIONS = {"dot": dot_scores, "scaled-dot": scaled_dot_scores, "cosine": cosine_scores}
 
@@ -75,6 +76,7 @@ def align_vectors(
     window: int | None = None,
     temperature: float | None = None,
     meta: dict | None = None,
+    mechanism: str = MECHANISM,
 ) -> AttentionRecord:
     """Returns the ("query", "key") record of α: sentence-1 tokens × sentence-2 tokens.
 
@@ -99,7 +101,7 @@ def align_vectors(
         extras["window_center"] = centers
         extras["window_half_width"] = np.int32(window)
     return AttentionRecord(
-        mechanism=_mechanism_id(),
+        mechanism=mechanism,
         weights=np.asarray(weights, dtype=np.float32),
         axes=("query", "key"),
         query_labels=query_tokens,
@@ -107,12 +109,6 @@ def align_vectors(
         meta={"score": score, "window": window, "temperature": tau, **(meta or {})},
         extras=extras,
     )
-
-
-def _mechanism_id() -> str:
-    from models.registry import mechanism_of
-
-    return mechanism_of("transformer", "alignment").id
 
 
 def best_pairs(record: AttentionRecord) -> list[AlignedPair]:
@@ -193,6 +189,7 @@ def align_sentences(
     score: str = "cosine",
     window: int | None = None,
     temperature: float | None = None,
+    mechanism: str = MECHANISM,
 ) -> AttentionRecord:
     """Returns the alignment record of two sentences with a runner's contextual vectors.
 
@@ -204,7 +201,7 @@ def align_sentences(
     key_tokens, key_vectors = encode_sentence(runner, text_pair)
     return align_vectors(
         query_vectors, key_vectors, query_tokens, key_tokens,
-        score=score, window=window, temperature=temperature,
+        score=score, window=window, temperature=temperature, mechanism=mechanism,
         meta={"text": text, "text_pair": text_pair, "vectors": "last hidden layer, each sentence encoded on its own",
               "notices": _reading_notices(runner, text, text_pair)},
     )
@@ -241,4 +238,5 @@ def alignment_record(mechanism, options: dict) -> AttentionRecord:
     runner = shared_runner(options.get("model_dir") or None)
     return align_sentences(
         runner, text, text_pair, score=options["score"], window=options["window"], temperature=options["temperature"],
+        mechanism=mechanism.id,
     )

@@ -1,7 +1,7 @@
 """Strict loading of a BERT-family encoder from a Hugging Face-format folder.
 
 The folder holds config.json (model_type "bert"), model.safetensors and tokenizer.json; it is found,
-bounded and read by models/lm/folders.py, the one reader of local folders.
+bounded and read by models/model_folders.py, the one reader of local folders.
 Every tensor of the file is mapped onto one parameter of models.transformer.model.BertModel and every
 parameter must come from the file: unknown or missing tensors raise CheckpointError naming
 them, and every shape is checked. Linear weights are stored (out, in) by PyTorch and are
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from models.lm.folders import (  # noqa: F401 - model_root and resolve_model_dir are read from here too
+from models.model_folders import (  # noqa: F401 - model_root and resolve_model_dir are read from here too
     MODEL_ROOT_ENV,
     NOT_AVAILABLE,
     model_root,

@@ -10,30 +10,14 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from models.record import InputError
+from models.neuron import NeuronParts, neuron_index, query_key_parts
 from models.transformer.config import BertConfig
 from models.transformer.records import AttentionRunner
-
-
-@dataclass(frozen=True)
-class NeuronParts:
-    """q [d], k [T, d], product = q ⊙ k [T, d], scores [T] = Σ product · scale, visible bool [T] (every token),
-    weights [T] (the softmax of the scores), scale = 1/√d and kv_head (= the head: BERT has no grouped keys)."""
-
-    q: np.ndarray
-    k: np.ndarray
-    product: np.ndarray
-    scores: np.ndarray
-    visible: np.ndarray
-    weights: np.ndarray
-    scale: float
-    kv_head: int
 
 
 @functools.partial(jax.jit, static_argnames=("cfg",))
@@ -62,26 +46,17 @@ def queries_and_keys(params, input_ids, token_type_ids, key_mask, *, cfg: BertCo
     return tuple(qs), tuple(ks)
 
 
-def _index(name: str, value, count: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not -count <= value < count:
-        raise InputError(f"{name} must be a whole number from 0 to {count - 1} (or -1 for the last); got {value!r}")
-    return int(value) % count
-
-
 def neuron_parts(runner: AttentionRunner, text: str, layer: int, head: int, query: int = 0,
                  text_pair: str | None = None) -> NeuronParts:
     """Returns the NeuronParts of token `query` (default: [CLS]) in `layer`, `head` of a text (or pair)."""
     cfg = runner.config
     encoding = runner.encode(text, text_pair)
     t = len(encoding)
-    layer = _index("layer", layer, cfg.num_hidden_layers)
-    head = _index("head", head, cfg.num_attention_heads)
-    query = _index("query position", query, t)
+    layer = neuron_index("layer", layer, cfg.num_hidden_layers)
+    head = neuron_index("head", head, cfg.num_attention_heads)
+    query = neuron_index("query position", query, t)
     qs, ks = queries_and_keys(runner.params, *runner._padded([encoding], 1), cfg=cfg)
     q = np.asarray(qs[layer][head, query], np.float32)
     k = np.asarray(ks[layer][head, :t], np.float32)
-    product = q[None] * k
     scale = 1.0 / math.sqrt(cfg.hidden_size // cfg.num_attention_heads)
-    scores = (product.sum(-1, dtype=np.float32) * np.float32(scale)).astype(np.float32)
-    exp = np.exp(scores - scores.max())
-    return NeuronParts(q, k, product, scores, np.ones(t, bool), (exp / exp.sum()).astype(np.float32), scale, head)
+    return query_key_parts(q, k, scale, np.ones(t, bool), head)  # an encoder sees every token

@@ -21,6 +21,7 @@ import jax
 import numpy as np
 
 from models.aot import StoredFunction
+from models.heads.rollout import rollout_of_record
 from models.padding import bucket
 from models.record import AttentionRecord, InputError
 from models.transformer.checkpoint import load_tensors
@@ -28,6 +29,9 @@ from models.transformer.config import BertConfig
 from models.transformer.tokenization import Encoding, check_text, load_tokenizer
 
 AXES = ("layer", "head", "query", "key")
+# The id the runner's records carry: the registry's self-attention entry (tests/models/test_registry.py checks
+# that every entry's builder returns records of its own id).
+MECHANISM = "transformer"
 BUCKETS = (16, 32, 64, 128, 256, 512)
 MAX_BATCH = 32  # rows per jitted call in attention_batch
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32)  # a file of N lines compiles a handful of shapes
@@ -147,12 +151,6 @@ class AttentionRunner:
         """Returns the tokenization used for text (and text_pair); raises InputError on empty text."""
         return self.tokenizer.encode(text, text_pair)
 
-    @property
-    def mechanism_id(self) -> str:
-        from models.registry import mechanism_of
-
-        return mechanism_of("transformer", "self-attention").id
-
     def attention(self, text: str, text_pair: str | None = None) -> AttentionRecord:
         """Returns the record of every layer's and head's attention for a text or a sentence pair.
 
@@ -210,7 +208,7 @@ class AttentionRunner:
 
     def _record(self, encoding: Encoding, weights: np.ndarray) -> AttentionRecord:
         return AttentionRecord(
-            mechanism=self.mechanism_id,
+            mechanism=MECHANISM,
             weights=weights,
             axes=AXES,
             query_labels=encoding.tokens,
@@ -254,6 +252,12 @@ def transformer_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord
     runner = shared_runner(_model_dir_option(options))
     return runner.attention(options.get("text"), options.get("text_pair"))
 
+
+
+def rollout_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
+    """Registry builder of "transformer-rollout": MiniLM's rollout or flow over options["text"]."""
+    record = shared_runner(_model_dir_option(options)).attention(options["text"], options.get("text_pair"))
+    return rollout_of_record(record, method=options["method"], fusion=options["fusion"], mechanism=mechanism.id)
 
 def transformer_records(mechanism, options_list: list[Mapping[str, Any]]) -> list[AttentionRecord]:
     """Registry batch builder: one record per options dict, batched by model folder and length bucket."""

@@ -87,7 +87,7 @@ def test_a_bad_table_cell_is_said_in_the_sessions_language(cell, english, chines
 
 
 def test_a_model_folder_refused_on_the_language_model_page_is_said_in_chinese(tmp_path, monkeypatch):
-    # models/lm/folders.py's refusals are Notices: the Chinese page says them in Chinese.
+    # models/model_folders.py's refusals are Notices: the Chinese page says them in Chinese.
     import shutil
 
     from models.lm.quality import CHECKPOINT_DIR

@@ -6,9 +6,9 @@ import sys
 import numpy as np
 import pytest
 
+from models.heads.statistics import STATISTICS
 from models.record import InputError
 from models.transformer.checkpoint import NOT_AVAILABLE
-from models.transformer.stats import STATISTICS
 from tests.pages.conftest import chart_data, chart_specs, decode, open_page
 from ui.transformer import head_from_selection
 from ui.widgets import escape_markdown
@@ -132,7 +132,7 @@ def test_statistics_heatmap_and_statistic_picker(at):
 
 
 def test_pattern_scores_sinks_and_the_leave_out_toggle(at):
-    from models.transformer import heads
+    from models.heads import detectors as heads
     from models.transformer.records import shared_runner
 
     view(at, "stats")
@@ -159,8 +159,8 @@ def test_pattern_scores_sinks_and_the_leave_out_toggle(at):
 
 
 def test_rollout_and_flow_view(at):
+    from models.heads.rollout import attention_rollout
     from models.transformer.records import shared_runner
-    from models.transformer.rollout import attention_rollout
 
     view(at, "flow")
     default_text = at.text_area(key="sa_text").value

@@ -19,17 +19,13 @@ import pytest
 
 from models.compare import difference_record
 from models.encdec.records import decoding_step_record, encoder_rollout_record, head_record
+from models.heads.statistics import STATISTICS, head_statistic, model_view_record
 from models.induction.records import training_record as induction_training
 from models.lm.quality import training_record as lm_training
 from models.lm.sinks import sink_record, training_sinks
 from models.record import AttentionRecord
 from models.registry import get_mechanism
-from models.transformer.stats import (
-    STATISTICS,
-    head_statistic,
-    model_view_record,
-    pair_block_shares,
-)
+from models.transformer.sentence_pairs import pair_block_shares
 from viz import corpus, encdec, induction, lm, lm_inside, lm_lens, transformer
 from viz.figures import heatmap, record_figure
 

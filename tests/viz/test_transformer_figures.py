@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
+from models.heads.statistics import model_view_record
 from models.record import AttentionRecord
-from models.transformer.stats import model_view_record, pair_block_shares
+from models.transformer.sentence_pairs import pair_block_shares
 from viz import transformer as tv
 
 XSS = "<img src=x onerror=alert(1)>"

@@ -7,8 +7,8 @@ import pytest
 
 from models.corpus import run
 from models.corpus.heads import STATISTIC_IDS
-from models.transformer import heads as detectors
-from models.transformer import stats as single
+from models.heads import detectors
+from models.heads import statistics as single
 from models.transformer.records import load_runner
 from tests.models.transformer.tiny_bert import make_tiny_bert
 
@@ -26,7 +26,7 @@ TEXTS = [
 
 
 def reference(record) -> np.ndarray:
-    """float64 [L, H, S]: models/transformer/stats.py and heads.py on one record, in STATISTIC_IDS order."""
+    """float64 [L, H, S]: models/heads/statistics.py and detectors.py on one record, in STATISTIC_IDS order."""
     w = record.weights.astype(np.float64)
     labels = list(record.query_labels)
     out = {s: single.head_statistic(w, labels, s) for s in single.STATISTIC_IDS}

@@ -92,7 +92,7 @@ def test_figure_records(records):
 
 @pytest.mark.parametrize("fusion", ["mean", "max"])
 def test_encoder_rollout_rows_sum_to_one(fusion, records):
-    from models.transformer.rollout import attention_rollout
+    from models.heads.rollout import attention_rollout
 
     rolled = encoder_rollout_record(get_mechanism("transformer-encoder"), TEXT, fusion=fusion)
     assert rolled.axes == ("query", "key") and rolled.weights.shape == (len(TEXT), len(TEXT))

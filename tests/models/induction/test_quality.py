@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from models.heads import detectors as hd
 from models.induction import quality, task
 from models.induction.records import load_model, load_model_snapshots
-from models.transformer import heads as hd
 
 
 def test_half_losses_match_a_loop_oracle():

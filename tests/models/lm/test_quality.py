@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from models.heads import detectors as hd
 from models.lm import quality, task
 from models.lm.tokenizer import EOT_ID
-from models.transformer import heads as hd
 
 # ------------------------------------------------------------------ helpers against oracles
 

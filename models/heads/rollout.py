@@ -23,9 +23,6 @@ numpy (and scipy for flow) only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import numpy as np
 
 from models.record import AttentionRecord, InputError
@@ -122,11 +119,3 @@ def rollout_of_record(record: AttentionRecord, *, method: str = "rollout", fusio
               "method": method, "fusion": fusion, "residual": 0.5, "layers": int(record.weights.shape[0])},
         extras={"raw": raw} if method == "flow" else {},
     )
-
-
-def rollout_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
-    """Registry builder of "transformer-rollout": MiniLM's rollout or flow over options["text"]."""
-    from models.transformer.records import _model_dir_option, shared_runner
-
-    record = shared_runner(_model_dir_option(options)).attention(options["text"], options.get("text_pair"))
-    return rollout_of_record(record, method=options["method"], fusion=options["fusion"], mechanism=mechanism.id)

@@ -5,9 +5,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from models.heads import rollout as ro
 from models.record import AttentionRecord, InputError
 from models.registry import get_mechanism
-from models.transformer import rollout as ro
 
 
 def stochastic(rng, layers, heads, tokens):

@@ -1,12 +1,12 @@
-"""Word-piece merging, per-head statistics and pair blocks, against numpy oracles."""
+"""Per-head statistics, combined heads and the model view's block averages, against numpy oracles."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from models.heads import statistics as stats
 from models.record import AttentionRecord
-from models.transformer import stats
 
 TOKENS = ("[CLS]", "play", "##ing", "cards", ",", "fun", "##ny", "##er", "!", "[SEP]")
 
@@ -22,56 +22,6 @@ def transformer_record(tokens=TOKENS, layers=2, heads=3, seed=0, segments=None):
     w = softmax_rows(rng, (layers, heads, len(tokens), len(tokens)))
     meta = {"segments": list(segments) if segments is not None else [0] * len(tokens)}
     return AttentionRecord("transformer", w, ("layer", "head", "query", "key"), tokens, tokens, meta=meta)
-
-
-def test_word_index_joins_pieces_but_never_onto_special_tokens():
-    assert stats.word_index(TOKENS).tolist() == [0, 1, 1, 2, 3, 4, 4, 4, 5, 6]
-    assert stats.word_index(["[CLS]", "##a", "b", "[SEP]", "##c"]).tolist() == [0, 1, 2, 3, 4]
-    assert stats.merged_labels(TOKENS, stats.word_index(TOKENS)) == [
-        "[CLS]", "playing", "cards", ",", "funnyer", "!", "[SEP]"
-    ]
-
-
-def test_merge_averages_rows_and_sums_columns_like_a_loop_oracle():
-    record = transformer_record()
-    merged = stats.merge_word_pieces(record)
-    index = stats.word_index(TOKENS)
-    words = int(index.max()) + 1
-    w = record.weights.astype(np.float64)
-    oracle = np.zeros((2, 3, words, words))
-    for a in range(words):
-        rows = np.flatnonzero(index == a)
-        for b in range(words):
-            cols = np.flatnonzero(index == b)
-            oracle[:, :, a, b] = w[:, :, rows][:, :, :, cols].sum(axis=-1).mean(axis=-1)
-    np.testing.assert_allclose(merged.weights, oracle, atol=1e-6)
-    assert merged.query_labels == merged.key_labels == ("[CLS]", "playing", "cards", ",", "funnyer", "!", "[SEP]")
-    assert merged.axes == record.axes and merged.meta["merged_word_pieces"] is True
-    assert merged.extras["token_to_word"].tolist() == index.tolist()
-
-
-def test_merge_maps_segments_of_a_pair_to_words():
-    tokens = ("[CLS]", "a", "##b", "[SEP]", "c", "##d", "[SEP]")
-    record = transformer_record(tokens, segments=[0, 0, 0, 0, 1, 1, 1])
-    merged = stats.merge_word_pieces(record)
-    assert merged.query_labels == ("[CLS]", "ab", "[SEP]", "cd", "[SEP]")
-    assert merged.meta["segments"] == [0, 0, 0, 1, 1]
-
-
-@settings(max_examples=40, deadline=None)
-@given(
-    pieces=st.lists(st.sampled_from(["the", "##s", "cat", "##ty", ".", "[SEP]", "run"]), min_size=1, max_size=14),
-    seed=st.integers(0, 10_000),
-)
-def test_merged_rows_still_sum_to_one_and_mass_is_kept(pieces, seed):
-    tokens = ["[CLS]", *pieces]
-    record = transformer_record(tuple(tokens), layers=1, heads=2, seed=seed)
-    merged = stats.merge_word_pieces(record)
-    np.testing.assert_allclose(merged.weights.sum(axis=-1), 1.0, atol=1e-5)
-    # Summing the merged columns over words, weighted by word sizes, gives back the total mass.
-    sizes = np.bincount(stats.word_index(tokens))
-    np.testing.assert_allclose((merged.weights.sum(axis=-1) * sizes).sum(axis=-1), len(tokens), atol=1e-4)
-    assert np.all(merged.weights >= 0)
 
 
 def test_statistics_match_loop_oracles():
@@ -181,23 +131,6 @@ def test_combine_heads_mean_and_max():
     np.testing.assert_allclose(stats.combine_heads(w, [(0, 1), (1, 2)], "max"), np.maximum(w[0, 1], w[1, 2]))
     with pytest.raises(ValueError):
         stats.combine_heads(w, [], "mean")
-
-
-def test_pair_blocks_and_shares():
-    tokens = ("[CLS]", "a", "b", "[SEP]", "c", "[SEP]")
-    segments = [0, 0, 0, 0, 1, 1]
-    record = transformer_record(tokens, segments=segments)
-    m = record.weights[1, 2]
-    blocks = stats.pair_blocks(m, segments)
-    assert list(blocks) == list(stats.PAIR_BLOCKS)
-    np.testing.assert_array_equal(blocks["A→B"], m[:4, 4:])
-    np.testing.assert_array_equal(blocks["B→A"], m[4:, :4])
-    assert blocks["A→A"].shape == (4, 4) and blocks["B→B"].shape == (2, 2)
-    shares = stats.pair_block_shares(record.weights, segments)
-    np.testing.assert_allclose(shares["A→A"] + shares["A→B"], 1.0, atol=1e-5)
-    np.testing.assert_allclose(shares["B→A"] + shares["B→B"], 1.0, atol=1e-5)
-    np.testing.assert_allclose(shares["A→B"][1, 2], m[:4, 4:].sum(axis=1).mean(), rtol=1e-5)
-    assert stats.segment_labels(tokens, segments) == {"A": ["[CLS]", "a", "b", "[SEP]"], "B": ["c", "[SEP]"]}
 
 
 def test_export_records_of_one_map_and_of_a_statistic():

@@ -1,8 +1,10 @@
-"""Read-outs of a transformer's attention: word-piece merging, per-head statistics, pair blocks.
+"""Read-outs of a self-attention record: per-head statistics, combined heads, one-map and model-view records.
 
 Pure numpy (no jax): these run on the float32 weights of an AttentionRecord with axes
 (..., "query", "key"), e.g. ("layer", "head", "query", "key"), where the query and key
-labels are the same tokens.
+labels are the same tokens. The MiniLM pages, the language-model pages and the corpus
+statistics share them; word-piece merging and sentence-pair blocks, which only a BERT-style
+tokenizer makes, are MiniLM's own (models/transformer/word_pieces.py, sentence_pairs.py).
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from models.heads import detectors
 from models.record import AttentionRecord
 from models.text import N_
-from models.transformer import heads as detectors
 
 CLS_TOKEN = "[CLS]"
 SEP_TOKEN = "[SEP]"
@@ -48,82 +50,6 @@ STATISTICS: tuple[Statistic, ...] = (
 PATTERN_STATISTICS = {"previous_score": "previous", "duplicate_score": "duplicate"}
 STATISTIC_IDS = tuple(s.id for s in STATISTICS)
 
-PAIR_BLOCKS = ("A→A", "A→B", "B→A", "B→B")
-
-
-# ----------------------------------------------------------------------------- word pieces
-
-
-def word_index(tokens: Sequence[str]) -> np.ndarray:
-    """Returns int [T]: the word each token belongs to ("##" pieces join the previous token).
-
-    Special tokens ([CLS], [SEP], ...) are always words of their own, and a "##" piece right
-    after one starts a new word (there is nothing to join).
-    """
-    index = np.zeros(len(tokens), dtype=np.int64)
-    word = -1
-    for t, token in enumerate(tokens):
-        joins = token.startswith(PIECE_PREFIX) and t > 0 and tokens[t - 1] not in SPECIAL_TOKENS
-        if not joins or token in SPECIAL_TOKENS:
-            word += 1
-        index[t] = word
-    return index
-
-
-def merged_labels(tokens: Sequence[str], index: np.ndarray) -> list[str]:
-    """Returns one label per word: its pieces joined, "##" prefixes dropped."""
-    words: list[str] = [""] * (int(index.max()) + 1 if len(index) else 0)
-    for token, w in zip(tokens, index):
-        piece = token[len(PIECE_PREFIX) :] if words[w] and token.startswith(PIECE_PREFIX) else token
-        words[w] += piece
-    return words
-
-
-def merge_matrix(weights: np.ndarray, index: np.ndarray) -> np.ndarray:
-    """Returns [..., W, W]: rows averaged and columns summed within each word.
-
-    weights [..., T, T]; index int [T] (word of each token, 0..W−1, as from word_index).
-    A row that sums to 1 still sums to 1: averaging rows keeps the sum, summing columns
-    keeps each row's total.
-    """
-    weights = np.asarray(weights, dtype=np.float64)
-    num_words = int(index.max()) + 1
-    onehot = np.zeros((num_words, len(index)), dtype=np.float64)  # [W, T]
-    onehot[index, np.arange(len(index))] = 1.0
-    row_mean = onehot / onehot.sum(axis=1, keepdims=True)  # [W, T]
-    merged = np.matmul(np.matmul(row_mean, weights), onehot.T)  # [..., W, W]
-    return merged.astype(np.float32)
-
-
-def merge_word_pieces(record: AttentionRecord) -> AttentionRecord:
-    """Returns the record with word pieces merged into words (labels and weights).
-
-    record: axes (..., "query", "key") with query_labels == key_labels (self-attention).
-    meta["segments"] (one token type per token), if present, is mapped to words;
-    extras gain "token_to_word" [T], the word index of each original token.
-    """
-    tokens = list(record.query_labels)
-    if list(record.key_labels) != tokens:
-        raise ValueError("merge_word_pieces needs self-attention: query labels must equal key labels")
-    index = word_index(tokens)
-    labels = merged_labels(tokens, index)
-    meta = dict(record.meta)
-    if "segments" in meta:
-        segments = np.asarray(meta["segments"])
-        first = np.array([np.flatnonzero(index == w)[0] for w in range(len(labels))], dtype=np.int64)
-        meta["segments"] = segments[first].tolist()
-    meta["merged_word_pieces"] = True
-    extras = {**dict(record.extras), "token_to_word": index}
-    return AttentionRecord(
-        mechanism=record.mechanism,
-        weights=merge_matrix(record.weights, index),
-        axes=record.axes,
-        query_labels=labels,
-        key_labels=labels,
-        meta=meta,
-        extras=extras,
-    )
-
 
 # ----------------------------------------------------------------------------- statistics
 
@@ -134,8 +60,9 @@ def is_punctuation(token: str) -> bool:
     return bool(text) and token not in SPECIAL_TOKENS and all(unicodedata.category(ch).startswith("P") for ch in text)
 
 
-def _mean_over_queries(values: np.ndarray) -> np.ndarray:
-    # values [..., Tq']; an empty query set (e.g. "previous" for one token) gives 0.
+def mean_over_queries(values: np.ndarray) -> np.ndarray:
+    """Returns float32 [...]: the mean over the last axis.  values [..., Tq']; an empty query set
+    (e.g. "previous" for one token) gives 0."""
     if values.shape[-1] == 0:
         return np.zeros(values.shape[:-1], dtype=np.float32)
     return values.mean(axis=-1).astype(np.float32)
@@ -143,14 +70,14 @@ def _mean_over_queries(values: np.ndarray) -> np.ndarray:
 
 def _share_to(weights: np.ndarray, keys: np.ndarray) -> np.ndarray:
     # weights [..., T, T], keys bool [T] -> mean over queries of the mass on those keys.
-    return _mean_over_queries(weights[..., keys].sum(axis=-1))
+    return mean_over_queries(weights[..., keys].sum(axis=-1))
 
 
 def head_statistic(weights: np.ndarray, labels: Sequence[str], statistic: str, *, exclude_special: bool = False) -> np.ndarray:
     """Returns float32 [...]: one statistic per map.  weights [..., T, T]; labels [T].
 
     statistic: one of STATISTIC_IDS (see STATISTICS for the definitions). exclude_special:
-    the pattern scores leave [CLS], [SEP] and [PAD] keys out (models/transformer/heads.py).
+    the pattern scores leave [CLS], [SEP] and [PAD] keys out (models/heads/detectors.py).
     """
     weights = np.asarray(weights, dtype=np.float64)
     labels = list(labels)
@@ -161,7 +88,7 @@ def head_statistic(weights: np.ndarray, labels: Sequence[str], statistic: str, *
         return detectors.head_score(weights, detectors.pattern_for(PATTERN_STATISTICS[statistic], labels), excluded)
     if statistic == "entropy":
         safe = np.where(weights > 0, weights, 1.0)
-        return _mean_over_queries(-(weights * np.log(safe)).sum(axis=-1))
+        return mean_over_queries(-(weights * np.log(safe)).sum(axis=-1))
     if statistic == "cls":
         return _share_to(weights, np.array([x == CLS_TOKEN for x in labels], dtype=bool))
     if statistic == "sep":
@@ -169,11 +96,11 @@ def head_statistic(weights: np.ndarray, labels: Sequence[str], statistic: str, *
     if statistic == "punctuation":
         return _share_to(weights, np.array([is_punctuation(x) for x in labels], dtype=bool))
     if statistic == "self":
-        return _mean_over_queries(np.diagonal(weights, axis1=-2, axis2=-1))
+        return mean_over_queries(np.diagonal(weights, axis1=-2, axis2=-1))
     if statistic == "previous":
-        return _mean_over_queries(np.diagonal(weights, offset=-1, axis1=-2, axis2=-1))
+        return mean_over_queries(np.diagonal(weights, offset=-1, axis1=-2, axis2=-1))
     if statistic == "next":
-        return _mean_over_queries(np.diagonal(weights, offset=1, axis1=-2, axis2=-1))
+        return mean_over_queries(np.diagonal(weights, offset=1, axis1=-2, axis2=-1))
     raise KeyError(f"unknown statistic {statistic!r}; known: {', '.join(STATISTIC_IDS)}")
 
 
@@ -200,49 +127,6 @@ def combine_heads(weights: np.ndarray, heads: Sequence[tuple[int, int]], how: st
     if how == "max":
         return stack.max(axis=0).astype(np.float32)
     raise ValueError(f"how must be 'mean' or 'max', got {how!r}")
-
-
-# ----------------------------------------------------------------------------- sentence pairs
-
-
-def segment_masks(segments: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-    """Returns bool [T] masks of sentence A (token type 0) and sentence B (token type 1)."""
-    segments = np.asarray(segments)
-    return segments == 0, segments == 1
-
-
-def pair_blocks(matrix: np.ndarray, segments: Sequence[int]) -> dict[str, np.ndarray]:
-    """Returns {"A→A", "A→B", "B→A", "B→B": sub-matrix}.  matrix [T, T]; segments [T] (0 = A, 1 = B).
-
-    "A→B" holds the rows of sentence A's tokens and the columns of sentence B's tokens:
-    how much A attends to B. [CLS] and the first [SEP] count as A, the last [SEP] as B
-    (their token types).
-    """
-    a, b = segment_masks(segments)
-    masks = {"A": a, "B": b}
-    return {name: matrix[masks[name[0]]][:, masks[name[2]]] for name in PAIR_BLOCKS}
-
-
-def pair_block_shares(weights: np.ndarray, segments: Sequence[int]) -> dict[str, np.ndarray]:
-    """Returns {block: float32 [...]}: mean over the block's queries of their mass on its keys.
-
-    weights [..., T, T]. A→A + A→B = 1 and B→A + B→B = 1 for rows that sum to 1.
-    """
-    weights = np.asarray(weights, dtype=np.float64)
-    a, b = segment_masks(segments)
-    masks = {"A": a, "B": b}
-    out = {}
-    for name in PAIR_BLOCKS:
-        rows = weights[..., masks[name[0]], :]
-        out[name] = _mean_over_queries(rows[..., masks[name[2]]].sum(axis=-1))
-    return out
-
-
-def segment_labels(labels: Sequence[str], segments: Sequence[int]) -> dict[str, list[str]]:
-    """Returns {"A": labels of sentence A's tokens, "B": labels of sentence B's tokens}."""
-    a, b = segment_masks(segments)
-    labels = list(labels)
-    return {"A": [x for x, m in zip(labels, a) if m], "B": [x for x, m in zip(labels, b) if m]}
 
 
 # ----------------------------------------------------------------------------- export records

@@ -3,7 +3,7 @@
 ui/links.py binds the pages' controls to the URL (their keys are the parameters' names) but has no
 helper that builds another page's URL, so the address is built here with urllib: the page's path
 (models/pages.py), then the text, layer and head under the keys those pages bind. Texts longer
-than LINK_TEXT_MAX characters are not taken by the page from a link, so such a text is cut there.
+than ui.links.LINK_TEXT_MAX characters are not taken by the page from a link, so such a text is cut there.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 from urllib.parse import quote, urlencode
 
 from models.pages import LANGUAGE_MODEL, SELF_ATTENTION
+from ui.links import LINK_TEXT_MAX
 
-LINK_TEXT_MAX = 1000  # ui/links.py's bound on a text that travels in the URL
 # mechanism -> (page, text key, layer key, head key), as pages/self_attention.py and language_model.py bind them
 TARGETS = {
     "transformer": (SELF_ATTENTION, "sa_text", "sa_layer", "sa_head"),

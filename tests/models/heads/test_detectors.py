@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from models.transformer import heads as hd
+from models.heads import detectors as hd
 
 
 def oracle(weights, tokens, name, exclude=None):

@@ -1,0 +1,73 @@
+"""Word-piece merging (models/transformer/word_pieces.py) against a loop oracle."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from models.record import AttentionRecord
+from models.transformer import word_pieces as wp
+
+TOKENS = ("[CLS]", "play", "##ing", "cards", ",", "fun", "##ny", "##er", "!", "[SEP]")
+
+
+def softmax_rows(rng, shape):
+    x = rng.normal(size=shape) * 2
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
+
+
+def transformer_record(tokens=TOKENS, layers=2, heads=3, seed=0, segments=None):
+    rng = np.random.default_rng(seed)
+    w = softmax_rows(rng, (layers, heads, len(tokens), len(tokens)))
+    meta = {"segments": list(segments) if segments is not None else [0] * len(tokens)}
+    return AttentionRecord("transformer", w, ("layer", "head", "query", "key"), tokens, tokens, meta=meta)
+
+
+def test_word_index_joins_pieces_but_never_onto_special_tokens():
+    assert wp.word_index(TOKENS).tolist() == [0, 1, 1, 2, 3, 4, 4, 4, 5, 6]
+    assert wp.word_index(["[CLS]", "##a", "b", "[SEP]", "##c"]).tolist() == [0, 1, 2, 3, 4]
+    assert wp.merged_labels(TOKENS, wp.word_index(TOKENS)) == [
+        "[CLS]", "playing", "cards", ",", "funnyer", "!", "[SEP]"
+    ]
+
+
+def test_merge_averages_rows_and_sums_columns_like_a_loop_oracle():
+    record = transformer_record()
+    merged = wp.merge_word_pieces(record)
+    index = wp.word_index(TOKENS)
+    words = int(index.max()) + 1
+    w = record.weights.astype(np.float64)
+    oracle = np.zeros((2, 3, words, words))
+    for a in range(words):
+        rows = np.flatnonzero(index == a)
+        for b in range(words):
+            cols = np.flatnonzero(index == b)
+            oracle[:, :, a, b] = w[:, :, rows][:, :, :, cols].sum(axis=-1).mean(axis=-1)
+    np.testing.assert_allclose(merged.weights, oracle, atol=1e-6)
+    assert merged.query_labels == merged.key_labels == ("[CLS]", "playing", "cards", ",", "funnyer", "!", "[SEP]")
+    assert merged.axes == record.axes and merged.meta["merged_word_pieces"] is True
+    assert merged.extras["token_to_word"].tolist() == index.tolist()
+
+
+def test_merge_maps_segments_of_a_pair_to_words():
+    tokens = ("[CLS]", "a", "##b", "[SEP]", "c", "##d", "[SEP]")
+    record = transformer_record(tokens, segments=[0, 0, 0, 0, 1, 1, 1])
+    merged = wp.merge_word_pieces(record)
+    assert merged.query_labels == ("[CLS]", "ab", "[SEP]", "cd", "[SEP]")
+    assert merged.meta["segments"] == [0, 0, 0, 1, 1]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    pieces=st.lists(st.sampled_from(["the", "##s", "cat", "##ty", ".", "[SEP]", "run"]), min_size=1, max_size=14),
+    seed=st.integers(0, 10_000),
+)
+def test_merged_rows_still_sum_to_one_and_mass_is_kept(pieces, seed):
+    tokens = ["[CLS]", *pieces]
+    record = transformer_record(tuple(tokens), layers=1, heads=2, seed=seed)
+    merged = wp.merge_word_pieces(record)
+    np.testing.assert_allclose(merged.weights.sum(axis=-1), 1.0, atol=1e-5)
+    # Summing the merged columns over words, weighted by word sizes, gives back the total mass.
+    sizes = np.bincount(wp.word_index(tokens))
+    np.testing.assert_allclose((merged.weights.sum(axis=-1) * sizes).sum(axis=-1), len(tokens), atol=1e-4)
+    assert np.all(merged.weights >= 0)
