@@ -22,9 +22,10 @@ from viz.plotly_private import layout_of, traces_of
 
 # Room plotly.js's default template leaves around a tick label and an axis title (px, font 12 / 14).
 AXIS_PAD = 8  # layout.margin.pad of every shown figure (viz/chart_style.py): axes sit this far off the plot
-# automargin's pad (12), the axis's offset (AXIS_PAD), and 2 px to spare: a label measured 1 px wider
-# than its estimate in Chromium. Without AXIS_PAD, short labels ("α_i") overran their margin by a few px.
-_TICK_PAD = 12 + AXIS_PAD + 2
+# automargin's pad (12), the axis's offset (AXIS_PAD), and 3 px to spare: a label measured 1 px wider
+# than its estimate in Chromium (the HAN's "α_i" at 15 px text). Without AXIS_PAD, short labels ("α_i")
+# overran their margin by a few px.
+_TICK_PAD = 12 + AXIS_PAD + 3
 TICK_LEN = 5  # plotly.js's default tick length, px
 TITLE_ROOM = 50  # the title (font 14), the template's title standoff (15 px), padding
 _DEFAULT_MARGIN = 80  # plotly.js's margin on every side when a layout leaves it unset

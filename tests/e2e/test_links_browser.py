@@ -43,7 +43,9 @@ CHANGES = {
     # outside it and did not rerun; it must still give the new view's link.
     "transformer": (7, lambda p: (type_text(p, "stTextInput", "Date to normalise", "1 April 1990"), wait_idle(p),
                                   press_slider(p, 0, 2))),
-    "han": (8, lambda p: (type_text(p, "stTextArea", "Type or paste", "The soup was cold. The staff was lovely."),
+    # A new document that keeps one sentence of document B's, so that the sentences' B − A map is drawn too.
+    "han": (8, lambda p: (type_text(p, "stTextArea", "Type or paste",
+                                    "The soup was cold. The staff was lovely. We took the bus home afterwards."),
                           wait_idle(p))),
     "induction": (3, lambda p: press_slider(p, 1, key="ArrowLeft")),  # the length: 64 at its maximum
     # Markup in the text travels in the link and must stay text in the Link box (no alert, no <img>).

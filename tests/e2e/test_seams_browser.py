@@ -148,13 +148,15 @@ def test_every_tour_link_opens_its_page_with_every_value_taken(tab, app_url, lan
 @pytest.mark.parametrize(("made_in", "opened_in"), [("zh", "en"), ("en", "zh")])
 def test_a_link_made_in_one_language_opens_the_same_view_in_the_other(tab, app_url, made_in, opened_in):
     tab.goto(f"{app_url}/seq2seq?lang={made_in}")
-    tab.locator('[data-testid="stMain"] h1').first.wait_for(timeout=180_000)
+    tab.locator(".js-plotly-plot").first.wait_for(timeout=180_000)  # the page has run through its views' switch
+    tab.locator('[data-testid="stMain"] [role="radiogroup"]').nth(1).wait_for(timeout=60_000)
     settle(tab)
     change_controls(tab, groups=2)  # the variant and the view
     made = state(tab)
     assert made["params"], "the controls wrote the view into the address"
     tab.goto(with_language(tab.url, opened_in))
-    tab.locator('[data-testid="stMain"] h1').first.wait_for(timeout=180_000)
+    tab.locator(".js-plotly-plot").first.wait_for(timeout=180_000)
+    tab.locator('[data-testid="stMain"] [role="radiogroup"]').nth(1).wait_for(timeout=60_000)
     settle(tab)
     assert problems(tab, opened_in) == []
     assert state(tab) == made
