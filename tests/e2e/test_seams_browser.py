@@ -90,6 +90,15 @@ def switch_language(page, language: str) -> None:
     settle(page)
 
 
+def open_seq2seq(page, url: str) -> None:
+    """Opens the seq2seq page at `url` and waits until its map is drawn and its variant and view controls are there
+    (the title comes first: a click before the controls' run ended was lost)."""
+    page.goto(url)
+    page.locator(".js-plotly-plot").first.wait_for(timeout=180_000)
+    page.locator('[data-testid="stMain"] [role="radiogroup"]').nth(1).wait_for(timeout=60_000)
+    settle(page)
+
+
 @pytest.fixture
 def tab(browser):
     context = browser.new_context(viewport=VIEWPORT)
@@ -147,17 +156,11 @@ def test_every_tour_link_opens_its_page_with_every_value_taken(tab, app_url, lan
 
 @pytest.mark.parametrize(("made_in", "opened_in"), [("zh", "en"), ("en", "zh")])
 def test_a_link_made_in_one_language_opens_the_same_view_in_the_other(tab, app_url, made_in, opened_in):
-    tab.goto(f"{app_url}/seq2seq?lang={made_in}")
-    tab.locator(".js-plotly-plot").first.wait_for(timeout=180_000)  # the page has run through its views' switch
-    tab.locator('[data-testid="stMain"] [role="radiogroup"]').nth(1).wait_for(timeout=60_000)
-    settle(tab)
+    open_seq2seq(tab, f"{app_url}/seq2seq?lang={made_in}")
     change_controls(tab, groups=2)  # the variant and the view
     made = state(tab)
     assert made["params"], "the controls wrote the view into the address"
-    tab.goto(with_language(tab.url, opened_in))
-    tab.locator(".js-plotly-plot").first.wait_for(timeout=180_000)
-    tab.locator('[data-testid="stMain"] [role="radiogroup"]').nth(1).wait_for(timeout=60_000)
-    settle(tab)
+    open_seq2seq(tab, with_language(tab.url, opened_in))
     assert problems(tab, opened_in) == []
     assert state(tab) == made
 
@@ -165,9 +168,7 @@ def test_a_link_made_in_one_language_opens_the_same_view_in_the_other(tab, app_u
 def test_back_in_chinese_returns_to_the_page_as_it_was_left(tab, app_url):
     # Controls change the address without a history entry (ui.links.one_history_entry_per_page): after a
     # page switch Back returns to the page, its controls and its language in one step.
-    tab.goto(f"{app_url}/seq2seq?lang=zh")
-    tab.locator('[data-testid="stMain"] h1').first.wait_for(timeout=180_000)
-    settle(tab)
+    open_seq2seq(tab, f"{app_url}/seq2seq?lang=zh")
     entries = tab.evaluate("() => history.length")
     change_controls(tab, groups=2)
     left = tab.url
