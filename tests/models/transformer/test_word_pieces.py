@@ -4,23 +4,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from models.record import AttentionRecord
 from models.transformer import word_pieces as wp
-
-TOKENS = ("[CLS]", "play", "##ing", "cards", ",", "fun", "##ny", "##er", "!", "[SEP]")
-
-
-def softmax_rows(rng, shape):
-    x = rng.normal(size=shape) * 2
-    e = np.exp(x - x.max(axis=-1, keepdims=True))
-    return (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
-
-
-def transformer_record(tokens=TOKENS, layers=2, heads=3, seed=0, segments=None):
-    rng = np.random.default_rng(seed)
-    w = softmax_rows(rng, (layers, heads, len(tokens), len(tokens)))
-    meta = {"segments": list(segments) if segments is not None else [0] * len(tokens)}
-    return AttentionRecord("transformer", w, ("layer", "head", "query", "key"), tokens, tokens, meta=meta)
+from tests.models.heads.random_records import TOKENS, transformer_record
 
 
 def test_word_index_joins_pieces_but_never_onto_special_tokens():
