@@ -13,7 +13,7 @@ from models.compile_cache import enable_compilation_cache
 from models.registry import PAGES
 from ui.heap import freeze_long_lived
 from ui.i18n import choose_language, keep_language_in_url, language_switch, translator
-from ui.links import one_history_entry_per_page
+from ui.link_box import one_history_entry_per_page
 from ui.router import PAGE_STYLE
 from ui.widgets import large_text_switch
 

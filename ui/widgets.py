@@ -28,7 +28,8 @@ from models.registry import Mechanism, warm
 from models.text import Notice
 from ui.editor import editor_key, index_or_none  # noqa: F401  (pages read them from here)
 from ui.i18n import notice_text, translator
-from ui.links import bound, link_box
+from ui.link_box import link_box
+from ui.links import bound
 from ui.markdown import escape_markdown
 from ui.router import PHONE_FIT
 from viz.chart_style import for_the_page, with_text_scaled

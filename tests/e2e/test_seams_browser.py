@@ -166,7 +166,7 @@ def test_a_link_made_in_one_language_opens_the_same_view_in_the_other(tab, app_u
 
 
 def test_back_in_chinese_returns_to_the_page_as_it_was_left(tab, app_url):
-    # Controls change the address without a history entry (ui.links.one_history_entry_per_page): after a
+    # Controls change the address without a history entry (ui.link_box.one_history_entry_per_page): after a
     # page switch Back returns to the page, its controls and its language in one step.
     open_seq2seq(tab, f"{app_url}/seq2seq?lang=zh")
     entries = tab.evaluate("() => history.length")

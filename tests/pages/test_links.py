@@ -12,7 +12,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.pages.conftest import APP, chart_specs, decode, open_page
-from ui.links import HISTORY_HTML, LINK_TEXT_MAX, link_box_html
+from ui.link_box import HISTORY_HTML, link_box_html
+from ui.links import LINK_TEXT_MAX
 from ui.router import PAGE_STYLE
 from viz.i18n_text import gettext_for
 
