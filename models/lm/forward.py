@@ -16,14 +16,14 @@ one), D hidden, H query heads, K key/value heads, G = H / K, d head_dim, V vocab
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from flax import nnx, struct
+from flax import nnx
 
+from models.capture import CAPTURED, PLAIN, Capture, Interventions
 from models.lm.layers import (
     apply_rope,
     attention_scale,
@@ -38,56 +38,6 @@ from models.padding import bucket
 
 # Length buckets: every input is padded up to one of these (masked), so a page compiles a few times.
 LENGTH_BUCKETS = (32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
-CAPTURED = ("maps", "queries", "keys", "values", "scores", "heads")  # the per-layer captures
-
-
-@dataclass(frozen=True)
-class Capture:
-    """What the forward hands back (static: hashable, one compile per choice). A per-layer field is True (every
-    layer), a tuple of layer indices, or False; each comes back as a tuple over the chosen layers.
-
-    logits: True [B, S, V]; "loss": instead, each position's next-token loss [B, S] (-log p of ids[:, s + 1],
-    0 at the last position); False: none. maps: α [B, H, S, T] (exactly 0 where a key is not visible);
-    queries: q after q/k norm and RoPE [B, H, S, d]; keys: k likewise [B, K, T, d]; values: v [B, K, T, d];
-    scores: q · k · scale before the mask [B, H, S, T]; heads: each head's output before the output
-    projection [B, H, S, d] (after any intervention); residual: the stream entering each block and after
-    the last [L' + 1, B, S, D].
-    """
-
-    logits: bool | str = True
-    maps: bool | tuple[int, ...] = False
-    queries: bool | tuple[int, ...] = False
-    keys: bool | tuple[int, ...] = False
-    values: bool | tuple[int, ...] = False
-    scores: bool | tuple[int, ...] = False
-    heads: bool | tuple[int, ...] = False
-    residual: bool = False
-
-    def wants(self, name: str, layer: int) -> bool:
-        value = getattr(self, name)
-        return value is True or (not isinstance(value, bool) and layer in value)
-
-
-@struct.dataclass
-class Interventions:
-    """What the forward changes (arrays: traced; head_mode: static).
-
-    head_keep: float [L, H] or [B, L, H], 1 keeps a head, 0 knocks it out: "zero" sets its output to 0,
-    "first" puts all its attention on the first key (its output becomes that key's value vector); values
-    between mix the two. attention: {layer: α [B, H, S, T]} read instead of the layer's own weights.
-    value_keep: {layer: float [B, T]} scales each key's value vector (0 zeroes it) in that layer.
-    heads: {layer: [B, H, S, d]} every head's output in that layer, patched in before the output projection
-    (the layer's own attention is then not computed, unless captured).
-    """
-
-    head_keep: Any = None
-    attention: Any = None
-    value_keep: Any = None
-    heads: Any = None
-    head_mode: str = struct.field(pytree_node=False, default="zero")
-
-
-PLAIN = Capture()
 
 
 def empty_cache(cfg, batch: int, length: int):
