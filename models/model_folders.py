@@ -8,6 +8,7 @@ models/transformer/checkpoint.py (BERT encoders) read every folder through these
   The CLI takes any folder.
 - ``weight_files`` finds model.safetensors or the shards model.safetensors.index.json lists, and
   refuses a folder of pickles (loading one can run code).
+- ``SharedRunners`` keeps one loaded runner per folder for the whole process (pages, registry builders, CLI).
 - ``TensorFiles`` reads names, shapes and dtypes from the headers first and data only on request,
   as float32 (float16 and bfloat16 upcast).
 
@@ -18,6 +19,9 @@ from __future__ import annotations
 
 import json
 import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -219,3 +223,52 @@ def read_tensors(folder: str | Path, max_bytes: int | None = None) -> dict[str, 
     files = TensorFiles(folder)
     files.check_size(max_bytes)
     return files.read(list(files.shapes), floats_only=False)
+
+
+def model_dir_option(options: Mapping[str, Any]) -> str | None:
+    """Returns options["model_dir"] as an absolute path, or None for the family's default model."""
+    value = options.get("model_dir")
+    return None if value in (None, "") else str(Path(str(value)).expanduser().resolve())
+
+
+class SharedRunners:
+    """The process's one runner per model folder, loaded on first use, the `kept` latest kept: the pages, the
+    registry builders and the CLI share it, so that a user's model is held in memory once, not once per caller.
+
+    load(folder or None, max_bytes) makes a runner (None: the family's default model). max_bytes bounds the
+    float32 weights, checked by load on the folder's headers and here on a runner already loaded (its
+    `weight_bytes`) for an unbounded caller. Loads are serialised (one lock), so two sessions asking at once
+    load a folder once.
+    """
+
+    def __init__(self, load: Callable[[str | None, int | None], Any], kept: int = 2):
+        self._load, self.kept = load, kept
+        self._runners: OrderedDict[str | None, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, model_dir: str | Path | None, *, max_bytes: int | None = None):
+        key = None if model_dir in (None, "") else str(Path(model_dir).expanduser().resolve())
+        with self._lock:
+            runner = self._runners.get(key)
+            if runner is None:
+                runner = self._load(key, max_bytes)
+                self._runners[key] = runner
+                while len(self._runners) > self.kept:
+                    self._runners.popitem(last=False)
+            self._runners.move_to_end(key)
+        size = getattr(runner, "weight_bytes", None)
+        if max_bytes is not None and size is not None and size > max_bytes:
+            raise InputError(Notice(N_("{model}: the weights take {size} as float32, more than the {limit} this "
+                                       "server allows ({setting}); choose a smaller model"),
+                                    model=getattr(runner, "name", key), size=readable_bytes(size),
+                                    limit=readable_bytes(max_bytes), setting=MAX_BYTES_ENV))
+        return runner
+
+    def loaded(self) -> list[str | None]:
+        """Returns the folders loaded now, least recently used first."""
+        return list(self._runners)
+
+    def forget(self) -> None:
+        """Drops every runner (a folder's files replaced on disk, or a test that points the default elsewhere)."""
+        with self._lock:
+            self._runners.clear()

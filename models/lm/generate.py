@@ -25,7 +25,8 @@ from flax import nnx
 
 from models.lm.forward import LENGTH_BUCKETS, Capture, decoder, empty_cache
 from models.lm.loader import LoadedLM
-from models.lm.records import LMRunner, _model_dir_option, shared_runner
+from models.lm.records import LMRunner, shared_runner
+from models.model_folders import model_dir_option
 from models.padding import bucket
 from models.record import AttentionRecord, InputError
 from models.text import N_, Notice
@@ -205,12 +206,12 @@ def generate_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
     if not isinstance(options.get("text"), str) or not options["text"].strip():
         raise InputError("type a prompt: the model continues it token by token")
     settings = read_generation_options(options)  # before loading a model for nothing
-    return generation_record(shared_runner(_model_dir_option(options)), options["text"], **settings)
+    return generation_record(shared_runner(model_dir_option(options)), options["text"], **settings)
 
 
 def generate_record_size(mechanism, options: Mapping[str, Any]) -> int:
     """Registry estimate: float32 maps of the whole bucket twice (the loop's buffer and the record)."""
-    runner = shared_runner(_model_dir_option(options))
+    runner = shared_runner(model_dir_option(options))
     cfg = runner.config
     t_b = length_buckets(cfg)[-1]
     return 8 * cfg.num_layers * cfg.num_heads * t_b * t_b

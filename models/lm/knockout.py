@@ -31,7 +31,8 @@ import numpy as np
 from flax import nnx
 
 from models.lm.forward import Capture, Interventions, decoder, pad_ids, unembed
-from models.lm.records import _model_dir_option, shared_runner
+from models.lm.records import shared_runner
+from models.model_folders import model_dir_option
 from models.padding import bucket
 from models.record import AttentionRecord, InputError
 from models.text import N_, Notice
@@ -235,7 +236,7 @@ def knockout_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
         raise InputError("type some text: the model reads it token by token")
     mode = read_mode(options.get("mode"))
     sweep = read_flag(options.get("sweep"))
-    runner = shared_runner(_model_dir_option(options))
+    runner = shared_runner(model_dir_option(options))
     cfg = runner.config
     chosen = parse_heads(options.get("heads"), cfg.num_layers, cfg.num_heads)
     sweep = sweep or not chosen
@@ -287,7 +288,7 @@ def knockout_record_size(mechanism, options: Mapping[str, Any]) -> int:
     """Registry estimate: float32 bytes held while a record is built: per batch of masks (H for a sweep
     layer, the chosen runs otherwise) the stream and the feed-forward T_b × (D + F), the attention
     heads × T_b², and LOSS_CHUNK × V logits; the plain residual stream (L + 1) × T_b × D."""
-    runner = shared_runner(_model_dir_option(options))
+    runner = shared_runner(model_dir_option(options))
     cfg = runner.config
     chosen = parse_heads(options.get("heads"), cfg.num_layers, cfg.num_heads)
     tokens = min(len(runner.encode(options.get("text")).ids), MAX_KNOCKOUT_TOKENS)

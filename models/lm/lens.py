@@ -25,7 +25,8 @@ import numpy as np
 from flax import nnx
 
 from models.lm.forward import Capture, decoder, pad_ids, unembed
-from models.lm.records import _model_dir_option, shared_runner
+from models.lm.records import shared_runner
+from models.model_folders import model_dir_option
 from models.padding import bucket
 from models.record import AttentionRecord, InputError
 from models.text import N_, Notice
@@ -148,7 +149,7 @@ def lens_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
     if not isinstance(options.get("text"), str) or not options["text"].strip():
         raise InputError("type some text: the model reads it token by token")  # before loading a model for nothing
     k = read_top_k(options.get("top_k"))
-    runner = shared_runner(_model_dir_option(options))
+    runner = shared_runner(model_dir_option(options))
     encoding, notices = _lens_text(runner, options["text"])
     t = len(encoding.ids)
     position = read_position(options.get("position"), t)
@@ -191,7 +192,7 @@ def lens_record_size(mechanism, options: Mapping[str, Any]) -> int:
     """Registry estimate: bytes held while the record is built, float32: the residual stream
     (L + 1) × T_b × D, one row's logits and probabilities 2 × T_b × V, the top-20 of every row
     2 × (L + 1) × T_b × 20, and the record (L + 1) × T × (1 + 2k) plus the tokens' text."""
-    runner = shared_runner(_model_dir_option(options))
+    runner = shared_runner(model_dir_option(options))
     cfg = runner.config
     tokens = min(len(runner.encode(options.get("text")).ids), MAX_LENS_TOKENS)
     k = read_top_k(options.get("top_k"))

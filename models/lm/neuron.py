@@ -17,7 +17,8 @@ import numpy as np
 from models.lm.forward import LENGTH_BUCKETS, Capture, captured, pad_ids
 from models.lm.layers import attention_scale, visible_keys
 from models.lm.loader import LoadedLM
-from models.lm.records import MAX_TOKENS, _model_dir_option, shared_runner
+from models.lm.records import MAX_TOKENS, shared_runner
+from models.model_folders import model_dir_option
 from models.neuron import NeuronParts, neuron_index, query_key_parts
 from models.record import AttentionRecord, InputError
 from models.text import Notice
@@ -57,7 +58,7 @@ def neuron_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
     record: weights [T] over the keys (the softmax row), extras q, k, product, scores, visible."""
     if not isinstance(options.get("text"), str) or not options["text"].strip():
         raise InputError("type some text: the model reads it token by token")
-    runner = shared_runner(_model_dir_option(options))
+    runner = shared_runner(model_dir_option(options))
     encoding = runner.encode(options["text"])
     layer, head = options.get("layer") or 0, options.get("head") or 0
     query = options.get("position", options.get("query"))  # the registry's option is "position"

@@ -13,8 +13,6 @@ refused by viz/export.py (NPY holds them in 4 bytes a weight).
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +23,7 @@ import numpy as np
 
 from models.lm.forward import LENGTH_BUCKETS, run
 from models.lm.loader import LoadedLM, load_folder
-from models.model_folders import MAX_BYTES_ENV, readable_bytes
+from models.model_folders import SharedRunners, model_dir_option
 from models.options import cut_text
 from models.padding import bucket
 from models.record import AttentionRecord, InputError
@@ -211,59 +209,21 @@ def load_runner(model_dir: str | Path | None = None, *, max_bytes: int | None = 
 
 
 RUNNERS_KEPT = 2  # folders whose models one process keeps loaded
-_runners: OrderedDict[str | None, LMRunner] = OrderedDict()
-_runners_lock = threading.Lock()
-
-
-def shared_runner(model_dir: str | Path | None, *, max_bytes: int | None = None) -> LMRunner:
-    """Returns the process's one runner of a folder (None or "": the GPT trained here), loading it on
-    first use and keeping the RUNNERS_KEPT latest: the pages, the registry builders (lens, knock-out,
-    neuron) and the CLI share it, so that a user's model is held in memory once, not once per caller.
-
-    max_bytes bounds the float32 weights, checked on the folder's headers before a load and on the
-    loaded weights after it: a model already loaded for an unbounded caller is still refused to a
-    bounded one. Loads are serialised (one lock), so two sessions asking at once load a folder once.
-    """
-    key = None if model_dir in (None, "") else str(Path(model_dir).expanduser().resolve())
-    with _runners_lock:
-        runner = _runners.get(key)
-        if runner is None:
-            runner = load_runner(key, max_bytes=max_bytes)
-            _runners[key] = runner
-            while len(_runners) > RUNNERS_KEPT:
-                _runners.popitem(last=False)
-        _runners.move_to_end(key)
-    if max_bytes is not None and runner.weight_bytes > max_bytes:
-        raise InputError(Notice(N_("{model}: the weights take {size} as float32, more than the {limit} this server "
-                                   "allows ({setting}); choose a smaller model"), model=runner.name,
-                                size=readable_bytes(runner.weight_bytes), limit=readable_bytes(max_bytes),
-                                setting=MAX_BYTES_ENV))
-    return runner
-
-
-def forget_runners() -> None:
-    """Drops every runner shared_runner keeps (a folder's files replaced on disk, or a test that
-    points the default model elsewhere); the next call loads again."""
-    with _runners_lock:
-        _runners.clear()
-
-
-def _model_dir_option(options: Mapping[str, Any]) -> str | None:
-    value = options.get("model_dir")
-    return None if value in (None, "") else str(Path(str(value)).expanduser().resolve())
+shared_runner = SharedRunners(lambda folder, max_bytes: load_runner(folder, max_bytes=max_bytes), RUNNERS_KEPT)
+forget_runners = shared_runner.forget
 
 
 def lm_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
     """Registry builder: options text, model_dir (default: the GPT trained here), layers -> one record."""
     if not isinstance(options.get("text"), str) or not options["text"].strip():
         raise InputError(Notice(N_("type some text: the model reads it token by token")))  # before loading a model for nothing
-    return shared_runner(_model_dir_option(options)).attention(options["text"], options.get("layers"))
+    return shared_runner(model_dir_option(options)).attention(options["text"], options.get("layers"))
 
 
 def lm_record_size(mechanism, options: Mapping[str, Any]) -> int:
     """Registry estimate: the bytes one input holds while its record is built, float32 layers × heads ×
     (T_b² + T²): the forward's maps padded to the length bucket T_b, and the record's own T × T copy."""
-    runner = shared_runner(_model_dir_option(options))
+    runner = shared_runner(model_dir_option(options))
     layers = parse_layers(options.get("layers"), runner.config.num_layers)
     tokens = len(runner.encode(options.get("text")).ids)
     padded = bucket(tokens, runner.buckets)

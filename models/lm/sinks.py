@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from models.lm.records import DEFAULT_MODEL_DIR, _model_dir_option, shared_runner
+from models.lm.records import DEFAULT_MODEL_DIR, shared_runner
+from models.model_folders import model_dir_option
 from models.record import AttentionRecord, InputError
 from models.text import N_, Notice
 
@@ -102,4 +103,4 @@ def sinks_of_text(options: Mapping[str, Any], epsilon: float = SINK_EPSILON) -> 
     """Returns sink_record of the text's attention in every layer (options text, model_dir as the lm mechanism)."""
     if not isinstance(options.get("text"), str) or not options["text"].strip():
         raise InputError(Notice(N_("type some text: the model reads it token by token")))
-    return sink_record(shared_runner(_model_dir_option(options)).attention(options["text"]), epsilon)
+    return sink_record(shared_runner(model_dir_option(options)).attention(options["text"]), epsilon)

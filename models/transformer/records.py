@@ -22,6 +22,7 @@ import numpy as np
 
 from models.aot import StoredFunction
 from models.heads.rollout import rollout_of_record
+from models.model_folders import SharedRunners, model_dir_option
 from models.padding import bucket
 from models.record import AttentionRecord, InputError
 from models.transformer.checkpoint import load_tensors
@@ -235,28 +236,21 @@ def load_runner(model_dir: str | Path | None = None) -> AttentionRunner:
     return AttentionRunner(folder)
 
 
-@functools.lru_cache(maxsize=2)
-def shared_runner(model_dir: str | None) -> AttentionRunner:
-    # One runner per folder for the registry builders (CLI and batch export).
-    return load_runner(model_dir)
-
-
-def _model_dir_option(options: Mapping[str, Any]) -> str | None:
-    value = options.get("model_dir")
-    return None if value in (None, "") else str(Path(str(value)).expanduser().resolve())
+# One runner per folder for the pages, the registry builders (CLI and batch export) and the HAN's features.
+shared_runner = SharedRunners(lambda folder, max_bytes: load_runner(folder))
 
 
 def transformer_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
     """Registry builder: options text, text_pair (optional), model_dir (optional) -> one record."""
     check_text(options.get("text"))  # before loading a model for nothing
-    runner = shared_runner(_model_dir_option(options))
+    runner = shared_runner(model_dir_option(options))
     return runner.attention(options.get("text"), options.get("text_pair"))
 
 
 
 def rollout_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
     """Registry builder of "transformer-rollout": MiniLM's rollout or flow over options["text"]."""
-    record = shared_runner(_model_dir_option(options)).attention(options["text"], options.get("text_pair"))
+    record = shared_runner(model_dir_option(options)).attention(options["text"], options.get("text_pair"))
     return rollout_of_record(record, method=options["method"], fusion=options["fusion"], mechanism=mechanism.id)
 
 def transformer_records(mechanism, options_list: list[Mapping[str, Any]]) -> list[AttentionRecord]:
@@ -264,7 +258,7 @@ def transformer_records(mechanism, options_list: list[Mapping[str, Any]]) -> lis
     records: list[AttentionRecord | None] = [None] * len(options_list)
     by_model: dict[str | None, list[int]] = {}
     for index, options in enumerate(options_list):
-        by_model.setdefault(_model_dir_option(options), []).append(index)
+        by_model.setdefault(model_dir_option(options), []).append(index)
     for model_dir, indices in by_model.items():
         runner = shared_runner(model_dir)
         texts = [options_list[i].get("text") for i in indices]
@@ -278,7 +272,7 @@ def transformer_record_size(mechanism, options: Mapping[str, Any]) -> int:
     """Registry estimate: the bytes one input holds while its record is built, float32 layers × heads
     × (T_b² + T²): the batched call's maps padded to the length bucket T_b, and the record's own T × T
     copy of them (about 151 MB at 512 tokens for MiniLM)."""
-    runner = shared_runner(_model_dir_option(options))
+    runner = shared_runner(model_dir_option(options))
     tokens = len(runner.encode(options.get("text"), options.get("text_pair")))
     padded = bucket(tokens, runner.buckets)
     return runner.config.num_hidden_layers * runner.config.num_attention_heads * (padded**2 + tokens**2) * 4

@@ -122,7 +122,7 @@ def test_the_default_model_is_the_one_trained_here_or_one_line(monkeypatch, tmp_
 
 
 def test_one_runner_per_folder_is_shared_bounded_and_still_checked_against_a_bound(monkeypatch):
-    monkeypatch.setattr(lm_records, "_runners", type(lm_records._runners)())
+    monkeypatch.setattr(lm_records, "shared_runner", type(lm_records.shared_runner)(lm_records.shared_runner._load, lm_records.RUNNERS_KEPT))
     fixtures = Path(__file__).resolve().parents[2] / "fixtures" / "lm"
     gpt2 = lm_records.shared_runner(str(fixtures / "gpt2"))
     # Another spelling of the same folder (relative, with ..) is the same loaded model, not a second copy.
@@ -137,5 +137,5 @@ def test_one_runner_per_folder_is_shared_bounded_and_still_checked_against_a_bou
     llama = lm_records.shared_runner(fixtures / "llama")
     lm_records.shared_runner(fixtures / "gpt2")
     lm_records.shared_runner(fixtures / "mistral")
-    assert list(lm_records._runners) == [str(fixtures / "gpt2"), str(fixtures / "mistral")]
+    assert lm_records.shared_runner.loaded() == [str(fixtures / "gpt2"), str(fixtures / "mistral")]
     assert lm_records.shared_runner(fixtures / "llama") is not llama  # loaded again after it was dropped
