@@ -9,9 +9,7 @@ Shapes in comments use  Tq = number of queries, Tk = number of keys, d = feature
 
 from __future__ import annotations
 
-import math
 from functools import partial
-from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -250,23 +248,7 @@ def apply_mode(weights, mode: str, *, seed: int = 0, num_samples: int = 100) -> 
     return sample_frequencies(drawn, weights.shape[-1]), drawn
 
 
-# --------------------------------------------------------------- scaled dot-product / MHA
-
-
-class MultiHeadParams(NamedTuple):
-    """Projection matrices of multi-head attention, stored (in, out).
-
-    w_q [D, H·d_k], w_k [D, H·d_k], w_v [D, H·d_v], w_o [H·d_v, D]; biases optional.
-    """
-
-    w_q: jax.Array
-    w_k: jax.Array
-    w_v: jax.Array
-    w_o: jax.Array
-    b_q: jax.Array | None = None
-    b_k: jax.Array | None = None
-    b_v: jax.Array | None = None
-    b_o: jax.Array | None = None
+# --------------------------------------------------------------- scaled dot-product
 
 
 @jax.jit
@@ -285,40 +267,3 @@ def scaled_dot_product_attention(q, k, v, mask=None, temperature=1.0):
 def context_vector(weights, values):
     """Returns Σ_j α_ij v_j.  weights [..., Tq, Tk], values [..., Tk, d_v] -> [..., Tq, d_v]."""
     return jnp.matmul(weights, values)
-
-
-def _split_heads(x, num_heads):
-    # [B, T, H·d] -> [B, H, T, d]
-    b, t, hd = x.shape
-    return jnp.transpose(x.reshape(b, t, num_heads, hd // num_heads), (0, 2, 1, 3))
-
-
-@partial(jax.jit, static_argnames="num_heads")
-def multi_head_attention(x_q, x_kv, params: MultiHeadParams, num_heads: int, mask=None):
-    """Returns (output [B, Tq, D], weights [B, H, Tq, Tk]) of multi-head attention.
-
-    x_q [B, Tq, D] (queries), x_kv [B, Tk, D] (keys and values; pass x_q for self-attention),
-    mask bool broadcastable to [B, H, Tq, Tk], True = allowed.
-    """
-
-    def project(x, w, b):
-        y = jnp.matmul(x, w)
-        return y if b is None else y + b
-
-    q = _split_heads(project(x_q, params.w_q, params.b_q), num_heads)
-    k = _split_heads(project(x_kv, params.w_k, params.b_k), num_heads)
-    v = _split_heads(project(x_kv, params.w_v, params.b_v), num_heads)
-    context, weights = scaled_dot_product_attention(q, k, v, mask)  # [B, H, Tq, d_v]
-    b, h, tq, dv = context.shape
-    merged = jnp.transpose(context, (0, 2, 1, 3)).reshape(b, tq, h * dv)
-    return project(merged, params.w_o, params.b_o), weights
-
-
-def init_multi_head_params(key, model_dim: int, num_heads: int) -> MultiHeadParams:
-    """Returns Glorot-uniform MultiHeadParams (for tests and untrained comparisons only)."""
-    keys = jax.random.split(key, 4)
-    limit = math.sqrt(6.0 / (2 * model_dim))
-    shapes = [(model_dim, model_dim)] * 4
-    mats = [jax.random.uniform(k, s, jnp.float32, -limit, limit) for k, s in zip(keys, shapes)]
-    assert model_dim % num_heads == 0, "model_dim must be divisible by num_heads"
-    return MultiHeadParams(*mats)

@@ -48,6 +48,8 @@ FAMILY_IMPORTS = {
     ("corpus", "transformer"): "the corpus statistics run MiniLM's forward over many inputs",
     ("corpus", "lm"): "the corpus statistics run the decoder LMs' forward over many inputs",
     ("han", "transformer"): "the HAN's contextual word features are MiniLM's hidden states",
+    ("induction", "lm"): "the attention-only induction model runs the decoder LMs' one forward (GPT-2 without biases "
+                         "or MLPs) and their next-token loss",
     ("encdec", "seq2seq"): "the Transformer learns the RNNs' date task with their encoding and batches (config.py)",
 }
 
@@ -154,24 +156,27 @@ def test_the_project_has_no_import_cycle():
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
+def _write_tree(root: Path, files: dict[str, str]) -> None:
+    """Writes each file ({path under root: source}); every folder on its way is a package (an empty __init__.py)."""
+    for name, source in files.items():
+        path = root / name
+        for package in reversed([p for p in path.parents if root in p.parents]):
+            package.mkdir(exist_ok=True)
+            (package / "__init__.py").touch()
+        path.write_text(source)
+
+
 def test_a_cycle_through_an_import_inside_a_function_is_found(tmp_path):
-    package = tmp_path / "models"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "a.py").write_text("from models.b import helper\n")
-    (package / "b.py").write_text("def helper():\n    from models import a\n    return a\n")
-    (package / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import models.a\n")
+    _write_tree(tmp_path, {"models/a.py": "from models.b import helper\n",
+                           "models/b.py": "def helper():\n    from models import a\n    return a\n",
+                           "models/c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import models.a\n"})
     graph = import_graph(tmp_path, ("models",))
     assert graph["models.b"] == {"models", "models.a"} and graph["models.c"] == set()
     assert find_cycle(graph) == ["models.a", "models.b", "models.a"]
 
 
 def test_a_relative_import_is_resolved(tmp_path):
-    package = tmp_path / "viz"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "one.py").write_text("from .two import x\n")
-    (package / "two.py").write_text("from . import one\nx = 1\n")
+    _write_tree(tmp_path, {"viz/one.py": "from .two import x\n", "viz/two.py": "from . import one\nx = 1\n"})
     assert find_cycle(import_graph(tmp_path, ("viz",))) == ["viz.one", "viz.two", "viz.one"]
 
 
@@ -191,21 +196,13 @@ def test_a_family_imports_another_only_where_the_table_says_why():
 
 
 def test_a_family_asking_the_registry_or_reaching_into_another_is_found(tmp_path):
-    models = tmp_path / "models"
-    for package in ("models", "models/alpha", "models/beta", "models/heads"):
-        (tmp_path / package).mkdir(exist_ok=True)
-        (tmp_path / package / "__init__.py").write_text("")
-    (models / "registry.py").write_text("")
-    (models / "train.py").write_text("import models.registry\n")
-    (models / "record.py").write_text("")
-    (models / "heads" / "detectors.py").write_text("from models import record\n")
-    (models / "beta" / "task.py").write_text("")
-    (models / "beta" / "model.py").write_text("")
-    (models / "alpha" / "records.py").write_text(
-        "from models import record\nfrom models.heads import detectors\nfrom models.beta import task\n"
-        "def build():\n    from models.registry import mechanism_of\n")
-    (models / "alpha" / "train.py").write_text("from models import train\nfrom .records import build\n")
-    (models / "alpha" / "model.py").write_text("from models.beta.model import Net\n")
+    _write_tree(tmp_path, {
+        "models/registry.py": "", "models/train.py": "import models.registry\n", "models/record.py": "",
+        "models/heads/detectors.py": "from models import record\n", "models/beta/task.py": "", "models/beta/model.py": "",
+        "models/alpha/records.py": "from models import record\nfrom models.heads import detectors\n"
+                                   "from models.beta import task\ndef build():\n    from models.registry import mechanism_of\n",
+        "models/alpha/train.py": "from models import train\nfrom .records import build\n",
+        "models/alpha/model.py": "from models.beta.model import Net\n"})
     graph = import_graph(tmp_path, ("models",), precise=True)
     assert graph["models.alpha.records"] == {"models.record", "models.heads.detectors", "models.beta.task",
                                              "models.registry"}

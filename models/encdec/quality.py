@@ -16,8 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from models.capture import Capture
 from models.checkpoint import CHECKPOINT_ROOT
-from models.encdec.model import batch_rows, greedy, pad_batch
+from models.encdec.forward import KindCapture, read_own_output
+from models.encdec.model import batch_rows, pad_batch
 from models.seq2seq import task as dates
 
 # The same 1,000 held-out dates as the RNN variants (models/seq2seq/quality.py's seed; a test
@@ -28,6 +30,7 @@ FIELDS = {"year": (0, 1, 2, 3), "month": (5, 6), "day": (8, 9)}
 DIGITS = np.array([i for positions in FIELDS.values() for i in positions])
 # One file for the RNN variants and the Transformer: `python -m models.quality seq2seq|encdec --write`.
 QUALITY_FILE = CHECKPOINT_ROOT / "seq2seq" / "quality.json"
+CROSS_MAPS = KindCapture(decoder=Capture(logits=False), cross=Capture(logits=False, maps=True))
 
 
 @dataclass(frozen=True)
@@ -68,8 +71,8 @@ def greedy_outputs(graphdef, params, examples: list[dates.DateExample]) -> tuple
     n = len(examples)
     src, lengths = pad_batch([dates.encode_source(e.source).ids for e in examples], dates.MAX_INPUT_CHARS,
                              batch_rows(n))
-    tokens, _, _, _, cross = greedy(graphdef, params, src, lengths)
-    return np.asarray(tokens)[:n], np.asarray(cross, np.float32)[:n]
+    tokens, seen = read_own_output(graphdef, params, src, lengths, capture=CROSS_MAPS)
+    return np.asarray(tokens)[:n], np.stack(seen["cross"]["maps"], axis=1)[:n]
 
 
 def inside_span(weights: np.ndarray, examples: list[dates.DateExample]) -> np.ndarray:

@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 
 from models.encdec.checkpoint import FILES
-from models.encdec.model import LENGTH_BUCKETS, RECORD_KINDS, batch_rows, greedy, pad_batch
+from models.encdec.forward import read_own_output
+from models.encdec.model import LENGTH_BUCKETS, RECORD_KINDS, batch_rows, pad_batch
 from models.record import AttentionRecord, InputError
 from models.seq2seq import task as dates
 
@@ -80,7 +81,9 @@ def decode_batch(texts: list[str], *, step: int | None = None) -> list[Decoded]:
     graphdef, params = weights_at(step)
     sources = [dates.encode_source(t) for t in texts]
     src, lengths = pad_batch([s.ids for s in sources], LENGTH_BUCKETS[-1], batch_rows(len(sources)))
-    tokens, _, encoder, decoder, cross = (np.asarray(a) for a in greedy(graphdef, params, src, lengths))
+    tokens, seen = read_own_output(graphdef, params, src, lengths)
+    tokens = np.asarray(tokens)
+    encoder, decoder, cross = (np.stack(seen[kind]["maps"], axis=1) for kind in RECORD_KINDS)  # [B, L, H, T, keys]
     out = []
     for row, source in enumerate(sources):
         n = len(source.ids)

@@ -28,7 +28,8 @@ import optax
 
 from models.checkpoint import flat_params
 from models.encdec.checkpoint import CHECKPOINT_NAME, FILES, save_checkpoint
-from models.encdec.model import PRESETS, make_model, pad_batch, teacher_forced, teacher_inputs
+from models.encdec.forward import teacher_forced
+from models.encdec.model import PRESETS, make_model, pad_batch, teacher_inputs
 from models.encdec.quality import evaluate_params
 from models.seq2seq import task as dates
 from models.training import StopRequest, TqdmProgress, make_train_step
@@ -67,7 +68,7 @@ def cross_entropy_step(graphdef, optimizer):
     """Returns the jitted step (params, opt_state, src, lengths, tgt_in, targets) -> (params, opt_state, loss, None)."""
 
     def loss_fn(params, src, lengths, tgt_in, targets):
-        logits = teacher_forced(graphdef, params, src, lengths, tgt_in)[0]
+        logits = teacher_forced(graphdef, params, src, lengths, tgt_in)["logits"]
         return optax.softmax_cross_entropy_with_integer_labels(logits, targets).mean()
 
     return make_train_step(loss_fn, optimizer)

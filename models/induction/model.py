@@ -10,8 +10,11 @@ head needs both layers: a layer-0 head copies the previous token into each posit
 layer-1 head's key reads it (K-composition), so it attends to "the token after an earlier
 copy of me" and copies that token to the output.
 
-The maths is in pure functions (``layer_norm``, ``causal_attention``, ``forward``); modules own
-parameters only; ``apply`` is the jitted pure function of (params, tokens).
+Modules own parameters only. The forward is the decoder LMs' one forward (models/lm/forward.py):
+this is GPT-2 without biases and without MLPs (``lm_config``, ``decoder_view``), so every view
+(maps, q/k, each head's output, the residual stream, head knock-out, attention overrides, value
+zeroing) comes from the same code as the language models'. ``run`` is the jitted pure function of
+(params, tokens).
 Shapes: B = batch, T = tokens, D = width, H = heads, d = D / H, V = vocabulary, L = layers.
 """
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
+from types import SimpleNamespace
 
 import jax
 import jax.numpy as jnp
@@ -26,12 +30,16 @@ import numpy as np
 from flax import nnx
 
 from models import padding
+from models.capture import Capture, Interventions
 from models.induction.task import SEQUENCE_LENGTH, VOCAB
+from models.lm.config import LMConfig
+from models.lm.forward import decoder
 
 # Inputs are padded at the end to one of these lengths: causal attention never looks ahead,
 # so padding changes nothing for the real positions, and only three shapes ever compile.
 LENGTH_BUCKETS = (16, 32, SEQUENCE_LENGTH)
 BATCH_BUCKETS = (1, 8, 64)
+MAPS = Capture(maps=True)  # the logits and every layer's attention
 
 
 @dataclass(frozen=True)
@@ -87,70 +95,67 @@ class AttentionOnly(nnx.Module):
         self.unembed = _normal(rngs, (cfg.width, cfg.vocab), cfg.width**-0.5)  # [D, V]
 
 
-# ----------------------------------------------------------------------- pure functions
+# ----------------------------------------------------------------------- the forward
 
 
-def layer_norm(x, scale, bias, eps: float = 1e-5):
-    """Returns (x − mean) / √(var + eps) · scale + bias over the last axis.  x [..., D]."""
-    mean = x.mean(-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(-1, keepdims=True)
-    return (x - mean) * jax.lax.rsqrt(var + eps) * scale + bias
+def lm_config(cfg: InductionConfig) -> LMConfig:
+    """Returns the decoder-LM config of this architecture: GPT-2's learned positions, LayerNorm (eps 1e-5) and
+    1/√d scale, no biases, an untied unembedding, and an MLP of width 1 that decoder_view fills with zeros."""
+    return LMConfig(model_type="gpt2", vocab_size=cfg.vocab, hidden_size=cfg.width, num_layers=cfg.layers,
+                    num_heads=cfg.heads, num_kv_heads=cfg.heads, head_dim=cfg.head_dim, intermediate_size=1,
+                    max_positions=cfg.max_length, norm_eps=1e-5, activation="relu", qkv_bias=False, o_bias=False,
+                    mlp_bias=False, tie_word_embeddings=False)
 
 
-def causal_attention(q, k):
-    """Returns softmax(q kᵀ / √d) with keys after the query masked out: float32 [B, H, T, T].
+def decoder_view(model: AttentionOnly) -> SimpleNamespace:
+    """Returns the model's parameters as models/lm/forward.py's decoder reads them ([D, H, d] -> [D, H·d], [H, d, D]
+    -> [H·d, D]). The model has no MLP and that forward has no rule for none: the MLP is zeros, so every block
+    adds exactly 0 after its attention."""
+    d = model.cfg.width
 
-    q, k [B, T, H, d]. Masked weights are exactly 0.
-    """
-    q, k = jnp.swapaxes(q, 1, 2), jnp.swapaxes(k, 1, 2)  # [B, H, T, d]: plain batched matmuls
-    scores = jnp.matmul(q, jnp.swapaxes(k, -1, -2)) / jnp.sqrt(jnp.float32(q.shape[-1]))
-    t = q.shape[2]
-    allowed = jnp.tril(jnp.ones((t, t), bool))
-    scores = jnp.where(allowed, scores, -jnp.inf)
-    return jax.nn.softmax(scores, axis=-1)
+    def dense(kernel):
+        return SimpleNamespace(kernel=kernel, bias=None)
+
+    def norm(scale, bias):
+        return SimpleNamespace(scale=scale[...], bias=bias[...])
+
+    layers = [SimpleNamespace(
+        attn_norm=norm(layer.norm_scale, layer.norm_bias), q=dense(layer.w_q[...].reshape(d, -1)),
+        k=dense(layer.w_k[...].reshape(d, -1)), v=dense(layer.w_v[...].reshape(d, -1)),
+        o=dense(layer.w_o[...].reshape(-1, d)), mlp_norm=norm(layer.norm_scale, layer.norm_bias),
+        fc=dense(jnp.zeros((d, 1), jnp.float32)), proj=dense(jnp.zeros((1, d), jnp.float32)),
+    ) for layer in model.layers]
+    return SimpleNamespace(config=lm_config(model.cfg), embed=model.token_embed[...], positions=model.position_embed[...],
+                           layers=layers, final_norm=norm(model.final_scale, model.final_bias),
+                           lm_head=dense(model.unembed[...]))
 
 
-def attention_layer(layer: AttentionLayer, x):
-    """Returns (what the layer adds to the residual [B, T, D], its weights [B, H, T, T]).  x [B, T, D]."""
-    normed = layer_norm(x, layer.norm_scale[...], layer.norm_bias[...])
-    q = jnp.einsum("btd,dhk->bthk", normed, layer.w_q[...])
-    k = jnp.einsum("btd,dhk->bthk", normed, layer.w_k[...])
-    v = jnp.einsum("btd,dhk->bthk", normed, layer.w_v[...])
-    weights = causal_attention(q, k)
-    mixed = jnp.matmul(weights, jnp.swapaxes(v, 1, 2))  # [B, H, T, d]
-    return jnp.einsum("bhqd,hdm->bqm", mixed, layer.w_o[...]), weights
-
-
-def forward(model: AttentionOnly, tokens):
-    """Returns (logits [B, T, V], attention [B, L, H, T, T]).  tokens int [B, T], T <= max_length."""
-    t = tokens.shape[1]
-    # A one-hot product, not a gather: on CPU the gather's gradient (a scatter-add) costs more
-    # than the rest of the training step.
+def training_logits(model: AttentionOnly, tokens):
+    """Returns the forward's logits [B, T, V] of tokens int [B, T], the embedding read as a one-hot product: on CPU
+    the gather's gradient (a scatter-add) costs more than the rest of the training step."""
     x = jax.nn.one_hot(tokens, model.cfg.vocab, dtype=jnp.float32) @ model.token_embed[...]
-    x = x + model.position_embed[...][:t][None]
-    maps = []
-    for layer in model.layers:
-        delta, weights = attention_layer(layer, x)
-        x = x + delta
-        maps.append(weights)
-    logits = layer_norm(x, model.final_scale[...], model.final_bias[...]) @ model.unembed[...]
-    return logits, jnp.stack(maps, axis=1)
+    x = x + model.position_embed[...][: tokens.shape[1]][None]
+    return decoder(decoder_view(model), tokens, stream=x)["logits"]
+
+
+@partial(jax.jit, static_argnames=("graphdef", "capture"))
+def run(graphdef, params, tokens, *, capture: Capture = MAPS, interventions: Interventions | None = None):
+    """Returns models/lm/forward.py decoder's dict (without "final") of tokens int [B, T], T <= max_length:
+    "logits" [B, T, V] and what capture asks for (default: the maps, L arrays [B, H, T, T])."""
+    out = decoder(decoder_view(nnx.merge(graphdef, params)), tokens, capture=capture, interventions=interventions)
+    del out["final"]
+    return out
+
+
+def apply(graphdef, params, tokens) -> tuple[np.ndarray, np.ndarray]:
+    """Returns numpy (logits [B, T, V], attention [B, L, H, T, T]) of tokens int [B, T] (run's maps)."""
+    out = run(graphdef, params, tokens)
+    return np.asarray(out["logits"]), np.stack(out["maps"], axis=1)
 
 
 def make_model(cfg: InductionConfig, seed: int = 0) -> tuple[nnx.GraphDef, nnx.State]:
     """Returns (graphdef, params) of a freshly initialised model (split once)."""
     return nnx.split(AttentionOnly(cfg, rngs=nnx.Rngs(seed)))
-
-
-def abstract_model(cfg: InductionConfig) -> tuple[nnx.GraphDef, nnx.State]:
-    """Returns (graphdef, abstract params): shapes only, no initialiser runs (for loading)."""
-    return nnx.split(nnx.eval_shape(lambda: AttentionOnly(cfg, rngs=nnx.Rngs(0))))
-
-
-@partial(jax.jit, static_argnames=("graphdef",))
-def apply(graphdef, params, tokens):
-    """Returns (logits [B, T, V], attention [B, L, H, T, T]) — see forward."""
-    return forward(nnx.merge(graphdef, params), tokens)
 
 
 def pad_tokens(sequences: list[np.ndarray]) -> np.ndarray:

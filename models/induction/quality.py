@@ -24,6 +24,7 @@ import numpy as np
 from models.heads import detectors as hd
 from models.induction import task
 from models.induction.model import apply, pad_tokens
+from models.lm.quality import next_token_nll  # the same measure as the decoder LMs'
 
 LOG_SEED = 12_345  # the training log's sequences
 HELD_OUT_SEED = 20_220_308  # the quality test's and bench's sequences
@@ -52,18 +53,10 @@ def head_scores(weights: np.ndarray, tokens: np.ndarray, half: int | None = None
     return out
 
 
-def next_token_losses(logits: np.ndarray, tokens: np.ndarray) -> np.ndarray:
-    """Returns float64 [B, T − 1]: −log p(tokens[t + 1] | tokens[..t]).  logits [B, T, V]; tokens [B, T]."""
-    logits = np.asarray(logits, np.float64)[:, :-1]
-    shifted = logits - logits.max(-1, keepdims=True)
-    log_probs = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
-    return -np.take_along_axis(log_probs, np.asarray(tokens)[:, 1:, None].astype(np.int64), axis=-1)[..., 0]
-
-
 def half_losses(logits: np.ndarray, tokens: np.ndarray, half: int) -> tuple[float, float]:
     """Returns (mean loss on the first copy's tokens, mean loss on the second copy's tokens after
     its first) of [BOS] + r + r.  logits [B, T, V]; tokens [B, T], T = 1 + 2·half."""
-    losses = next_token_losses(logits, tokens)  # column t − 1 predicts token t
+    losses = next_token_nll(logits, tokens)  # column t − 1 predicts token t
     return float(losses[:, :half].mean()), float(losses[:, half + 1 :].mean())
 
 
@@ -300,7 +293,7 @@ def _repeat_length_rows(graphdef, params, short_count: int) -> list[str]:
         tokens = task.repeated_batch(HELD_OUT_SEED, short_count, half)
         m = measure(graphdef, params, seed=HELD_OUT_SEED, count=short_count, half=half)
         logits, _ = apply(graphdef, params, tokens)
-        p_next = np.exp(-next_token_losses(np.asarray(logits), tokens)[:, half + 1 :]).mean()
+        p_next = np.exp(-next_token_nll(np.asarray(logits), tokens)[:, half + 1 :]).mean()
         at_start = short_repeat_copying(graphdef, params, half, count=short_count)
         placed = short_repeat_copying(graphdef, params, half, count=short_count, placed=True)
         lines.append(f"| {half} | {m.scores['prefix_matching'].max():.3f} | {m.repeated_loss:.3f} | {p_next:.2f} "

@@ -28,7 +28,7 @@ from flax import nnx
 from models.checkpoint import flat_params
 from models.induction import quality, task
 from models.induction.checkpoint import FILE_NAME, FILES, save_checkpoint
-from models.induction.model import PRESETS, apply, forward, make_model
+from models.induction.model import PRESETS, apply, make_model, training_logits
 from models.training import NO_PROGRESS, StopRequest, TqdmProgress, make_train_step
 
 TRAIN_SEED = 1  # the data stream is default_rng(TRAIN_SEED + init seed)
@@ -67,7 +67,7 @@ def make_step(graphdef, optimizer):
     """Returns the jitted step (params, opt_state, tokens [B, T]) -> (params, opt_state, loss, None)."""
 
     def loss_fn(params, tokens):
-        logits, _ = forward(nnx.merge(graphdef, params), tokens[:, :-1])
+        logits = training_logits(nnx.merge(graphdef, params), tokens[:, :-1])
         return optax.softmax_cross_entropy_with_integer_labels(logits, tokens[:, 1:]).mean()
 
     return make_train_step(loss_fn, optimizer)

@@ -36,21 +36,8 @@ def test_model_dir_and_input_file_write_one_record_per_line(tiny_dir, tmp_path, 
     lines = tmp_path / "lines.txt"
     lines.write_text("the cat sat\n\n" + " ".join(["dog"] * 40) + "\nhello world\n", encoding="utf-8")
     out = tmp_path / "out"
-    code = cli.main(
-        [
-            "export",
-            "--mechanism",
-            "transformer",
-            "--model-dir",
-            str(tiny_dir),
-            "--input-file",
-            str(lines),
-            "--format",
-            "json",
-            "--out",
-            str(out),
-        ]
-    )
+    export = ["export", "--mechanism", "transformer", "--model-dir", str(tiny_dir)]
+    code = cli.main([*export, "--input-file", str(lines), "--format", "json", "--out", str(out)])
     assert code == 0, capsys.readouterr().err
     files = sorted(p.name for p in out.iterdir())
     assert files == ["0001.json", "0003.json", "0004.json"]  # named by input line
@@ -62,21 +49,8 @@ def test_model_dir_and_input_file_write_one_record_per_line(tiny_dir, tmp_path, 
 
 def test_truncation_notice_is_exported(tiny_dir, tmp_path):
     out = tmp_path / "long.npz"
-    code = cli.main(
-        [
-            "export",
-            "--mechanism",
-            "transformer",
-            "--model-dir",
-            str(tiny_dir),
-            "--text",
-            "cat " * 100,
-            "--format",
-            "npz",
-            "--out",
-            str(out),
-        ]
-    )
+    export = ["export", "--mechanism", "transformer", "--model-dir", str(tiny_dir)]
+    code = cli.main([*export, "--text", "cat " * 100, "--format", "npz", "--out", str(out)])
     assert code == 0
     z = np.load(out)
     meta = json.loads(str(z["meta_json"]))

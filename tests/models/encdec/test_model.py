@@ -1,54 +1,33 @@
-"""The encoder–decoder on the tiny preset: numpy oracles, masks (hypothesis), padding, greedy, checkpoints, training.
+"""The encoder–decoder on the tiny preset: numpy oracles, masks (hypothesis), padding, the causal mask,
+checkpoints, training. (The views of one forward agree with each other: test_views_agree.py.)
 
-Random tiny weights are filled in numpy (tiny_params): eager jax.random compiles once per
-parameter shape, seconds on two cores, and no test here is about the initialiser. Every jitted
-call uses batch 3 and the 40-character bucket (the padding test adds 12), so each compiles once.
+Every jitted call uses batch 3 and the 40-character bucket (the padding test adds 12), so each compiles once.
 """
-
-import functools
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from models.checkpoint import CheckpointError, filled_state, flat_params, param_shapes
+from models.capture import Capture
+from models.checkpoint import CheckpointError, filled_state, flat_params
+from models.encdec import forward as fwd
 from models.encdec import model as ed
-from models.encdec.checkpoint import load_checkpoint, load_snapshots, save_checkpoint
+from models.encdec.checkpoint import CHECKPOINT, load_checkpoint, load_snapshots, save_checkpoint
 from models.seq2seq import task as dates
+from tests.models.encdec.tiny_model import TEXTS, TINY, layer_norm, sources, tiny_model, tiny_params
 
-TINY = ed.PRESETS["tiny"]
-TEXTS = ["Wednesday, May 9, 2018", "2018-5-9", "9.5.2018"]
-
-
-@functools.cache
-def _tiny_model(seed: int = 1):
-    graphdef, template = ed.abstract_model(TINY)
-    return graphdef, tiny_params(template, seed)
+# Every kind's maps and the logits.
+EVERYTHING = fwd.KindCapture(encoder=fwd.MAPS.encoder, decoder=Capture(maps=True), cross=fwd.MAPS.cross)
 
 
-def tiny_params(template, seed: int):
-    """Returns random weights shaped like `template`: Glorot-uniform matrices, LayerNorm scale 1, biases 0."""
-    rng = np.random.default_rng(seed)
-    tensors = {}
-    for name, shape in param_shapes(template).items():
-        if name.endswith("scale"):
-            tensors[name] = np.ones(shape, np.float32)
-        elif len(shape) == 1:
-            tensors[name] = np.zeros(shape, np.float32)
-        else:
-            limit = np.sqrt(6.0 / sum(shape))
-            tensors[name] = rng.uniform(-limit, limit, shape).astype(np.float32)
-    return filled_state(template, tensors, where="tiny")
+def _maps(out, kind):
+    return np.stack(out[kind]["maps"], axis=1)  # [B, L, H, queries, keys]
 
 
 @pytest.fixture(scope="module")
 def tiny():
-    return _tiny_model()
-
-
-def _src(texts, bucket=40):
-    return ed.pad_batch([dates.encode_source(t).ids for t in texts], bucket)
+    return tiny_model()
 
 
 def test_sinusoidal_positions_match_the_paper_formula():
@@ -59,20 +38,15 @@ def test_sinusoidal_positions_match_the_paper_formula():
     assert np.array_equal(table[0, 1::2], np.ones(8, np.float32))
 
 
-def _layer_norm(x, scale, bias, eps=1e-6):
-    mean = x.mean(-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + eps) * scale + bias
-
-
 def test_first_encoder_attention_matches_a_numpy_oracle(tiny):
     graphdef, params = tiny
     flat = flat_params(params)
-    src, lengths = _src(TEXTS)
-    _, encoder, _, _ = (np.asarray(a) for a in ed.teacher_forced(graphdef, params, src, lengths, np.zeros((3, 10), np.int32)))
+    src, lengths = sources()
+    out = fwd.teacher_forced(graphdef, params, src, lengths, np.zeros((3, 10), np.int32), capture=fwd.MAPS)
+    encoder = _maps(out, "encoder")
     d, h = TINY.model_dim, TINY.num_heads
     x = flat["source_embed"][src] * np.sqrt(d) + ed.sinusoidal_positions(40, d)[None]
-    x = _layer_norm(x, flat["encoder.0.norm_1.scale"], flat["encoder.0.norm_1.bias"])
+    x = layer_norm(x, flat["encoder.0.norm_1.scale"], flat["encoder.0.norm_1.bias"])
     q = x @ flat["encoder.0.self_attention.w_q"] + flat["encoder.0.self_attention.b_q"]
     k = x @ flat["encoder.0.self_attention.w_k"] + flat["encoder.0.self_attention.b_k"]
     split = lambda a: a.reshape(3, 40, h, d // h).transpose(0, 2, 1, 3)  # noqa: E731
@@ -86,10 +60,11 @@ def test_first_encoder_attention_matches_a_numpy_oracle(tiny):
 @settings(max_examples=20, deadline=None)
 @given(st.lists(st.integers(1, len(dates.SOURCE_VOCAB) - 1), min_size=1, max_size=40))
 def test_masks_are_exact_zeros_and_rows_sum_to_one(source_ids):
-    graphdef, params = _tiny_model()
+    graphdef, params = tiny_model()
     rows = [np.asarray(source_ids, np.int32)] + [dates.encode_source(t).ids for t in TEXTS[1:]]
     src, lengths = ed.pad_batch(rows, 40)
-    _, _, encoder, decoder, cross = (np.asarray(a)[:1] for a in ed.greedy(graphdef, params, src, lengths))
+    _, out = fwd.read_own_output(graphdef, params, src, lengths)
+    encoder, decoder, cross = (_maps(out, kind)[:1] for kind in ed.RECORD_KINDS)
     n = len(source_ids)
     above = np.triu(np.ones((10, 10), bool), k=1)
     assert np.all(decoder[..., above] == 0.0), "a decoder position must give exactly 0 to later positions"
@@ -102,28 +77,23 @@ def test_masks_are_exact_zeros_and_rows_sum_to_one(source_ids):
 def test_padding_does_not_change_the_result(tiny):
     graphdef, params = tiny
     texts = ["2018-5-9", "9.5.2018", "2018年5月9日"]
-    short, long = _src(texts, bucket=12), _src(texts, bucket=40)
-    a = [np.asarray(x) for x in ed.greedy(graphdef, params, *short)]
-    b = [np.asarray(x) for x in ed.greedy(graphdef, params, *long)]
-    np.testing.assert_array_equal(a[0], b[0])
-    np.testing.assert_allclose(a[1], b[1], atol=1e-5)
-    np.testing.assert_allclose(a[2], b[2][..., :12, :12], atol=1e-6)
-    np.testing.assert_allclose(a[4], b[4][..., :12], atol=1e-6)
+    short, long = (fwd.read_own_output(graphdef, params, *sources(texts, bucket), capture=EVERYTHING)
+                   for bucket in (12, 40))
+    np.testing.assert_array_equal(short[0], long[0])
+    np.testing.assert_allclose(short[1]["logits"], long[1]["logits"], atol=1e-5)
+    np.testing.assert_allclose(_maps(short[1], "encoder"), _maps(long[1], "encoder")[..., :12, :12], atol=1e-6)
+    np.testing.assert_allclose(_maps(short[1], "cross"), _maps(long[1], "cross")[..., :12], atol=1e-6)
 
 
-def test_greedy_is_teacher_forcing_on_its_own_output_and_blind_to_the_future(tiny):
+def test_the_decoder_is_blind_to_the_future(tiny):
     graphdef, params = tiny
-    src, lengths = _src(TEXTS)
-    tokens, logits, _, decoder, cross = (np.asarray(a) for a in ed.greedy(graphdef, params, src, lengths))
-    fed = ed.teacher_inputs(tokens)
-    again = [np.asarray(a) for a in ed.teacher_forced(graphdef, params, src, lengths, fed)]
-    assert np.array_equal(np.argmax(again[0], -1), tokens)
-    np.testing.assert_allclose(again[3], cross, atol=1e-6)
+    src, lengths = sources()
+    fed = ed.teacher_inputs(np.asarray(fwd.read_own_output(graphdef, params, src, lengths)[0]))
     changed = fed.copy()
     changed[:, 6:] = (changed[:, 6:] + 3) % TINY.target_vocab  # rewrite the future of position 5
-    future = [np.asarray(a) for a in ed.teacher_forced(graphdef, params, src, lengths, changed)]
-    np.testing.assert_allclose(future[0][:, :6], again[0][:, :6], atol=1e-5)
-    np.testing.assert_allclose(future[2][..., :6, :], again[2][..., :6, :], atol=1e-6)
+    again, future = (fwd.teacher_forced(graphdef, params, src, lengths, tgt, capture=EVERYTHING) for tgt in (fed, changed))
+    np.testing.assert_allclose(future["logits"][:, :6], again["logits"][:, :6], atol=1e-5)
+    np.testing.assert_allclose(_maps(future, "decoder")[..., :6, :], _maps(again, "decoder")[..., :6, :], atol=1e-6)
 
 
 def test_checkpoint_round_trip_with_float16_snapshots_and_strict_loading(tmp_path, tiny):
@@ -149,22 +119,24 @@ def test_config_rejects_heads_that_do_not_divide_the_width():
         ed.EncDecConfig(model_dim=30, num_heads=4)
 
 
-def test_a_few_training_steps_lower_the_loss():
+def test_training_lowers_the_cross_entropy_of_the_forward_logits():
     import optax
 
     from models.encdec.train import batch_arrays, cross_entropy_step
 
-    graphdef, template = ed.abstract_model(TINY)
+    graphdef, template = CHECKPOINT.abstract_model(TINY)
     params = tiny_params(template, seed=0)  # not the cached weights: the step donates its input buffers
     optimizer = optax.adam(1e-2)
-    opt_state = optimizer.init(params)
-    step = cross_entropy_step(graphdef, optimizer)
     batch = batch_arrays(dates.generate(3, seed=11), dates.MAX_INPUT_CHARS)
-    losses = []
-    for _ in range(15):
-        params, opt_state, loss, _ = step(params, opt_state, *batch)
+    logits = np.asarray(fwd.teacher_forced(graphdef, params, *batch[:3])["logits"], np.float64)
+    log_p = logits - logits.max(-1, keepdims=True)
+    log_p -= np.log(np.exp(log_p).sum(-1, keepdims=True))
+    expected = -np.take_along_axis(log_p, batch[3][..., None], -1).mean()
+    step, state, losses = cross_entropy_step(graphdef, optimizer), (params, optimizer.init(params)), []
+    while len(losses) < 15:
+        *state, loss, _ = step(*state, *batch)
         losses.append(float(loss))
-    assert losses[-1] < 0.7 * losses[0], losses
+    assert losses[0] == pytest.approx(expected, rel=1e-5) and losses[-1] < 0.7 * losses[0], losses
 
 
 def test_snapshots_are_picked_over_the_steps_run_and_early_stop_needs_a_streak():
