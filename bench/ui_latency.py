@@ -63,7 +63,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -74,24 +73,18 @@ sys.path.insert(0, str(ROOT))
 
 from models.registry import PAGES  # noqa: E402  (numpy only: no jax, no streamlit)
 from tools.ui_timing import (  # noqa: E402
+    CHROMIUM_ARGS,
     FINISHED_INIT,
     RERUN_TIMEOUT_MS,
     ControlResult,
     PageResult,
     fmt,
     median,
+    stop_server,
+    wait_healthy,
     within_line,
 )
 
-# The same flags as tests/e2e/conftest.py CHROMIUM_ARGS (not imported: that module needs pytest).
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 CHROMIUM = os.environ.get("BROWSER_PATH", "/usr/bin/chromium")
 VIEWPORT = {"width": 1400, "height": 1300}
 # As the Makefile exports for `make run` (docs/PERFORMANCE.md): the server is measured as served.
@@ -283,27 +276,7 @@ def streamlit_server(script: str, *, timeout: float = 120.0, options: Sequence[s
             wait_healthy(url, proc, timeout, log_path)
             yield Server(proc, url, started_at, log_path)
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-
-
-def wait_healthy(url: str, proc: subprocess.Popen | None, timeout: float, log_path: Path | None = None) -> None:
-    """Returns once url/_stcore/health answers 200; raises if the process exits or time runs out."""
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited with {proc.returncode}; see {log_path}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"{url} did not become healthy in {timeout:.0f} s")
+            stop_server(proc)
 
 
 def launch_chromium(playwright):

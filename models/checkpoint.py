@@ -22,7 +22,7 @@ import os
 import tempfile
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -291,42 +291,20 @@ def filled_state(state: Any, tensors: Mapping[str, np.ndarray], *, where: str) -
     ])
 
 
-def restore_module(build: Callable[[], Any], tensors: Mapping[str, np.ndarray], *, where: str) -> Any:
-    """Returns the nnx module build() makes, with every variable loaded from `tensors`; strict.
-
-    The module is traced abstractly (nnx.eval_shape): its random initialisers never run.
-    """
-    from flax import nnx
-
-    graphdef, state = nnx.split(nnx.eval_shape(build))
-    return nnx.merge(graphdef, filled_state(state, tensors, where=where))
-
-
-def load_final(path: str | Path, family: str, config_class: type, abstract_model: Callable[[Any], tuple[Any, Any]]):
-    """Returns (cfg, graphdef, params, info) of a family's final weights, strictly checked;
-    info["snapshot_steps"] lists the snapshots. abstract_model(cfg) -> (graphdef, state template)."""
-    ckpt = load(path, family)
-    cfg = config_from_dict(config_class, ckpt.config)
-    graphdef, template = abstract_model(cfg)
-    params = filled_state(template, ckpt.tensors, where=Path(path).name)
-    _, _, steps = read_info(path, family)
-    return cfg, graphdef, params, {**ckpt.info, "snapshot_steps": steps}
-
-
-def load_snapshot_states(path: str | Path, family: str, template: Any) -> dict[int, Any]:
-    """Returns {step: params} of every snapshot (float16 on disk, float32 here); strict."""
-    ckpt = load(path, family, snapshots=True)
-    return {step: filled_state(template, flat, where=f"{Path(path).name} step {step}")
-            for step, flat in ckpt.snapshots.items()}
-
-
 def trained_steps(info: Mapping[str, Any]) -> list[int]:
     """Returns the training steps a checkpoint has weights for: its snapshots and the final step."""
     return sorted({*map(int, info["snapshot_steps"]), int(info["final_step"])})
 
 
+def snapshot_states(path: str | Path, family: str, template: Any) -> dict[int, Any]:
+    """Returns {step: params} of every snapshot (float16 on disk, float32 here), shaped like `template`; strict."""
+    ckpt = load(path, family, snapshots=True)
+    return {step: filled_state(template, flat, where=f"{Path(path).name} step {step}")
+            for step, flat in ckpt.snapshots.items()}
+
+
 def snapshots_with_final(path: str | Path, family: str, params: Any, info: Mapping[str, Any]) -> dict[int, Any]:
     """Returns {training step: params} of every snapshot and the final weights, by step."""
-    snaps = load_snapshot_states(path, family, params)
+    snaps = snapshot_states(path, family, params)
     snaps[int(info["final_step"])] = params
     return dict(sorted(snaps.items()))

@@ -9,20 +9,20 @@ from models.corpus import qk
 from models.corpus import run as corpus
 from models.corpus.heads import DESCRIPTIONS, LABELS
 from models.corpus.texts import MAX_UPLOAD_BYTES, MAX_UPLOAD_TEXTS, csv_header, sample_texts, upload_text, upload_texts
-from models.model_folders import max_model_bytes, model_root, resolve_model_dir
+from models.model_folders import max_model_bytes
 from models.registry import CORPUS, mechanism_of
 from models.text import N_
 from ui.corpus_links import single_input_url
-from ui.i18n import current_language, translator
+from ui.i18n import current_language
 from ui.links import choice
 from ui.markdown import escape_markdown
-from ui.router import ensure_router
-from ui.story import story_place
+from ui.model_folder import DECODER_FOLDER, model_folder
+from ui.router import start_page
+from ui.story import page_header
 from ui.widgets import checked, clicked_points, show_figure
 from viz.corpus import COLOUR_BY, head_scatter, query_key_plane
 
-ensure_router()
-_ = translator()
+_ = start_page()
 MECHANISMS = {"transformer": mechanism_of("transformer", "self-attention").id, "lm": mechanism_of("lm").id}
 MODEL_NAMES = {"transformer": N_("MiniLM (encoder, 6 layers × 12 heads)"),
                "lm": N_("GPT trained here (decoder LM), or your GPT-2/Llama folder")}
@@ -49,9 +49,7 @@ def _embedding(digest: str, texts: tuple[str, ...], layer: int, head: int):
     return qk.joint_embedding(qk.query_keys(runner, texts, layer, head))
 
 
-st.title(_("Many inputs: head statistics"))
-story_place(CORPUS.file, _("What a head does shows only across many inputs: the same Query–Key scoring, summarised over a corpus."))
-st.markdown(_(
+page_header(CORPUS, _(
     "One sentence shows one attention map; what a head *does* shows across many. This page runs a model "
     "over a corpus, one text per input, and gives every head the statistics the single-input pages compute "
     "(entropy, previous-token, duplicate-token and induction scores, shares on [CLS] and [SEP] or, for a "
@@ -62,15 +60,7 @@ st.markdown(_(
 
 mechanism = choice(st.radio, _("Model"), list(MODEL_NAMES), format_func=lambda m: _(MODEL_NAMES[m]),
                    horizontal=True, key="corpus_model", linked=False)
-model_dir = ""
-root = model_root()
-if mechanism == "lm" and root is not None:  # the operator allows model folders under ATTENTION_LAB_MODEL_ROOT
-    with st.expander(_("Model folder")):
-        asked = st.text_input(
-            _("A Hugging Face folder under the model root (GPT-2, Llama, Mistral, Qwen2/3: config.json, "
-              "model.safetensors, tokenizer.json)"), "", key="corpus_model_dir",
-            placeholder=_("empty = the GPT trained here (checkpoints/lm)"), max_chars=1024).strip()
-        model_dir = str(checked(resolve_model_dir, asked, root)) if asked else ""
+model_dir = model_folder(DECODER_FOLDER, key="corpus_model_dir") if mechanism == "lm" else ""
 
 source = choice(st.radio, _("Corpus"), list(SOURCES), format_func=lambda s: _(SOURCES[s]), horizontal=True,
                 key="corpus_source", linked=False)

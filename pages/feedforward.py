@@ -5,25 +5,18 @@ import streamlit as st
 from models.feedforward.records import nearest_paper_length, stacked_record, tanh_bound
 from models.feedforward.task import MAX_LENGTH
 from models.registry import FEEDFORWARD, mechanisms_on_page
-from ui.i18n import translator
-from ui.legend import symbol_legend
+from ui.legend import FEEDFORWARD_LEGEND, symbol_legend
 from ui.links import bound
-from ui.router import ensure_router
-from ui.story import story_place
+from ui.router import start_page
+from ui.story import page_header
 from ui.widgets import checked, option_number, option_slider, show_figure
 from viz.feedforward import alpha_over_time
 from viz.formulas import formula_lines
-from viz.i18n_text import N_
 
-ensure_router()
-_ = translator()
+_ = start_page()
 
 
-IDEA = N_("Attention without recurrence and without a query: each step scores its own state, and the softmax "
-          "of those scores over time weights the sum the network reads.")  # the survey's idea this page shows
-st.title(_(FEEDFORWARD.title))
-story_place(FEEDFORWARD.file, _(IDEA))
-st.markdown(_(
+page_header(FEEDFORWARD, _(
     "Raffel & Ellis attend **without a query**: each step t of the sequence is encoded on its own, "
     "h_t = LReLU(W x_t + b), scores itself, e_t = a(h_t), and the softmax of those scores over time "
     "weights the sum c = Σ α_t h_t. The task is the **addition problem**: every step holds a value in "
@@ -31,21 +24,6 @@ st.markdown(_(
     "Both networks below were trained here; the paper form with one model per length T₀."
 ))
 
-# The symbols of both formulas: (LaTeX, what it is, shape). T steps; the hidden layers are 100 wide.
-LEGEND = (
-    (r"x_t", N_("step t of the input: its value in [−1, 1] and its marker (1 on the two marked steps, else 0)"),
-     N_("2 numbers")),
-    (r"h_t", N_("step t's state, computed from x_t alone (h_t = LReLU(W x_t + b)); no recurrence"),
-     N_("100 numbers")),
-    (r"e_t", N_("the score of step t: squashed by tanh into [−1, 1] in the paper form, unbounded in the other"),
-     N_("one number per step")),
-    (r"W_{hc}, b_{hc}, w, b", N_("learned weights of the scoring function; no query takes part"),
-     N_("100 numbers and one")),
-    (r"\alpha", N_("the weights of the T steps; they sum to 1"), N_("T numbers")),
-    (r"c", N_("the weighted sum of the states, which the output layers turn into the predicted sum"),
-     N_("100 numbers")),
-    (r"T", N_("the sequence's length (2 to 10,000 here)"), N_("one number")),
-)
 mechanisms = mechanisms_on_page(FEEDFORWARD.file)
 paper = mechanisms[0]
 # The formulas stay outside the fragment below: a control reruns the fragment, and a formula inside
@@ -54,7 +32,7 @@ for column, mechanism in zip(st.columns(len(mechanisms), gap="large"), mechanism
     with column:
         st.markdown(f"**{_(mechanism.name)}**")
         st.latex(formula_lines(mechanism.formula))  # one clause per line: half a page is too narrow for one
-symbol_legend(LEGEND)
+symbol_legend(FEEDFORWARD_LEGEND)
 st.caption(paper.citation(_))
 
 

@@ -5,18 +5,16 @@ import streamlit as st
 from models.han.records import context_word_record, default_predictor, probability_record, sentence_score_record
 from models.registry import HAN, mechanisms_on_page
 from ui.han import compare_documents, english_notice, show_analysis, train_your_own
-from ui.i18n import translator
-from ui.legend import symbol_legend
+from ui.legend import HAN_LEGEND, symbol_legend
 from ui.links import linked_text
-from ui.router import ensure_router
-from ui.story import story_place
+from ui.router import start_page
+from ui.story import page_header
 from ui.widgets import checked, show_figure
 from viz.formulas import formula_lines
 from viz.han import probability_bars, score_bars, sentence_labels
 from viz.i18n_text import N_
 
-ensure_router()
-_ = translator()
+_ = start_page()
 
 
 DEFAULT_TEXT = (
@@ -30,22 +28,6 @@ DEFAULT_TEXT_B = (
     "We took the bus home afterwards."
 )
 TOP_WORDS = 15
-# The symbols of the formula: (LaTeX, what it is, shape). Word pieces are MiniLM's (384 numbers each);
-# the GRUs are 48 wide each way, the attention layers 64.
-LEGEND = (
-    (r"h_{it}", N_("word t of sentence i as the word-level GRU read it, both directions"), N_("96 numbers")),
-    (r"W_w, b_w", N_("learned weights of the word attention layer"), N_("64 × 96 and 64 numbers")),
-    (r"u_{it}", N_("word t's key: h_it through one layer"), N_("64 numbers")),
-    (r"u_w", N_("the word context vector: a learned question (“which word carries the opinion?”), the same for "
-                "every document; not computed from the text"), N_("64 numbers")),
-    (r"\alpha_{it}", N_("the weight of word t within sentence i; each sentence's weights sum to 1"),
-     N_("one number per word")),
-    (r"s_i", N_("sentence i's vector: the α-weighted sum of its words"), N_("96 numbers")),
-    (r"h_i, u_i", N_("sentence i as the sentence-level GRU read it, and its key"), N_("96 and 64 numbers")),
-    (r"u_s", N_("the sentence context vector, learned like u_w"), N_("64 numbers")),
-    (r"\alpha_i", N_("the weight of sentence i in the document; they sum to 1"), N_("one number per sentence")),
-    (r"v", N_("the document's vector, which the classifier reads"), N_("96 numbers")),
-)
 # The committed model's heads and classes, shown translated (the record and its exports keep English).
 HEAD_NAMES = {"sentiment": N_("sentiment"), "topic": N_("topic")}
 CLASS_NAMES = {"negative": N_("negative"), "positive": N_("positive"), "quality": N_("quality"),
@@ -68,11 +50,7 @@ def context_words(k: int):
     return context_word_record(mechanism.id, default_predictor(), k)
 
 
-IDEA = N_("Hierarchical attention: words are weighed inside each sentence, then sentences across the document, "
-          "each against a learned context vector, a parameter, not the seq2seq context vector c.")  # the idea shown
-st.title(_(HAN.title))
-story_place(HAN.file, _(IDEA))
-st.markdown(_(
+page_header(HAN, _(
     "A hierarchical attention network reads a document twice over. Inside each sentence, word attention "
     "weighs the words against a learned **word context vector u_w** and sums them into a sentence vector; "
     "over the document, sentence attention weighs the sentences against a learned **sentence context "
@@ -83,7 +61,7 @@ st.markdown(_(
 ))
 english_notice()
 st.latex(formula_lines(mechanism.formula))  # one clause per line: on one line it ran past the column's edge
-symbol_legend(LEGEND)
+symbol_legend(HAN_LEGEND)
 st.caption(mechanism.citation(_) + ". " + _("Word vectors: MiniLM's contextual token vectors (frozen, each sentence read "
                                       "alone); a word's α is the sum of its word pieces' α."))
 

@@ -3,28 +3,14 @@
 import streamlit as st
 
 from models.registry import PAGES, START_HERE, get_mechanism, mechanisms_on_page
-from ui.i18n import translator
-from ui.router import ensure_router
+from ui.legend import GENERAL_LEGEND, symbol_legend
+from ui.router import start_page
 from ui.widgets import checked, option_slider, show_figure
 from viz.figures import weight_bars
-from viz.formulas import symbol_legend
 from viz.i18n_text import N_
 
-ensure_router()
-_ = translator()
+_ = start_page()
 
-# The general view's symbols (q, k, v), and the papers' own names for them, mapped once. The
-# Playground shows the same legend.
-GENERAL_LEGEND = (
-    (r"q", N_("the query: what is being looked for"), N_("a vector of width d")),
-    (r"k_j", N_("key j: what item j offers to be matched against"), N_("a vector of width d")),
-    (r"v_j", N_("value j: what item j gives when it is chosen"), N_("a vector")),
-    (r"\operatorname{score}(q, k_j)", N_("the alignment function: how well key j matches the query"),
-     N_("a number")),
-    (r"\tau", N_("the temperature: small sharpens α, large flattens it"), N_("a number > 0")),
-    (r"\alpha_j", N_("the weight of item j; the weights sum to 1"), N_("a number in [0, 1]")),
-    (r"c", N_("the output: the α-weighted sum of the values (the context vector)"), N_("a vector, like v_j")),
-)
 PAPERS_NOTATION = N_(
     "In the papers: Bahdanau writes the query s_{i−1} (the decoder's previous state), the keys and the values "
     "h_j (the encoder's states) and the weight α_ij; Luong writes h_t for the query and h̄_s for the keys and "
@@ -39,10 +25,7 @@ st.markdown(_(
     "the output is the **α-weighted sum of the values** that belong to those keys."
 ))
 st.latex(r"\alpha_j = \frac{\exp(\operatorname{score}(q, k_j)/\tau)}{\sum_{j'} \exp(\operatorname{score}(q, k_{j'})/\tau)}, \qquad c = \sum_j \alpha_j v_j")
-with st.expander(_("What the symbols mean")):
-    st.markdown(symbol_legend([(s, _(what), _(shape)) for s, what, shape in GENERAL_LEGEND],
-                              headers=(_("symbol"), _("what it is"), _("shape"))))
-    st.caption(_(PAPERS_NOTATION))
+symbol_legend(GENERAL_LEGEND, note=_(PAPERS_NOTATION))
 st.markdown(_(
     "The mechanisms of the literature differ in how they score, which keys they allow "
     "(masks, local windows), and whether they take the expectation (soft) or pick one key (hard). "

@@ -19,11 +19,10 @@ from models.captioner.task import (
 )
 from models.image_input import fit_square, read_any_image
 from models.registry import IMAGES, mechanisms_on_page
-from ui.i18n import translator
-from ui.legend import symbol_legend
+from ui.legend import HARD_LEGEND, PATCH_LEGEND, SOFT_LEGEND, symbol_legend
 from ui.links import bound, linked_index, unlink
-from ui.router import ensure_router
-from ui.story import story_place
+from ui.router import start_page
+from ui.story import page_header
 from ui.widgets import (
     checked,
     clicked_points,
@@ -42,8 +41,7 @@ from viz.formulas import formula_lines
 from viz.i18n_text import N_
 from viz.images import caption_figure, captions_figure, patch_figure
 
-ensure_router()
-_ = translator()
+_ = start_page()
 
 
 # The patch view's first τ. On the built scene, from the centre patch, τ = 0.1 gives a nearly even α
@@ -64,51 +62,8 @@ VARIANT_LABELS = {"soft": N_("soft"), "hard": N_("hard")}
 SHAPE_NAMES = {"circle": N_("circle"), "square": N_("square"), "triangle": N_("triangle")}
 COLOUR_NAMES = {"red": N_("red"), "green": N_("green"), "blue": N_("blue"), "yellow": N_("yellow")}
 
-# The symbols of the two captioners' formulas: (LaTeX, what it is, shape). 64 cells = the 8 × 8 grid.
-SOFT_LEGEND = (
-    (r"a_i", N_("the image feature of grid cell i, from the convolutional encoder (32 channels and the cell's row "
-                "and column)"), N_("34 numbers; 64 cells")),
-    (r"h_{t-1}", N_("the decoder's state before it writes word t"), N_("64 numbers")),
-    (r"E y_{t-1}", N_("the embedding of the word written before"), N_("16 numbers")),
-    (r"W, U, v", N_("learned weights of the scoring network"), N_("matrices; v has 32 numbers")),
-    (r"e_{ti}", N_("the score of cell i for word t"), N_("one number per cell")),
-    (r"\alpha_t", N_("the weights of the 64 cells for word t; they sum to 1"), N_("64 numbers")),
-    (r"\beta_t", N_("a learned gate between 0 and 1: how much of the image the decoder takes in at word t"),
-     N_("one number")),
-    (r"z_t", N_("what the decoder reads for word t: the α-weighted average of the cells, scaled by β_t"),
-     N_("34 numbers")),
-)
-HARD_LEGEND = (
-    (r"s_t", N_("the one cell hard attention reads for word t, drawn at random with the probabilities α_t"),
-     N_("a cell number, 0 to 63")),
-    (r"p(y \mid s)", N_("the probability of the right caption y when the model reads the drawn cells s"),
-     N_("one number")),
-    (r"\nabla", N_("the gradient estimate the training follows (REINFORCE: drawing a cell has no gradient)"),
-     N_("one per weight")),
-    (r"\lambda_r", N_("the weight of the REINFORCE term"), N_("one number, set before training")),
-    (r"b", N_("the baseline: a moving average of log p(y | s) over training, subtracted so that only draws "
-              "better than usual are rewarded"), N_("one number")),
-    (r"\lambda_e", N_("the weight of the entropy bonus"), N_("one number, set before training")),
-    (r"H[s]", N_("the entropy of α_t: large when the weight is spread; the bonus keeps the model trying other "
-                 "cells"), N_("one number per word")),
-)
-PATCH_LEGEND = (
-    (r"x_j", N_("patch j's features: its mean colour (red, green, blue) and its position (row, column), centred"),
-     N_("5 numbers")),
-    (r"x_q", N_("the query patch's features (the patch outlined in the picture)"), N_("5 numbers")),
-    (r"d", N_("the number of features, 5; dividing by √d keeps the scores from growing with it"), N_("one number")),
-    (r"\tau", N_("the temperature: small τ sharpens α onto the most similar patches, large τ flattens it"),
-     N_("one number")),
-    (r"\alpha_{qj}", N_("the weight patch q gives patch j; they sum to 1 over all patches"),
-     N_("one number per patch")),
-)
 
-IDEA = N_("Soft attention reads the α-weighted average of every image region and is trained by backpropagation; "
-          "hard attention reads one region drawn from α and needs REINFORCE. Self-attention scores a patch "
-          "against every patch of the same image: Q = K = V.")  # the survey's idea this page shows
-st.title(_(IMAGES.title))
-story_place(IMAGES.file, _(IDEA))
-st.markdown(_(
+page_header(IMAGES, _(
     "A small *Show, Attend and Tell* captioner (Xu et al., 2015), trained here on a world of "
     "shapes with known answers, writes a caption one word at a time and, for every word, "
     "chooses where to look on an 8×8 grid. **Soft** attention reads the α-weighted average of "

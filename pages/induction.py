@@ -5,18 +5,17 @@ import streamlit as st
 from models.induction.records import model_size, phase_change, prediction_rows, snapshot_steps, training_record
 from models.induction.task import LETTERS, WORDS
 from models.registry import INDUCTION, mechanisms_on_page
-from ui.i18n import current_language, translator
-from ui.legend import symbol_legend
+from ui.i18n import current_language
+from ui.legend import INDUCTION_LEGEND, symbol_legend
 from ui.links import bound, linked_text
-from ui.router import ensure_router
-from ui.story import story_place
+from ui.router import start_page
+from ui.story import page_header
 from ui.widgets import checked, option_number, option_slider, show_figure, show_notice
 from viz.chart_style import for_the_page
 from viz.i18n_text import N_, gettext_for
 from viz.induction import copy_view, head_pattern, snapshot_note, training_curves
 
-ensure_router()
-_ = translator()
+_ = start_page()
 mechanism = mechanisms_on_page(INDUCTION.file)[0]
 layers, heads = model_size()
 EXAMPLE_TEXT = "k dog m sun p cat k dog m sun"
@@ -41,23 +40,11 @@ def _curves_figure(language: str):
     return for_the_page(training_curves(_curves(), gettext=gettext_for(language)))
 
 
-LEGEND = (
-    (r"x_t", N_("the current token, at position t: the query's token"), N_("one token")),
-    (r"x_s", N_("an earlier token equal to it (s < t): an earlier copy"), N_("one token")),
-    (r"s + 1", N_("the position right after that copy: where an induction head looks"), N_("a position")),
-    (r"\alpha_{t \to s+1}", N_("the attention of query t on key s + 1 (prefix matching: high for an induction head)"),
-     N_("a number in [0, 1]")),
-    (r"T", N_("the sequence length; a head that ignores content gives each key about 1/T"), N_("a whole number")),
-    (r"\text{[BOS]}", N_("the token every sequence starts with"), N_("one token")),
-    (r"r", N_("a random segment of tokens; [BOS] + r + r repeats it once"), N_("3–31 tokens")),
-)
 
 PREDICTION_COLUMNS = (N_("position"), N_("token"), N_("predicted next"), N_("probability"),
                       N_("induction head reads"), N_("copied"), N_("yes"))
 
-st.title(_("Induction heads"))
-story_place(INDUCTION.file, _("Two self-attention layers can learn to copy: a head finds where the current token appeared before and attends to the token that followed it."))
-st.markdown(_(
+page_header(INDUCTION, _(
     "An **induction head** finds the earlier occurrence of the current token and predicts the token "
     "that followed it: after `… k dog … k` it says `dog`. It takes two layers: a head in layer 0 copies "
     "each token's predecessor into its position, and a head in layer 1 matches its query against that "
@@ -70,7 +57,7 @@ st.markdown(_(
     "short sequences people type."
 ).format(layers=layers, heads=heads))
 st.latex(mechanism.formula)
-symbol_legend(LEGEND)
+symbol_legend(INDUCTION_LEGEND)
 st.caption(_("{paper}. Vocabulary (50 tokens, type them separated by spaces): the letters {first}–{last} and the "
              "words {words}; every sequence starts with [BOS].").format(
     paper=mechanism.citation(_), first=LETTERS[0], last=LETTERS[-1], words=", ".join(WORDS)))

@@ -4,32 +4,28 @@ neuron view and attention sinks, on the GPT trained here or your own GPT-2/Llama
 import streamlit as st
 
 from models.pages import INSIDE_LM
-from ui.i18n import translator
-from ui.inside_lm import cached_runner, choose_model, neuron_view_section, prompt_box
+from ui.inside_lm import cached_runner, neuron_view_section, prompt_box
 from ui.inside_lm_generate import generate_section
 from ui.inside_lm_knockout import knockout_section
 from ui.inside_lm_lens import lens_section
 from ui.inside_lm_sinks import sinks_section
 from ui.links import bound
 from ui.markdown import escape_markdown
-from ui.router import ensure_router
-from ui.story import story_place
+from ui.model_folder import DECODER_FOLDER, model_folder
+from ui.router import start_page
+from ui.story import page_header
 from ui.widgets import checked
 
-ensure_router()
-_ = translator()
+_ = start_page()
 
-st.title(_("Inside a language model"))
-story_place(INSIDE_LM.file, _("The survey's general view (query, key, value: score, normalise, average) at work in a "
-                            "real decoder: self-attention over the tokens the model writes, head by head."))
-st.markdown(_(
+page_header(INSIDE_LM, _(
     "Five tools that open up a decoder language model, on the same model and prompt: watch which earlier "
     "tokens each head reads while the model writes, read its intermediate guesses layer by layer (logit "
     "lens), knock heads out and measure what changes, look inside one attention score (neuron view), and "
     "find the heads that park their attention on the first token (attention sinks)."
 ))
 
-model_dir = choose_model()
+model_dir = model_folder(DECODER_FOLDER, key="inside_model_dir")
 prompt = prompt_box()
 if not prompt.strip():
     st.info(_("Type a prompt above to see the model at work."), icon=":material/edit:")

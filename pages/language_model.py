@@ -5,22 +5,22 @@ import streamlit as st
 from models.heads.statistics import matrix_record, model_view_record
 from models.lm.quality import familiarity_notice, training_record
 from models.lm.records import shared_runner
-from models.model_folders import max_model_bytes, model_root, resolve_model_dir
+from models.model_folders import max_model_bytes
 from models.registry import LANGUAGE_MODEL, mechanisms_on_page
-from ui.i18n import current_language, translator
-from ui.legend import symbol_legend
+from ui.i18n import current_language
+from ui.legend import LANGUAGE_MODEL_LEGEND, symbol_legend
 from ui.links import bound, linked_text
 from ui.markdown import escape_markdown
-from ui.router import ensure_router
-from ui.story import story_place
+from ui.model_folder import DECODER_FOLDER, model_folder
+from ui.router import start_page
+from ui.story import page_header
 from ui.widgets import checked, index_in, show_figure, show_notice
 from viz.chart_style import for_the_page
-from viz.i18n_text import N_, gettext_for
+from viz.i18n_text import gettext_for
 from viz.lm import training_curves
 from viz.transformer import head_heatmap, model_view
 
-ensure_router()
-_ = translator()
+_ = start_page()
 mechanism = mechanisms_on_page(LANGUAGE_MODEL.file)[0]
 # A sentence from the documentation's own register, written twice: on the second copy the induction
 # head looks at the token after the earlier copy of each token.
@@ -50,21 +50,8 @@ def _curves_figure(language: str):
     return for_the_page(training_curves(_curves(), gettext=gettext_for(language)))
 
 
-LEGEND = (
-    (r"\alpha^{(l,h)}", N_("the attention of head h in layer l: one row per query token"), N_("T × T")),
-    (r"Q_h", N_("head h's queries, one row per token"), N_("T × d")),
-    (r"K_{g(h)}", N_("the keys head h reads: its own, or its group's where heads share keys (Llama, Mistral, Qwen)"),
-     N_("T × d")),
-    (r"d", N_("the width of one head's queries and keys"), N_("a number")),
-    (r"M", N_("the causal mask: −∞ above the diagonal, so a token never sees the tokens after it"), N_("T × T")),
-    (r"g(h),\ G", N_("the key group of head h, and how many query heads share one group (1 in GPT-2)"),
-     N_("whole numbers")),
-    (r"T", N_("the number of tokens of the text"), N_("a whole number")),
-)
 
-st.title(_("Language model (GPT)"))
-story_place(LANGUAGE_MODEL.file, _("A decoder language model is self-attention with a causal mask: each token's query may score only the keys of itself and the tokens before it."))
-st.markdown(_(
+page_header(LANGUAGE_MODEL, _(
     "A decoder language model reads text left to right: each token attends only to itself and the tokens "
     "before it, and the model predicts the next token. The default model is a small GPT-2 (2 layers × 4 heads, "
     "width 128, 128 positions) **trained here** on the Python documentation (Debian's `python3-doc`); it is "
@@ -75,21 +62,12 @@ st.markdown(_(
     "did. The default text is a sentence written twice, so you can see that for yourself."
 ))
 st.latex(mechanism.formula)
-symbol_legend(LEGEND)
+symbol_legend(LANGUAGE_MODEL_LEGEND)
 st.caption(mechanism.citation(_))
 
 text = linked_text(st.text_area, _("Text"), DEFAULT_TEXT, key="lm_text", height=100,
                    max_chars=mechanism.option("text").max_chars)
-model_dir = ""
-root = model_root()
-if root is not None:  # the operator allows model folders under ATTENTION_LAB_MODEL_ROOT
-    with st.expander(_("Model folder")):
-        asked = st.text_input(
-            _("A Hugging Face folder under the model root (GPT-2, Llama, Mistral, Qwen2/3: config.json, "
-              "model.safetensors, tokenizer.json)"), "", key="lm_model_dir",
-            placeholder=_("empty = the GPT trained here (checkpoints/lm)"), max_chars=1024,
-        ).strip()
-        model_dir = str(checked(resolve_model_dir, asked, root)) if asked else ""
+model_dir = model_folder(DECODER_FOLDER, key="lm_model_dir")
 
 if not text.strip():
     st.info(_("Type some text above to see its attention."), icon=":material/edit:")

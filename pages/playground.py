@@ -14,10 +14,10 @@ from models.playground.records import (
     table_to_kv,
 )
 from models.registry import PLAYGROUND, get_mechanism, mechanisms_on_page
-from ui.i18n import translator
+from ui.legend import PLAYGROUND_LEGEND, symbol_legend
 from ui.links import bound, link_rows, linked_rows
-from ui.router import PHONE_WIDE, ensure_router
-from ui.story import story_place
+from ui.router import PHONE_WIDE, start_page
+from ui.story import page_header
 from ui.widgets import (
     checked,
     editor_key,
@@ -27,41 +27,23 @@ from ui.widgets import (
     show_panels,
     warm_in_background,
 )
-from viz.formulas import formula_table, matrix_latex, query_key_notation, symbol_legend
+from viz.formulas import formula_table, matrix_latex, query_key_notation
 from viz.i18n_text import N_
 from viz.query_keys import query_key_record, stages_figure
 
-ensure_router()
-_ = translator()
+_ = start_page()
 
 TABLE_COLUMNS = ("label", "k1", "k2", "v1", "v2")
 
-IDEA = N_("The survey's general view: attention maps a Query to Key–Value pairs in three stages, score, "
-          "normalise and weighted sum; every other page is one choice of Q, K, V and of the score.")  # the survey's idea this page shows
-st.title(_("A Query over Key/Value pairs"))
-story_place(PLAYGROUND.file, _(IDEA))
-st.markdown(_(
+page_header(PLAYGROUND, _(
     "Every attention mechanism does three things. **1. Score** the query against each key. "
     "**2. Normalise** the scores into weights α. **3. Sum** the values, weighted by α. "
     "Move the query, edit the keys and values, and watch each stage change."
-))
+), title=_("A Query over Key/Value pairs"))
 
 mechanisms = mechanisms_on_page(PLAYGROUND.file)
 warm_in_background(PLAYGROUND.file)  # the score functions not shown yet, so that switching to one does not wait
 
-# The symbols of the page, in the general view's notation (Home's): the papers' own names are mapped once.
-LEGEND = (
-    (r"q", N_("the query, set by the two sliders"), N_("2 numbers")),
-    (r"k_j", N_("key j: columns k1, k2 of row j of the table"), N_("2 numbers")),
-    (r"v_j", N_("value j: columns v1, v2 of row j"), N_("2 numbers")),
-    (r"\operatorname{score}(q, k_j)", N_("how well key j matches the query (the score function picked below)"),
-     N_("a number per key")),
-    (r"d", N_("the width of the query and the keys"), N_("2 here")),
-    (r"W_a, W, U, v_a, v", N_("the scores' parameters, hand-set here (not learned)"), N_("small matrices and vectors")),
-    (r"\tau", N_("the temperature: the scores are divided by τ before the softmax"), N_("a number > 0")),
-    (r"\alpha_j", N_("the weight of key j; the weights sum to 1"), N_("a number per key")),
-    (r"c", N_("the output: the α-weighted sum of the values"), N_("2 numbers")),
-)
 NOTATION = N_("The papers write the same things differently: Bahdanau's query is s_{i−1} and his keys h_j; Luong's "
               "query is h_t and his keys h̄_s. Here, as on Home: q for the query, k_j for the keys, v_j for the values.")
 # τ each score opens with. The additive score's tanh saturates on keys this long, so its scores lie within
@@ -76,10 +58,7 @@ SHORT_NAMES = {"dot": N_("Dot product"), "scaled-dot": N_("Scaled dot product"),
 short = {m.variant: _(SHORT_NAMES.get(m.variant, m.name)) for m in mechanisms}
 st.markdown(formula_table([(short[m.variant], query_key_notation(m.formula)) for m in mechanisms],
                           row_label="score(q, k) =", prefix=SCORE_PREFIX))
-with st.expander(_("What the symbols mean")):
-    st.markdown(symbol_legend([(s, _(what), _(shape)) for s, what, shape in LEGEND],
-                              headers=(_("symbol"), _("what it is"), _("shape"))))
-    st.caption(_(NOTATION))
+symbol_legend(PLAYGROUND_LEGEND, note=_(NOTATION))
 with st.expander(_("Parameters of the {scores} scores (hand-set for illustration, not learned)").format(
         scores=", ".join(short[v] for v in PARAMETERS_OF_SCORE))):
     for variant, names in PARAMETERS_OF_SCORE.items():

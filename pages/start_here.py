@@ -3,16 +3,15 @@
 import streamlit as st
 
 from models.registry import PAGES
-from ui.i18n import LANG_PARAM, current_language, translator
+from ui.i18n import LANG_PARAM, current_language
 from ui.links import choice
 from ui.markdown import escape_markdown
-from ui.router import ensure_router
-from ui.tour import ADVANTAGES, NEXT_PAGES, STEPS
+from ui.router import start_page
+from ui.tour import ADVANTAGES, IDEAS, NEXT_PAGES, STEPS
 from ui.widgets import checked, show_figure
 from viz.formulas import formula_lines
 
-ensure_router()
-_ = translator()
+_ = start_page()
 
 STEP_PARAM = "step"  # ?step=3: the step travels in the page's link
 STEP_KEY = "tour_step"  # the session's step, for a return to the page from elsewhere
@@ -116,8 +115,8 @@ with figure_col:
 
 if number == len(STEPS):  # the tour's end: where to go from here
     st.subheader(_("What next"))
-    for page, sentence in NEXT_PAGES:
+    for page in NEXT_PAGES:
         st.page_link(page.file, label=_(page.title), icon=page.icon, query_params={LANG_PARAM: current_language()})
-        st.caption(_(sentence))
+        st.caption(_(IDEAS[page.file]))
 
 navigation(number, where="bottom")

@@ -12,11 +12,10 @@ from models.encdec.records import (
     snapshot_steps,
 )
 from models.registry import TRANSFORMER, get_mechanism, mechanisms_on_page
-from ui.i18n import translator
-from ui.legend import symbol_legend
+from ui.legend import TRANSFORMER_LEGEND, symbol_legend
 from ui.links import bound, linked_text, warn_refused
-from ui.router import ensure_router
-from ui.story import story_place
+from ui.router import start_page
+from ui.story import page_header
 from ui.widgets import (
     checked,
     escape_markdown,
@@ -32,8 +31,7 @@ from viz.i18n_text import N_
 from viz.plotly_json import side_by_side
 from viz.seq2seq import alignment_heatmap
 
-ensure_router()
-_ = translator()
+_ = start_page()
 
 # The views: id (the URL's value, tf_view) and name, shown translated.
 KINDS = {"encoder": N_("Encoder self-attention"), "decoder": N_("Decoder masked self-attention"),
@@ -48,23 +46,10 @@ EXPLAIN = {
                 "characters, which are both the keys and the values (K = V): the encoder–decoder attention of "
                 "Bahdanau and Luong, in the Transformer."),
 }
-LEGEND = (
-    (r"Q_s,\ K_s", N_("the encoder's queries and keys, one row per input character"), N_("S × d_k")),
-    (r"Q_t,\ K_t", N_("the decoder's queries and keys, one row per output position (<s> first)"), N_("T × d_k")),
-    (r"S,\ T", N_("the number of input characters and of output positions"), N_("whole numbers")),
-    (r"d_k", N_("the width of one head's queries and keys: 16 (width 64 split over 4 heads)"), N_("a number")),
-    (r"M", N_("the causal mask: −∞ above the diagonal (j > i), so position i never sees a later one"),
-     N_("T × T")),
-    (r"\alpha^{enc},\ \alpha^{dec},\ \alpha^{cross}", N_("the three kinds of attention weights; each row sums to 1"),
-     N_("S × S, T × T, T × S")),
-    (r"\text{<s>}", N_("the start token the decoder reads first"), N_("one token")),
-)
 mechanisms = {m.variant: m for m in mechanisms_on_page(TRANSFORMER.file)}
 text_option = mechanisms["cross"].option("text")
 
-st.title(_("Transformer: three kinds of attention"))
-story_place(TRANSFORMER.file, _("The Transformer uses attention three ways: encoder self-attention (Q = K = V), masked decoder self-attention, and cross-attention, where the decoder's queries meet the encoder's keys and values (K = V)."))
-st.markdown(_(
+page_header(TRANSFORMER, _(
     "A small Transformer encoder–decoder (Vaswani et al., 2017: 2 encoder and 2 decoder layers, 4 heads, "
     "width 64, sinusoidal positions), trained here on the same character-level date task as the seq2seq page, "
     "turns a free-form date into `YYYY-MM-DD`. Its attention happens in three places: inside the source, "
@@ -128,7 +113,7 @@ for part, count in zip(("layer", "head"), cross.weights.shape[:2]):
 st.latex(r"\begin{aligned}" + r" \\ ".join(
     mechanisms[kind].formula.replace("=", "&=", 1) + rf"&&\text{{{_(title).lower()}}}" for kind, title in KINDS.items()
 ) + r"\end{aligned}")
-symbol_legend(LEGEND)
+symbol_legend(TRANSFORMER_LEGEND)
 
 
 # Each section whose controls change only its own figures is a fragment (st.fragment): moving

@@ -1,5 +1,5 @@
-"""What bench/ui_latency.py (and bench/control_pairs.py, bench/load_protocol.py) share with the tests: the
-in-browser reader that sees a Streamlit script run end, the results of one control and one page, and the
+"""What bench/ui_latency.py (and bench/control_pairs.py, bench/load_protocol.py) share with the tests: Chromium's
+flags, a server's health check and stop, the in-browser reader that sees a Streamlit script run end, the results of one control and one page, and the
 count of controls within a bound of the floor. Plain Python and JavaScript: no browser, no Streamlit.
 
 Tested by tests/e2e/test_bench_protocol.py (the reader, in Chromium, on real ForwardMsg bytes) and
@@ -9,9 +9,16 @@ tests/tools/test_ui_timing.py (the count).
 from __future__ import annotations
 
 import statistics
+import subprocess
+import time
+import urllib.request
 from dataclasses import dataclass, field
+from pathlib import Path
 
 RERUN_TIMEOUT_MS = 60_000  # a first change may load a model or compile a new length bucket
+# Chromium as the browser tests and the benchmarks launch it: headless Debian Chromium, offline.
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
 
 # Installed in every document of a timed page (bench/ui_latency.py): a wrapper of the browser's WebSocket that reads the top-level
 # fields of each ForwardMsg (protobuf) the server sends and calls window.__onScriptFinished on a
@@ -112,3 +119,28 @@ def within_line(report: dict, floor_ms: float | None, limit: float = 1.3) -> str
         line += (f"; within {limit} × the floor measured beside each: **{by_beside} of {len(paired)}** "
                  f"(those floors {fmt(min(beside_floors))}–{fmt(max(beside_floors))} ms)")
     return line + "."
+
+
+def wait_healthy(url: str, proc: subprocess.Popen | None, timeout: float, log_path: Path | str | None = None) -> None:
+    """Returns once url/_stcore/health answers 200; raises if the process exits or time runs out."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {proc.returncode}; see {log_path}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{url} did not become healthy in {timeout:.0f} s")
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    """Ends a server process: asks it to stop, and kills it if it has not within 15 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

@@ -16,8 +16,8 @@ import streamlit as st
 
 from models.compare import row_difference_record
 from models.han import records as han_records
-from models.han.checkpoint import checkpoint_bytes
 from models.han.data import MAX_CSV_BYTES, LabelledTexts, parse_csv
+from models.han.model import CHECKPOINT
 from models.han.records import HANPredictor, document_word_weights, result_record
 from models.han.store import OWN_TTL, OwnModel, load_own_model, own_model_path
 from models.han.train import OWN_EPOCHS, example_csv_bytes, train_own
@@ -282,7 +282,7 @@ def _show_own_model(model: OwnModel, example: str) -> None:
                + (f" {escape_markdown(model.note.capitalize())}." if model.note else "")
                + " " + _("This link reopens it for a day."))
     st.download_button(
-        _("Download the trained model (safetensors)"), checkpoint_bytes(model.state, model.cfg, model.info()),
+        _("Download the trained model (safetensors)"), CHECKPOINT.to_bytes(model.cfg, model.state, model.info()),
         file_name="han-own.safetensors", mime="application/octet-stream", key="han_own_download",
     )
     predictor = HANPredictor(model.cfg, model.graphdef, model.state)

@@ -11,7 +11,7 @@ import streamlit as st
 
 from models.lm.neuron import neuron_parts
 from models.lm.records import LMRunner, shared_runner
-from models.model_folders import max_model_bytes, model_root, resolve_model_dir
+from models.model_folders import max_model_bytes
 from models.registry import Mechanism, get_mechanism
 from models.text import Notice
 from ui.i18n import translator
@@ -29,22 +29,6 @@ def cached_runner(model_dir: str) -> LMRunner:
     """Returns the loaded model of a folder ("" = the GPT trained here): the process's one copy, which
     the other language-model pages and the lens and knock-out builders share (models/lm/records.py)."""
     return shared_runner(model_dir or None, max_bytes=max_model_bytes())
-
-
-def choose_model() -> str:
-    """Shows the model folder box where the operator set a model root; returns the folder ("" = the
-    GPT trained here). A folder outside the root or too large stops the page with one line."""
-    _ = translator()
-    root = model_root()
-    if root is None:
-        return ""
-    with st.expander(_("Model folder")):
-        asked = st.text_input(
-            _("A Hugging Face folder under the model root (GPT-2, Llama, Mistral, Qwen2/3: config.json, "
-              "model.safetensors, tokenizer.json)"), "", key="inside_model_dir",
-            placeholder=_("empty = the GPT trained here (checkpoints/lm)"), max_chars=1024,
-        ).strip()
-    return str(checked(resolve_model_dir, asked, root)) if asked else ""
 
 
 def prompt_box() -> str:

@@ -3,14 +3,16 @@
 Streamlit decides once per process whether an app uses the legacy `pages/` folder: until
 some session has run app.py (whose st.navigation switches the legacy mode off), a deep
 link such as /playground runs pages/playground.py directly, with a sidebar listing every
-file. Each page calls `ensure_router()` first: in legacy mode it switches that mode off
+file. Each page calls `start_page()` first: in legacy mode it switches that mode off
 and reruns, so the request goes through app.py and its st.navigation like any other.
 """
 
 import streamlit as st
 
+from ui.i18n import translator
 from ui.links import start_run
 from ui.streamlit_private import leave_legacy_pages_mode
+from viz.i18n_text import Gettext
 
 # The app's one style block. A table wider than the screen (the Playground's seven score formulas on
 # a phone) scrolls in its own box instead of widening the whole page.
@@ -53,9 +55,10 @@ PAGE_STYLE = ("<style>[data-testid='stMarkdownContainer'] table{display:block;ma
               "</style>")
 
 
-def ensure_router() -> None:
-    """Reruns the script through app.py if Streamlit is still in legacy pages/ mode; then notes a
-    link's parameters (ui/links.py)."""
+def start_page() -> Gettext:
+    """Returns the session's translator (ui/i18n.py) once the run is on app.py's router: reruns the script
+    through app.py if Streamlit is still in legacy pages/ mode, then notes a link's parameters (ui/links.py)."""
     if leave_legacy_pages_mode():
         st.rerun()
     start_run()  # the run that opens a link remembers its parameters, to report refused ones
+    return translator()

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+from models.entry import Page
 from models.pages import START_HERE
 from ui.i18n import LANG_PARAM, current_language, translator
-from ui.tour import STEPS
+from ui.tour import IDEAS, STEPS
 
 
 def steps_of(page_file: str) -> list[int]:
@@ -59,3 +60,13 @@ def story_place(page_file: str, idea: str) -> None:
                 st.page_link(START_HERE.file, label=_("next →: {title}").format(title=_(STEPS[after - 1].title)),
                              query_params={"step": str(after), **language})
     st.caption(idea)
+
+
+def page_header(page: Page, intro: str | None = None, *, title: str | None = None) -> None:
+    """Shows a full page's title (default: its name in the sidebar), its place in the tour with the idea it
+    shows (ui/tour.py's IDEAS), and `intro`, the paragraph that opens it (texts translated)."""
+    _ = translator()
+    st.title(title or _(page.title))
+    story_place(page.file, _(IDEAS[page.file]))
+    if intro:
+        st.markdown(intro)

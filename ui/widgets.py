@@ -1,5 +1,5 @@
 """Streamlit helpers shared by the pages: option widgets, figures with their export menu,
-one-line errors, plotly clicks and training progress.
+one-line errors and plotly clicks.
 
 ui/ and pages/ are the only places besides app.py that import streamlit. Widgets made from a
 registry option take its range, step and default (models/options.py), and every value they
@@ -392,22 +392,3 @@ def clicked_points(state: Any, *, curve: int | None = None) -> list[dict[str, An
     points = (state.get("selection") or {}).get("points") or []
     return [p for p in points if isinstance(p, Mapping) and (curve is None or p.get("curve_number") == curve)]
 
-
-# ------------------------------------------------------------------ training progress
-
-
-class StreamlitProgress:
-    """The training Progress protocol (models/training.py) on an st.progress bar."""
-
-    def __init__(self, text: str):
-        self.text = text  # already translated by the page
-        self._ = translator()
-        self.bar = st.progress(0.0, text=self._("{task}: compiling…").format(task=text))
-
-    def update(self, step: int, total: int, **metrics: float) -> None:
-        shown = ", ".join(f"{k} {v:.3f}" for k, v in metrics.items())
-        text = self._("{task}: step {step}/{total}").format(task=self.text, step=step, total=total)
-        self.bar.progress(min(step / max(total, 1), 1.0), text=text + (f", {shown}" if shown else ""))
-
-    def close(self) -> None:
-        pass

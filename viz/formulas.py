@@ -49,7 +49,7 @@ def matrix_latex(name: str, matrix: np.ndarray, *, digits: int = 2) -> str:
     return rf"\mathtt{{{symbol}}} = \begin{{bmatrix}} {body} \end{{bmatrix}}"
 
 
-def symbol_legend(rows: Sequence[tuple[str, ...]], *, headers: Sequence[str]) -> str:
+def legend_table(rows: Sequence[tuple[str, ...]], *, headers: Sequence[str]) -> str:
     """Returns a formula's legend as a markdown table: one row per symbol, the symbol as inline LaTeX
     and the other cells as prose (what it is, its shape), under `headers` (one per column).
 

@@ -61,14 +61,7 @@ def training_curves(record: AttentionRecord, *, height: int | None = None, gette
         fig.add_trace(go.Scatter(x=snaps, y=repeated, mode="markers", name=_("snapshots (the slider's steps)"),
                                  marker={"symbol": "line-ns-open", "size": 10, "color": "#000000"},
                                  hovertemplate=_("snapshot at step %{x}") + "<extra></extra>"), row=1, col=1)
-    for row, scores in enumerate(record.weights, start=2):  # [head, step]
-        fig.add_trace(go.Heatmap(
-            z=scores, x=steps, y=list(range(len(heads))), coloraxis="coloraxis", name=titles[row - 1],
-            customdata=np.array([[h] * len(steps) for h in heads], dtype=object),
-            hovertemplate=_("%{customdata} at step %{x}<br>score %{z:.3f}") + "<extra></extra>",
-        ), row=row, col=1)
-        fig.update_yaxes(tickmode="array", tickvals=list(range(len(heads))), ticktext=heads, autorange="reversed",
-                         row=row, col=1)
+    add_score_heatmaps(fig, record.weights, steps, heads, titles[1:], first_row=2, colorbar=(0.62, 0.31), gettext=_)
     mixed_after = record.meta.get("mixture_from")
     if mixed_after is not None:  # where the short repeats joined the training data
         fig.add_vline(x=int(mixed_after), line={"color": "#555555", "width": 1, "dash": "dash"}, row=1, col=1,
@@ -76,13 +69,32 @@ def training_curves(record: AttentionRecord, *, height: int | None = None, gette
                       annotation_font_size=13)
     fig.update_yaxes(title_text=_("nats"), rangemode="tozero", row=1, col=1)
     fig.update_xaxes(title_text=_("training step"), row=len(record.query_labels) + 1, col=1)
-    fig.update_layout(
-        height=height or 760, margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        coloraxis={"colorscale": COLORSCALE, "cmin": 0.0, "cmax": 1.0,
-                   "colorbar": {"title": {"text": _("score")}, "len": 0.62, "y": 0.31}},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.03, "x": 0},
-    )
+    fig.update_layout(height=height or 760)
     return fig
+
+
+def add_score_heatmaps(fig: go.Figure, scores: np.ndarray, steps: np.ndarray, heads: Sequence[str],
+                       names: Sequence[str], *, first_row: int, colorbar: tuple[float, float],
+                       gettext: Gettext = untranslated) -> None:
+    """Adds one heatmap per score (heads × steps) to the rows of `fig` from `first_row` down, on one colour
+    axis from 0 to 1 whose bar has (length, y) `colorbar`, and the training figures' margins and legend.
+
+    scores: [score, head, step]; names: one trace name per score.
+    """
+    _ = gettext
+    for row, (values, name) in enumerate(zip(scores, names), start=first_row):  # values [head, step]
+        fig.add_trace(go.Heatmap(
+            z=values, x=steps, y=list(range(len(heads))), coloraxis="coloraxis", name=name,
+            customdata=np.array([[h] * len(steps) for h in heads], dtype=object),
+            hovertemplate=_("%{customdata} at step %{x}<br>score %{z:.3f}") + "<extra></extra>",
+        ), row=row, col=1)
+        fig.update_yaxes(tickmode="array", tickvals=list(range(len(heads))), ticktext=heads, autorange="reversed",
+                         row=row, col=1)
+    length, y = colorbar
+    fig.update_layout(
+        margin={"l": 10, "r": 10, "t": 40, "b": 10}, legend={"orientation": "h", "yanchor": "bottom", "y": 1.03, "x": 0},
+        coloraxis={"colorscale": COLORSCALE, "cmin": 0.0, "cmax": 1.0,
+                   "colorbar": {"title": {"text": _("score")}, "len": length, "y": y}})
 
 
 def snapshot_note(record: AttentionRecord, step: int, drop: tuple[int, int] | None,

@@ -10,8 +10,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from models.record import AttentionRecord
-from viz.figures import COLORSCALE
 from viz.i18n_text import N_, Gettext, untranslated
+from viz.induction import add_score_heatmaps
 from viz.labels import safe_label
 
 LOSS_COLORS = {"loss": "#7f7f7f", "heldout_loss": "#d62728"}
@@ -54,21 +54,9 @@ def training_curves(record: AttentionRecord, *, height: int | None = None, gette
     fig.add_hline(y=baseline, line={"color": "#7f7f7f", "dash": "dot", "width": 1}, row=2, col=1,
                   annotation_text=_("content-blind ≈ {baseline}").format(baseline=f"{baseline:.3f}"), annotation_position="bottom right",
                   annotation_font_size=13)
-    for row, values in enumerate(record.weights, start=3):  # [head, step]
-        fig.add_trace(go.Heatmap(
-            z=values, x=steps, y=list(range(len(heads))), coloraxis="coloraxis", name=titles[row - 1],
-            customdata=np.array([[h] * len(steps) for h in heads], dtype=object),
-            hovertemplate=_("%{customdata} at step %{x}<br>score %{z:.3f}") + "<extra></extra>",
-        ), row=row, col=1)
-        fig.update_yaxes(tickmode="array", tickvals=list(range(len(heads))), ticktext=heads, autorange="reversed",
-                         row=row, col=1)
+    add_score_heatmaps(fig, record.weights, steps, heads, titles[2:], first_row=3, colorbar=(0.5, 0.27), gettext=_)
     fig.update_yaxes(title_text=_("nats"), row=1, col=1)
     fig.update_yaxes(title_text=_("score"), range=[0, 1], row=2, col=1)
     fig.update_xaxes(title_text=_("training step"), row=rows, col=1)
-    fig.update_layout(
-        height=height or 860, margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        coloraxis={"colorscale": COLORSCALE, "cmin": 0.0, "cmax": 1.0,
-                   "colorbar": {"title": {"text": _("score")}, "len": 0.5, "y": 0.27}},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.03, "x": 0},
-    )
+    fig.update_layout(height=height or 860)
     return fig

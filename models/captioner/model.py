@@ -34,6 +34,7 @@ import numpy as np
 from flax import nnx
 
 from models import attention as core
+from models.family_checkpoint import FamilyCheckpoint
 
 VARIANTS = ("soft", "hard")
 
@@ -148,6 +149,11 @@ class Captioner(nnx.Module):
 
 
 # ------------------------------------------------------------------ pure functions
+
+
+# checkpoints/captioner/<variant>.safetensors: the parameters, the config and the training facts
+# (steps, seconds, λs, seed, where it started from).
+CHECKPOINT = FamilyCheckpoint("captioner", CaptionerConfig, Captioner)
 
 
 def teacher_forced(model: Captioner, images, inputs, key=None, soft_share: float = 0.5):

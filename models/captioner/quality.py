@@ -83,7 +83,7 @@ def report(quick: bool = False) -> str:
     and, in a second row, reads the argmax cell. Then each checkpoint's training steps and size."""
     import time
 
-    from models.captioner.checkpoint import checkpoint_path, read_info
+    from models.captioner.model import CHECKPOINT
     from models.captioner.records import load_runner
 
     n = 50 if quick else 1000
@@ -105,8 +105,8 @@ def report(quick: bool = False) -> str:
                              f"  <!-- {time.perf_counter() - started:.1f} s -->")
     lines.append("")
     for variant in ("soft", "hard"):
-        meta = read_info(checkpoint_path(variant))
-        size = checkpoint_path(variant).stat().st_size
+        meta = CHECKPOINT.read_info(CHECKPOINT.path(variant))
+        size = CHECKPOINT.path(variant).stat().st_size
         lines.append(f"{variant}: {meta.get('steps')} steps × batch {meta.get('batch')}, trained "
                      f"{meta.get('train_seconds')} s{' (from ' + str(meta['init']) + ')' if meta.get('init') else ''}, "
                      f"checkpoint {size / 1e6:.2f} MB")

@@ -23,8 +23,7 @@ import jax
 import numpy as np
 
 from models import attention as core
-from models.captioner.checkpoint import checkpoint_path, load_checkpoint
-from models.captioner.model import STEPS, CaptionerRunner, tokens_to_words
+from models.captioner.model import CHECKPOINT, STEPS, CaptionerRunner, tokens_to_words
 from models.captioner.task import SCENE_DISTANCE_LIMIT, scene_distance
 from models.image_input import fit_square, read_any_image
 from models.record import AttentionRecord
@@ -41,7 +40,7 @@ OUTSIDE_NOTICE = N_(
 @functools.lru_cache(maxsize=2)
 def load_runner(variant: str) -> CaptionerRunner:
     """Returns the committed captioner of a variant ("soft" or "hard"), loaded once."""
-    return CaptionerRunner(load_checkpoint(checkpoint_path(variant)))
+    return CaptionerRunner(CHECKPOINT.load_module(CHECKPOINT.path(variant)))
 
 
 @dataclass(frozen=True)

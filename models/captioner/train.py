@@ -29,8 +29,7 @@ import optax
 from flax import nnx
 
 from models.captioner import task as S
-from models.captioner.checkpoint import checkpoint_path, load_checkpoint, save_checkpoint
-from models.captioner.model import PRESETS, Captioner, CaptionerRunner, encode_captions, teacher_forced
+from models.captioner.model import CHECKPOINT, PRESETS, Captioner, CaptionerRunner, encode_captions, teacher_forced
 from models.captioner.quality import VALIDATION_SEED, decode_mode, evaluate
 from models.training import NO_PROGRESS, StopRequest, TqdmProgress, make_train_step, output_file
 
@@ -109,7 +108,7 @@ def initial_model(args) -> Captioner:
     from dataclasses import replace
 
     if args.init:
-        model = load_checkpoint(args.init)
+        model = CHECKPOINT.load_module(args.init)
         model.cfg = replace(model.cfg, variant=args.variant)
         return model
     return Captioner(replace(PRESETS[args.preset], variant=args.variant), rngs=nnx.Rngs(args.seed))
@@ -125,16 +124,14 @@ def train(args, stop: StopRequest | None = None) -> Path:
     tx = optax.chain(optax.clip_by_global_norm(1.0), optax.adam(schedule))
     opt_state = tx.init(params)
     train_step = make_train_step(make_loss(graphdef, cfg, args), tx, has_aux=True)
-    out = output_file(args.out, checkpoint_path(cfg.variant), overwrite_committed=getattr(args, "overwrite_committed", False))
+    out = output_file(args.out, CHECKPOINT.path(cfg.variant), overwrite_committed=getattr(args, "overwrite_committed", False))
 
     def save(step, seconds):
-        save_checkpoint(
-            nnx.merge(graphdef, params), out,
-            {"steps": step, "batch": args.batch, "train_seconds": round(seconds, 1), "seed": args.seed,
-             "ds_lambda": args.ds_lambda, "reinforce": args.reinforce, "entropy": args.entropy,
-             "soft_share": args.soft_share, "lr": args.lr, "init": str(args.init) if args.init else None,
-             "log": log},
-        )
+        CHECKPOINT.save(out, cfg, nnx.merge(graphdef, params), info={
+            "steps": step, "batch": args.batch, "train_seconds": round(seconds, 1), "seed": args.seed,
+            "ds_lambda": args.ds_lambda, "reinforce": args.reinforce, "entropy": args.entropy,
+            "soft_share": args.soft_share, "lr": args.lr, "init": str(args.init) if args.init else None,
+            "log": log})
 
     data: queue.Queue = queue.Queue(maxsize=4)
     done = threading.Event()

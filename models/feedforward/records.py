@@ -15,8 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from models.checkpoint import MissingCheckpoint
-from models.feedforward.checkpoint import checkpoint_path, load_checkpoint
+from models.feedforward.checkpoint import CHECKPOINT, checkpoint_path
 from models.feedforward.model import PAPER_LENGTHS, FeedForwardRunner
 from models.feedforward.task import make_sequence
 from models.record import AttentionRecord
@@ -26,9 +25,7 @@ from models.record import AttentionRecord
 def load_runner(variant: str, length: int | None = None) -> FeedForwardRunner:
     """Returns the runner of a committed checkpoint (cached: loading compiles nothing)."""
     path = checkpoint_path(variant, length)
-    if not path.is_file():
-        raise MissingCheckpoint(f"{path} is missing: train it with `python -m models.train feedforward`")
-    return FeedForwardRunner(load_checkpoint(path), name=path.stem)
+    return FeedForwardRunner(CHECKPOINT.load_module(path), name=path.stem)
 
 
 def nearest_paper_length(length: int) -> int:

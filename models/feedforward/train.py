@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +27,7 @@ import optax
 from flax import nnx
 
 from models.checkpoint import dotted_name
-from models.feedforward.checkpoint import checkpoint_path, load_checkpoint, save_checkpoint
+from models.feedforward.checkpoint import CHECKPOINT, checkpoint_path
 from models.feedforward.model import PAPER, PAPER_LENGTHS, UNBOUNDED, FeedForwardAttention, FeedForwardConfig
 from models.feedforward.quality import evaluate
 from models.feedforward.task import lengths_around, max_length_around, sample_batch
@@ -118,21 +119,30 @@ def train(
     opt_state = tx.init(params)
     train_step = make_train_step(mse_loss(graphdef), tx)
     rng = np.random.default_rng(seed + 1)
+
+    def adam_step(params, opt_state):
+        data = sample_batch(rng, *batch_lengths(rng, variant, length, batch))
+        return train_step(params, opt_state, data.inputs, data.mask, data.targets)[:3]
+
+    return _steps(adam_step, graphdef, params, opt_state, steps, progress, stop, report_every=50)
+
+
+def _steps(step: Callable, graphdef, params, state, count: int, progress: Progress, stop: StopRequest | None, *,
+           report_every: int = 1) -> TrainResult:
+    """Returns the model after `count` steps (params, state, loss) = step(params, state), fewer on a stop
+    request; reports the mean loss of the last `report_every` steps every `report_every` steps and at the end."""
     losses = []
     stop = stop or StopRequest()
     start = time.perf_counter()
-    for i in range(steps):
+    for i in range(count):
         if stop.requested:
             break
-        lengths, pad_to = batch_lengths(rng, variant, length, batch)
-        data = sample_batch(rng, lengths, pad_to)
-        params, opt_state, loss, _ = train_step(params, opt_state, data.inputs, data.mask, data.targets)
+        params, state, loss = step(params, state)
         losses.append(float(loss))
-        if i % 50 == 49 or i == steps - 1:
-            progress.update(i + 1, steps, mse=float(np.mean(losses[-50:])))
+        if (i + 1) % report_every == 0 or i == count - 1:
+            progress.update(i + 1, count, mse=float(np.mean(losses[-report_every:])))
     progress.close()
-    seconds = time.perf_counter() - start
-    return TrainResult(nnx.merge(graphdef, params), np.asarray(losses, np.float32), seconds)
+    return TrainResult(nnx.merge(graphdef, params), np.asarray(losses, np.float32), time.perf_counter() - start)
 
 
 def train_lbfgs(
@@ -172,18 +182,7 @@ def train_lbfgs(
         updates, state = optimizer.update(grad, state, p, value=value, grad=grad, value_fn=loss_fn)
         return optax.apply_updates(p, updates), state, value
 
-    state = optimizer.init(params)
-    losses = []
-    stop = stop or StopRequest()
-    start = time.perf_counter()
-    for i in range(iterations):
-        if stop.requested:
-            break
-        params, state, value = step(params, state)
-        losses.append(float(value))
-        progress.update(i + 1, iterations, mse=losses[-1])
-    progress.close()
-    return TrainResult(nnx.merge(graphdef, params), np.asarray(losses, np.float32), time.perf_counter() - start)
+    return _steps(step, graphdef, params, optimizer.init(params), iterations, progress, stop)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -231,7 +230,7 @@ def run(args: argparse.Namespace) -> int:
     steps, batch, lr = (steps if args.steps is None else args.steps), args.batch or batch, args.lr or lr
     if steps < 1 and not args.lbfgs:
         raise SystemExit("--steps must be at least 1")
-    init = load_checkpoint(args.init) if args.init else None
+    init = CHECKPOINT.load_module(args.init) if args.init else None
     out = output_file(args.out, checkpoint_path(args.variant, length), overwrite_committed=args.overwrite_committed)
     name = f"feedforward {args.variant}" + (f" T0={length}" if length else "")
     stop = StopRequest()
@@ -269,6 +268,6 @@ def run(args: argparse.Namespace) -> int:
         "final_loss": float(result.losses[-1]) if len(result.losses) else None,
         **{f"val_{k}": v for k, v in scores.items()},
     }
-    save_checkpoint(result.model, out, meta)
+    CHECKPOINT.save(out, result.model.cfg, result.model, info=meta)
     print(f"saved {out} after {result.seconds:.0f} s: " + ", ".join(f"{k} {v:.4f}" for k, v in scores.items()))
     return 0

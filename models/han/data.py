@@ -25,6 +25,7 @@ from models.options import MAX_WORD_CHARS, cut_text
 from models.padding import bucket
 from models.record import InputError
 from models.text import N_, Notice
+from models.uploads import upload_text
 
 MAX_SENTENCES = 30
 MAX_WORDS = 60  # per sentence; longer sentences are cut, with a notice
@@ -245,17 +246,12 @@ def parse_csv(data: bytes) -> LabelledTexts:
     column (label/class/category/sentiment/topic), UTF-8, at most MAX_CSV_BYTES and
     MAX_CSV_ROWS rows, and at least two classes.
     """
-    if len(data) > MAX_CSV_BYTES:
-        raise InputError(Notice(N_("the CSV is {size:.1f} MB; the limit is {limit:.0f} MB - upload a smaller sample"),
-                                size=len(data) / 1e6, limit=MAX_CSV_BYTES / 1e6))
-    if not data.strip():
-        raise InputError(Notice(N_("the CSV is empty; upload a file with a header row text,label and some rows")))
-    try:
-        content = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise InputError(Notice(N_("the CSV is not UTF-8 text; save it as UTF-8 (CSV UTF-8) and upload again"))) from None
-    if "\x00" in content:
-        raise InputError(Notice(N_("the file contains binary data; upload a plain-text CSV")))
+    content = upload_text(
+        data, max_bytes=MAX_CSV_BYTES,
+        too_big=N_("the CSV is {size:.1f} MB; the limit is {limit:.0f} MB - upload a smaller sample"),
+        not_utf8=N_("the CSV is not UTF-8 text; save it as UTF-8 (CSV UTF-8) and upload again"),
+        binary=N_("the file contains binary data; upload a plain-text CSV"),
+        empty=N_("the CSV is empty; upload a file with a header row text,label and some rows"))
     try:
         reader = csv.DictReader(io.StringIO(content, newline=""))
         header = [h.strip().lower() for h in (reader.fieldnames or [])]

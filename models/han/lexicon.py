@@ -1,4 +1,5 @@
-"""Words of the review generator (models/han/task.py): domains, aspects, judgements, neutral facts.
+"""Words of the review generator (models/han/task.py): domains, aspects, judgements, opinion templates, neutral
+facts.
 
 Built so that no surface feature tells an opinion from a fact: the aspect nouns of the
 opinions also appear in neutral sentences; neutral sentences are full of adjectives
@@ -171,6 +172,17 @@ PHRASES: dict[tuple[str, str], list[str]] = {
         "The *{A}* *gave* *us* *a* *headache*.", "The *{A}* *felt* *cold* *and* *unwelcoming*.",
     ],
 }
+
+# Opinion templates. {A} aspect, {be} was/were, {O}/{O2} opinions, {I} intensifier, {L} like-verb,
+# {R} opener, {N} negated opposite opinion, {n} a number, {C} a colour, {P} a person.
+OPINION_TEMPLATES = [
+    "The {A} {be} {I} {O}.", "{R} the {A} {be} {I} {O}.", "We {L} the {A}.", "I {L} the {A}.",
+    "I thought the {A} {be} {O}.", "Our {A} {be} {O}.", "My {P} said the {A} {be} {O}.",
+    "Everyone agreed that the {A} {be} {O}.", "The {A} {be} not {N}.", "To be honest the {A} {be} not {N} at all.",
+    "{R} we found the {A} {O}.", "The {A} {be} {O} and {O2}.", "After {n} days the {A} {be} still {O}.",
+    "For {n} pounds, the {A} {be} {I} {O}.", "The {C} {A} {be} {I} {O}.", "Honestly, I found the {A} {O}.",
+    "The {A} {be} {O}, just as my {P} said.", "In {n} years I have never seen such {O} {A}.",
+]
 
 # Neutral facts. {X} an aspect that is a thing (quality or ambience), {W} one that is a person
 # (service), {Q} a price aspect, {A} any aspect; {O}/{O2} objects ({Os}: plural), {C}/{C2}

@@ -25,6 +25,7 @@ import jax.numpy as jnp
 from flax import nnx
 
 from models import attention as core
+from models.family_checkpoint import FamilyCheckpoint
 
 EMBED_DIM = 384
 
@@ -134,6 +135,11 @@ class HAN(nnx.Module):
         doc, sent_alpha = self.sentence_attention(sents, sentence_mask)
         logits = tuple(head(doc) for head in self.heads)
         return logits, word_alpha.reshape(b, s, t), sent_alpha, word_scores, self.sentence_attention.scores(sents)
+
+
+# checkpoints/han/han.safetensors, and the bytes of the app's "download your model" button: the trainable
+# parameters only (the frozen MiniLM vectors it reads come from the installed model package, never copied in).
+CHECKPOINT = FamilyCheckpoint("han", HANConfig, HAN, "han.safetensors")
 
 
 @functools.lru_cache(maxsize=8)

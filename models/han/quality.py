@@ -181,17 +181,17 @@ def report(quick: bool = False) -> str:
     hand-written sets, the shortcut probes and the inference time; 1,000 generated reviews (50 with `quick`)."""
     import time
 
-    from models.han.checkpoint import CHECKPOINT
+    from models.han.model import CHECKPOINT
     from models.han.probes import probe_markdown, probe_table
     from models.han.records import HANPredictor
 
-    predictor = HANPredictor.from_checkpoint(CHECKPOINT)
+    predictor = HANPredictor.from_checkpoint(CHECKPOINT.file)
     reviews = generate_reviews(50 if quick else 1000, HELD_OUT_SEED)
     predictor.run_batch([encode_document(r.text) for r in reviews[:8]])  # compiles outside the timing
     start = time.perf_counter()
     quality = review_quality(predictor, reviews)
     seconds = time.perf_counter() - start
-    lines = [f"Checkpoint {CHECKPOINT.name}: {predictor.meta.get('trained_on', '?')}, trained in "
+    lines = [f"Checkpoint {CHECKPOINT.file.name}: {predictor.meta.get('trained_on', '?')}, trained in "
              f"{predictor.meta.get('training_seconds', '?')} s; no-opinion threshold {predictor.no_opinion_spread}",
              "", f"| measure | held-out generated with an opinion ({quality.documents}) | bar |", "|---|---|---|"]
     lines += [f"| {name} | {value:.1%} | ≥ {REPORT_BARS[name]:.0%} |" for name, value in quality.rows()]

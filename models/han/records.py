@@ -21,10 +21,9 @@ from typing import Any
 import jax
 import numpy as np
 
-from models.han.checkpoint import CHECKPOINT, load_checkpoint, load_checkpoint_bytes
 from models.han.data import Document, cjk_share, encode_document, make_batch, word_weights
 from models.han.features import document_vectors, feature_batch
-from models.han.model import HANConfig, compiled_forward
+from models.han.model import CHECKPOINT, HANConfig, compiled_forward
 from models.han.spread import sentence_spread
 from models.record import AttentionRecord
 
@@ -87,13 +86,13 @@ class HANPredictor:
         self._reference_words: tuple[list[str], np.ndarray] | None = None
 
     @classmethod
-    def from_checkpoint(cls, path: Path = CHECKPOINT) -> HANPredictor:
-        cfg, graphdef, state, meta = load_checkpoint(path)
+    def from_checkpoint(cls, path: Path = CHECKPOINT.file) -> HANPredictor:
+        cfg, graphdef, state, meta = CHECKPOINT.load(path)
         return cls(cfg, graphdef, state, meta=meta)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> HANPredictor:
-        cfg, graphdef, state, meta = load_checkpoint_bytes(data)
+        cfg, graphdef, state, meta = CHECKPOINT.load_bytes(data)
         return cls(cfg, graphdef, state, meta=meta)
 
     def run_batch(self, docs: Sequence[Document], batch_size: int = 8) -> list[HANResult]:
@@ -153,7 +152,7 @@ def _max_per_word(scores: np.ndarray, piece_words: Sequence[int], num_words: int
 @functools.lru_cache(maxsize=1)
 def default_predictor() -> HANPredictor:
     """Returns the predictor of the committed checkpoint (cached)."""
-    return HANPredictor.from_checkpoint(CHECKPOINT)
+    return HANPredictor.from_checkpoint(CHECKPOINT.file)
 
 
 def result_record(result: HANResult, mechanism: str = "han") -> AttentionRecord:

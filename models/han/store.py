@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from models.han.checkpoint import load_checkpoint, save_checkpoint
-from models.han.model import HANConfig
+from models.han.model import CHECKPOINT, HANConfig
 from models.training import RUNS_ROOT
 
 
@@ -54,7 +53,7 @@ def own_model_path(job_id: str, folder: Path | None = None) -> Path | None:
 
 def save_own_model(model: OwnModel, path: Path) -> Path:
     """Writes an in-app model (atomically) and drops kept models past their time."""
-    save_checkpoint(path, model.state, model.cfg, model.info())
+    CHECKPOINT.save(path, model.cfg, model.state, info=model.info())
     purge_own_models(path.parent)
     return path
 
@@ -64,7 +63,7 @@ def load_own_model(path: Path | None) -> OwnModel | None:
     if path is None or not path.is_file() or time.time() - path.stat().st_mtime > OWN_TTL:
         return None
     try:
-        cfg, graphdef, state, info = load_checkpoint(path)
+        cfg, graphdef, state, info = CHECKPOINT.load(path)
     except Exception:  # noqa: BLE001 - a damaged or foreign file is simply not there
         return None
     return OwnModel(cfg, graphdef, state, str(info.get("trained_on", "")), int(info.get("rows", 0)),

@@ -34,16 +34,6 @@ _ABSTRACT = {
     "breakfast", "app", "game", "editor", "map", "novel", "book", "coffee", "soup", "curry", "noodles",
 }
 
-# Opinion templates. {A} aspect, {be} was/were, {O}/{O2} opinions, {I} intensifier, {L} like-verb,
-# {R} opener, {N} negated opposite opinion, {n} a number, {C} a colour, {P} a person.
-_TEMPLATES = [
-    "The {A} {be} {I} {O}.", "{R} the {A} {be} {I} {O}.", "We {L} the {A}.", "I {L} the {A}.",
-    "I thought the {A} {be} {O}.", "Our {A} {be} {O}.", "My {P} said the {A} {be} {O}.",
-    "Everyone agreed that the {A} {be} {O}.", "The {A} {be} not {N}.", "To be honest the {A} {be} not {N} at all.",
-    "{R} we found the {A} {O}.", "The {A} {be} {O} and {O2}.", "After {n} days the {A} {be} still {O}.",
-    "For {n} pounds, the {A} {be} {I} {O}.", "The {C} {A} {be} {I} {O}.", "Honestly, I found the {A} {O}.",
-    "The {A} {be} {O}, just as my {P} said.", "In {n} years I have never seen such {O} {A}.",
-]
 _MARKED_SLOTS = ("A", "O", "O2", "L", "N", "R")
 
 
@@ -97,7 +87,7 @@ def opinion_sentence(rng: random.Random, topic: str, sentiment: str, domain: str
         "L": rng.choice(lx.LIKE[sentiment]), "R": rng.choice(lx.REACTION[sentiment]),
         "n": str(rng.randint(2, 30)), "C": rng.choice(lx.COLOURS), "P": rng.choice(lx.PEOPLE),
     }
-    return _fill(rng.choice(_TEMPLATES), slots)
+    return _fill(rng.choice(lx.OPINION_TEMPLATES), slots)
 
 
 def phrase_sentence(rng: random.Random, topic: str, sentiment: str, domain: str = "restaurant") -> tuple[str, tuple[int, ...]]:

@@ -29,10 +29,9 @@ import numpy as np
 import optax
 from flax import nnx
 
-from models.han.checkpoint import CHECKPOINT, save_checkpoint
 from models.han.data import Document, batch_shape, encode_document, make_batch
 from models.han.features import FEATURES, document_vectors, feature_batch, feature_dim
-from models.han.model import HAN, REVIEWS, HANConfig
+from models.han.model import CHECKPOINT, HAN, REVIEWS, HANConfig
 from models.han.store import OwnModel, save_own_model
 from models.han.task import SENTIMENTS, TOPICS, Review, generate_reviews
 from models.options import Option
@@ -342,7 +341,7 @@ def run(args: argparse.Namespace) -> int:
     from models.han.quality import calibrate_no_opinion, print_report
     from models.han.records import HANPredictor
 
-    out = output_file(args.out, CHECKPOINT, overwrite_committed=args.overwrite_committed)
+    out = output_file(args.out, CHECKPOINT.file, overwrite_committed=args.overwrite_committed)
     cfg = dataclasses.replace(REVIEWS, features=args.features, embed_dim=feature_dim(args.features))
     start = time.perf_counter()
     stop = StopRequest()
@@ -364,7 +363,7 @@ def run(args: argparse.Namespace) -> int:
         "no_opinion_spread": round(threshold, 4),
         "no_opinion_balanced_accuracy": round(balanced, 4),
     }
-    save_checkpoint(out, train.state, cfg, info)
+    CHECKPOINT.save(out, cfg, train.state, info=info)
     print(f"epoch losses {info['epoch_losses']}; trained in {seconds:.0f} s; wrote {out}")
     print_report(HANPredictor(cfg, train.graphdef, train.state, meta=info))
     return 0

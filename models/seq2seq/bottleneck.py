@@ -34,7 +34,7 @@ import numpy as np
 from models.record import AttentionRecord
 from models.seq2seq import in_text
 from models.seq2seq import task as dates
-from models.seq2seq.checkpoint import BOTTLENECK_DIR, checkpoint_path
+from models.seq2seq.checkpoint import BOTTLENECK_DIR, CHECKPOINT
 
 MODELS = ("no-attention", "bahdanau", "luong-general")
 ATTENTION_MODELS = ("bahdanau", "luong-general")
@@ -68,12 +68,11 @@ def held_out(per_bucket: int = PER_BUCKET, seed: int = HELD_OUT_SEED) -> list[li
 
 
 def _load(model: str, folder: Path = BOTTLENECK_DIR):
-    from models.seq2seq.checkpoint import load_checkpoint
 
-    path = checkpoint_path(model, folder)
+    path = CHECKPOINT.path(model, folder)
     if not path.is_file():
         raise FileNotFoundError(f"no bottleneck checkpoint at {path}; train it (docs/models/seq2seq.md)")
-    return load_checkpoint(path)
+    return CHECKPOINT.load(path)
 
 
 def score(model: str, buckets: list[list[dates.DateExample]], folder: Path = BOTTLENECK_DIR) -> BucketScores:
@@ -119,11 +118,10 @@ def measure(per_bucket: int = PER_BUCKET, models: tuple[str, ...] = MODELS,
 def curve_dict(scores: dict[str, BucketScores], per_bucket: int, seconds: float,
                folder: Path = BOTTLENECK_DIR) -> dict:
     """Returns the JSON of curve.json: buckets, per-model exact match and alignment, the claims, provenance."""
-    from models.seq2seq.checkpoint import load_weights
 
     training = {}
     for m in scores:
-        _, _, info = load_weights(checkpoint_path(m, folder))
+        _, _, info = CHECKPOINT.load_weights(CHECKPOINT.path(m, folder))
         training[m] = {k: info.get(k) for k in ("steps", "batch", "lr", "seed", "max_length", "train_seconds",
                                                 "validation_exact_match")}
     try:

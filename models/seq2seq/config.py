@@ -57,6 +57,7 @@ PRESETS = {
 }
 
 
+
 def pad_batch(
     sources: list[np.ndarray], bucket: int | None = None, rows: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:

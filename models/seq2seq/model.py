@@ -263,11 +263,6 @@ def make_model(cfg: Seq2SeqConfig, seed: int = 0) -> tuple[nnx.GraphDef, nnx.Sta
     return nnx.split(Seq2Seq(cfg, rngs=nnx.Rngs(seed)))
 
 
-def abstract_model(cfg: Seq2SeqConfig) -> tuple[nnx.GraphDef, nnx.State]:
-    """Returns (graphdef, abstract params): shapes only, no initialiser runs (for loading)."""
-    return nnx.split(nnx.eval_shape(lambda: Seq2Seq(cfg, rngs=nnx.Rngs(0))))
-
-
 @partial(jax.jit, static_argnames=("graphdef", "teacher_forcing"))
 def apply(graphdef, params, src_ids, src_len, tgt_in, window, teacher_forcing: bool = False):
     """Returns (logits [B, 10, V], α [B, 10, T], centres [B, 10]) — see Seq2Seq.__call__."""

@@ -17,14 +17,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from models.seq2seq import task as dates
-from models.seq2seq.checkpoint import CHECKPOINT_DIR
+from models.seq2seq.checkpoint import CHECKPOINT
 from models.seq2seq.config import DIGITS, span_arrays
 from models.seq2seq.model import LOCAL_VARIANTS, NO_ATTENTION_VARIANTS, apply, batch_rows, pad_batch
 from models.seq2seq.records import load_variant
 
 HELD_OUT_SEED = 20_180_509  # disjoint from the training stream (seeded [1, init seed])
 HELD_OUT_SIZE = 1000
-QUALITY_FILE = CHECKPOINT_DIR / "quality.json"  # written by `python -m models.quality seq2seq --write`
+QUALITY_FILE = CHECKPOINT.folder / "quality.json"  # written by `python -m models.quality seq2seq --write`
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from models import padding
 from models.aot import StoredFunction
 from models.record import AttentionRecord, InputError
 from models.seq2seq import task as dates
-from models.seq2seq.checkpoint import checkpoint_path, load_snapshot_weights, load_weights
+from models.seq2seq.checkpoint import CHECKPOINT
 from models.seq2seq.config import (
     ALL_VARIANTS,
     LENGTH_BUCKETS,
@@ -55,10 +55,8 @@ class Decoded:
 def load_variant(variant: str):
     """Returns (cfg, graphdef, params, info) of a committed checkpoint (cached per process; builds
     the nnx model: training and the quality measurement use this, inference uses load_weights)."""
-    from models.seq2seq.checkpoint import load_checkpoint
-
     _check_variant(variant)
-    return load_checkpoint(checkpoint_path(variant))
+    return CHECKPOINT.load(CHECKPOINT.path(variant))
 
 
 def _check_variant(variant: str) -> None:
@@ -70,14 +68,14 @@ def _check_variant(variant: str) -> None:
 def variant_weights(variant: str) -> tuple[Seq2SeqConfig, dict[str, np.ndarray], dict[str, Any]]:
     """Returns (cfg, {name: array}, info) of a committed checkpoint (cached per process; no Flax)."""
     _check_variant(variant)
-    return load_weights(checkpoint_path(variant))
+    return CHECKPOINT.load_weights(CHECKPOINT.path(variant))
 
 
 @functools.cache
 def variant_snapshots(variant: str) -> dict[int, dict[str, np.ndarray]]:
     """Returns {training step: {name: array}}, the final step included (cached per process)."""
     _, tensors, info = variant_weights(variant)
-    snaps = load_snapshot_weights(checkpoint_path(variant))
+    snaps = CHECKPOINT.load_snapshot_weights(CHECKPOINT.path(variant))
     snaps[int(info["final_step"])] = tensors
     return dict(sorted(snaps.items()))
 
@@ -97,9 +95,9 @@ def _decoder_of(cfg: Seq2SeqConfig):
     """Returns the pure greedy decoder (tensors, ids, lengths, dummy targets, D) → (logits, α, centres),
     and for the no-attention variants c [B, 2E] after them."""
     from models import checkpoint
-    from models.seq2seq.model import abstract_model, apply, apply_context
+    from models.seq2seq.model import apply, apply_context
 
-    graphdef, template = abstract_model(cfg)
+    graphdef, template = CHECKPOINT.abstract_model(cfg)
 
     def decode(tensors, src_ids, src_len, tgt_in, window):
         params = checkpoint.filled_state(template, tensors, where=f"seq2seq {cfg.variant}")

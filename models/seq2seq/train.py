@@ -27,7 +27,7 @@ import optax
 from models.checkpoint import dotted_name, filled_state, flat_params
 from models.seq2seq import in_text
 from models.seq2seq import task as dates
-from models.seq2seq.checkpoint import BOTTLENECK_DIR, CHECKPOINT_DIR, checkpoint_path, load_checkpoint, save_checkpoint
+from models.seq2seq.checkpoint import BOTTLENECK_DIR, CHECKPOINT
 from models.seq2seq.model import (
     ALL_VARIANTS,
     PRESETS,
@@ -198,7 +198,7 @@ def train_variant(variant: str, args: argparse.Namespace, stop: StopRequest | No
         params = initial_params(variant, cfg, params, args.init_from)
         warm = {"init_from": args.init_from.stem}
     if getattr(args, "warm_start", None):
-        _, t_graphdef, t_params, _ = load_checkpoint(args.warm_start)
+        _, t_graphdef, t_params, _ = CHECKPOINT.load(args.warm_start)
         params, kept = warm_start_params(params, flat_params(t_params))
         fit_start = time.perf_counter()
         params, fit_loss = fit_head(
@@ -244,8 +244,8 @@ def train_variant(variant: str, args: argparse.Namespace, stop: StopRequest | No
         "train_seed": TRAIN_SEED, "max_length": getattr(args, "max_length", 0), "train_seconds": round(seconds, 1), "validation_exact_match": validation,
         "log": log, **warm, "final_step": done,
     }
-    out = checkpoint_path(variant, args.out)
-    save_checkpoint(out, cfg, flat_params(params), snapshots, info)
+    out = CHECKPOINT.path(variant, args.out)
+    CHECKPOINT.save(out, cfg, flat_params(params), snapshots, info)
     print(f"{variant}: {seconds:.0f} s, validation exact match {validation:.4f} -> {out}")
     return info
 
@@ -277,9 +277,7 @@ def draw(rng: np.random.Generator, n: int, args: argparse.Namespace) -> list[dat
 def initial_params(variant: str, cfg: Seq2SeqConfig, params, path: Path):
     """Returns params filled with every weight of the checkpoint at `path`; SystemExit with one line when
     it is another variant or another size (each name and shape must match)."""
-    from models.seq2seq.checkpoint import load_weights
-
-    other, tensors, _ = load_weights(path)
+    other, tensors, _ = CHECKPOINT.load_weights(path)
     if other.variant != variant:
         raise SystemExit(f"--init-from: {path} is a {other.variant} model, not {variant}")
     own = flat_params(params)
@@ -313,7 +311,7 @@ def check_arguments(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     check_arguments(args)
     variants = ALL_VARIANTS if args.variant == "all" else (args.variant,)
-    committed = BOTTLENECK_DIR if getattr(args, "max_length", 0) else CHECKPOINT_DIR
+    committed = BOTTLENECK_DIR if getattr(args, "max_length", 0) else CHECKPOINT.folder
     args.out = output_folder(args.out, committed, [f"{v}.safetensors" for v in variants],
                              overwrite_committed=args.overwrite_committed)
     stop = StopRequest()

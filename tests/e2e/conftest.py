@@ -10,11 +10,11 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from tools.ui_timing import CHROMIUM_ARGS, stop_server, wait_healthy
 from viz.export import chromium_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,14 +28,6 @@ def screenshot_path(name: str) -> str:
     folder = ROOT / "docs" if UPDATE_DOCS else ARTIFACTS
     folder.mkdir(exist_ok=True)
     return str(folder / name)
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
 def free_port() -> int:
@@ -60,25 +52,10 @@ def streamlit_server(**environment: str):
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + 90
-        while time.time() < deadline:
-            if proc.poll() is not None:
-                raise RuntimeError(f"streamlit exited with {proc.returncode}; see {log.name}")
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.3)
-        else:
-            raise RuntimeError("streamlit did not become healthy in 90 s")
+        wait_healthy(url, proc, 90, log.name)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_server(proc)
         log.close()
 
 
@@ -181,15 +158,21 @@ def pushed_margins(page) -> list[dict]:
     )
 
 
-def wait_for_change(page, before, timeout: float = 30.0) -> list:
-    """Returns the chart data once it differs from `before`; fails after `timeout` s."""
+def wait_for_change(page, before, timeout: float = 30.0, *, chart: int | None = None) -> list:
+    """Returns the chart data once it differs from `before` (chart: once that chart's first trace does);
+    fails after `timeout` s."""
+    def changed(now) -> bool:
+        if chart is None:
+            return bool(now) and json.dumps(now) != json.dumps(before)
+        return len(now) > chart and bool(now[chart]) and json.dumps(now[chart][0]) != json.dumps(before[chart][0])
+
     deadline = time.time() + timeout
     while time.time() < deadline:
         now = plotly_traces(page)
-        if now and json.dumps(now) != json.dumps(before):
+        if changed(now):
             return now
         time.sleep(0.2)
-    raise AssertionError("the charts did not change")
+    raise AssertionError("the charts did not change" if chart is None else f"chart {chart} did not change")
 
 
 def wait_stable(page, quiet: float = 2.0, timeout: float = 180.0) -> list:
@@ -229,10 +212,12 @@ def model_root_url(tmp_path_factory):
         yield url, root
 
 
-def open_page(page, url: str, path: str, title_text: str, charts: int = 1) -> None:
-    """Opens `url/path`, waits for `title_text`, `charts` drawn plotly charts and an idle app."""
-    page.goto(f"{url}/{path}")
-    page.get_by_text(title_text).first.wait_for(timeout=90_000)
+def open_page(page, url: str, path: str, title_text: str, charts: int = 1, timeout: float = 90_000) -> list:
+    """Opens `url/path`, waits (each wait up to `timeout` ms) for `title_text`, `charts` drawn plotly charts
+    and an idle app; returns the charts' data."""
+    page.goto(f"{url}/{path}", timeout=timeout)
+    page.get_by_text(title_text).first.wait_for(timeout=timeout)
     if charts:
-        wait_for_charts(page, charts, timeout=90_000)
-    wait_idle(page, timeout=90_000)
+        wait_for_charts(page, charts, timeout=timeout)
+    wait_idle(page, timeout=timeout)
+    return plotly_traces(page)

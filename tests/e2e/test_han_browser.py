@@ -119,12 +119,12 @@ def test_train_your_own_stops_on_request_and_offers_the_model(page, app_url, tmp
     path = download.value.path()
     from safetensors.numpy import load, load_file
 
-    from models.han.checkpoint import checkpoint_bytes
+    from models.han.model import CHECKPOINT
     from models.han.train import TrainState, own_config
 
     cfg = own_config(("negative", "positive"))
     fresh = TrainState.create(cfg, seed=0, learning_rate=1e-2)
-    initial = load(checkpoint_bytes(fresh.state, cfg))
+    initial = load(CHECKPOINT.to_bytes(cfg, fresh.state))
     trained = load_file(str(path))
     assert trained.keys() == initial.keys()
     assert any(not np.array_equal(trained[k], initial[k]) for k in trained)  # the stopped model kept its steps

@@ -1,12 +1,11 @@
 """The Induction heads page in Chromium: the snapshot slider changes the head's pattern (and the
 URL), typed tokens change the copy view."""
 
-import json
 import time
 
 import pytest
 
-from tests.e2e.conftest import plotly_traces, pushed_margins, wait_for_charts, wait_idle
+from tests.e2e.conftest import open_page, plotly_traces, pushed_margins, wait_for_change, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -14,23 +13,8 @@ LONG_WAIT = 300_000  # a cold server loads the model and compiles first
 HEAD, COPY = 1, 2
 
 
-def wait_for_chart_change(page, before, chart: int, timeout: float = 120.0) -> list:
-    """Returns the charts once chart `chart`'s first trace differs from `before`'s."""
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        now = plotly_traces(page)
-        if len(now) > chart and now[chart] and json.dumps(now[chart][0]) != json.dumps(before[chart][0]):
-            return now
-        time.sleep(0.3)
-    raise AssertionError(f"chart {chart} did not change")
-
-
 def test_snapshot_slider_and_typed_tokens_change_the_figures(page, app_url):
-    page.goto(f"{app_url}/induction", timeout=LONG_WAIT)
-    page.get_by_text("Induction heads").first.wait_for(timeout=LONG_WAIT)
-    wait_for_charts(page, 3, timeout=LONG_WAIT)
-    wait_idle(page, timeout=LONG_WAIT)
-    before = plotly_traces(page)
+    before = open_page(page, app_url, "induction", "Induction heads", charts=3, timeout=LONG_WAIT)
     assert len(before[HEAD][0]["z"]) == 63  # [BOS] + r + r, r of 31 tokens
     # The margins reserved for the 63 token labels held: plotly.js drew each map once, not twice.
     margins = pushed_margins(page)
@@ -41,7 +25,7 @@ def test_snapshot_slider_and_typed_tokens_change_the_figures(page, app_url):
         .locator('input[type="range"]')
     slider.focus()
     slider.press("ArrowLeft")  # the final weights -> the snapshot before them
-    earlier = wait_for_chart_change(page, before, HEAD)
+    earlier = wait_for_change(page, before, 120, chart=HEAD)
     assert earlier[HEAD][0]["z"] != before[HEAD][0]["z"]
     wait_idle(page)
     assert "ind_step=" in page.url  # the view is in the link
@@ -53,6 +37,6 @@ def test_snapshot_slider_and_typed_tokens_change_the_figures(page, app_url):
     box = page.get_by_label("Your tokens")
     box.fill("x b cat q x b")
     box.press("Enter")
-    typed = wait_for_chart_change(page, earlier, COPY)
+    typed = wait_for_change(page, earlier, 120, chart=COPY)
     assert len(typed[COPY][0]["z"]) == 7
     wait_idle(page)

@@ -1,12 +1,10 @@
 """The Language model page in Chromium: the GPT trained here (head view, model view, training curves; a
 head picked and a text typed change the head view). A user's folder: tests/e2e/test_model_root_browser.py."""
 
-import json
-import time
 
 import pytest
 
-from tests.e2e.conftest import plotly_traces, screenshot_path, wait_for_charts, wait_idle
+from tests.e2e.conftest import open_page, screenshot_path, wait_for_change, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -15,23 +13,8 @@ HEAD, GRID, CURVES = 0, 1, 2
 BOS = "&lt;|endoftext|&gt;"  # labels reach plotly HTML-escaped (viz/labels.py)
 
 
-def wait_for_chart_change(page, before, chart: int, timeout: float = 120.0) -> list:
-    """Returns the charts once chart `chart`'s first trace differs from `before`'s."""
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        now = plotly_traces(page)
-        if len(now) > chart and now[chart] and json.dumps(now[chart][0]) != json.dumps(before[chart][0]):
-            return now
-        time.sleep(0.3)
-    raise AssertionError(f"chart {chart} did not change")
-
-
 def _open(page, url):
-    page.goto(f"{url}/language_model", timeout=LONG_WAIT)
-    page.get_by_text("Language model (GPT)").first.wait_for(timeout=LONG_WAIT)
-    wait_for_charts(page, 3, timeout=LONG_WAIT)
-    wait_idle(page, timeout=LONG_WAIT)
-    return plotly_traces(page)
+    return open_page(page, url, "language_model", "Language model (GPT)", charts=3, timeout=LONG_WAIT)
 
 
 def test_the_model_trained_here(page, app_url):
@@ -43,7 +26,7 @@ def test_the_model_trained_here(page, app_url):
 
     page.get_by_label("Head", exact=True).click()
     page.get_by_role("option", name="1", exact=True).click()  # the page opens on the best induction head, L1H3
-    changed = wait_for_chart_change(page, before, HEAD)
+    changed = wait_for_change(page, before, 120, chart=HEAD)
     assert changed[HEAD][0]["z"] != before[HEAD][0]["z"]
     wait_idle(page)
     assert "lm_head=1" in page.url  # the view is in the link
@@ -51,6 +34,6 @@ def test_the_model_trained_here(page, app_url):
     box = page.get_by_label("Text", exact=True)
     box.fill("Return a new list.")
     box.press("Control+Enter")
-    typed = wait_for_chart_change(page, changed, HEAD)
+    typed = wait_for_change(page, changed, 120, chart=HEAD)
     assert typed[HEAD][0]["y"][0] == BOS and len(typed[HEAD][0]["z"]) < tokens
     wait_idle(page)

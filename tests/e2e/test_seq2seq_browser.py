@@ -6,7 +6,7 @@ import time
 import pytest
 
 from models.seq2seq.bottleneck import BUCKETS
-from tests.e2e.conftest import plotly_traces, pushed_margins, screenshot_path, wait_for_charts, wait_idle
+from tests.e2e.conftest import open_page, plotly_traces, pushed_margins, screenshot_path, wait_for_charts, wait_idle
 
 pytestmark = pytest.mark.e2e
 # Whether chart i draws a legend whose box meets no title's box (the chart's and its axes').
@@ -30,13 +30,8 @@ def wait_for_main_change(page, before, timeout: float = 240.0) -> list:
 
 
 def test_type_date_switch_variant_move_window(page, app_url):
-    # The first visit loads and compiles three models (slow on a busy 2-core machine): wait longer
-    # than the shared open_page helper does.
-    page.goto(f"{app_url}/seq2seq")
-    page.get_by_text("Seq2seq alignment").first.wait_for(timeout=300_000)
-    wait_for_charts(page, 3, timeout=300_000)
-    wait_idle(page, timeout=300_000)
-    before = plotly_traces(page)
+    # The first visit loads and compiles three models (slow on a busy 2-core machine): wait longer.
+    before = open_page(page, app_url, "seq2seq", "Seq2seq alignment", charts=3, timeout=300_000)
     assert len(before[0][0]["x"]) == len("Wednesday, May 9, 2018")
     assert pushed_margins(page)[0] == {}  # the main map's label margins were reserved: drawn once
     # The compare view's local-m panel has a legend (its windows' centres p_t): it clears the axis
@@ -82,11 +77,7 @@ def test_type_date_switch_variant_move_window(page, app_url):
 
 
 def test_no_attention_draws_its_context_vector_and_the_bottleneck_view_its_curve(page, app_url):
-    page.goto(f"{app_url}/seq2seq")
-    page.get_by_text("Seq2seq alignment").first.wait_for(timeout=300_000)
-    wait_for_charts(page, 3, timeout=300_000)
-    wait_idle(page, timeout=300_000)
-    before = plotly_traces(page)
+    before = open_page(page, app_url, "seq2seq", "Seq2seq alignment", charts=3, timeout=300_000)
     page.locator('[data-testid="stRadio"]').filter(has_text="Attention variant").get_by_text(
         "No attention (last state)", exact=True).click()
     switched = wait_for_main_change(page, before)

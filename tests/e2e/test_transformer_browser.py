@@ -1,26 +1,14 @@
 """The Transformer page in Chromium: a deep link on the shared server, the decoding-step slider, a view switch."""
 
-import json
 import time
 
 import pytest
 
-from tests.e2e.conftest import plotly_traces, pushed_margins, wait_for_charts, wait_idle
+from tests.e2e.conftest import plotly_traces, pushed_margins, wait_for_change, wait_for_charts, wait_idle
 
 pytestmark = pytest.mark.e2e
 
 CHARTS = 7
-
-
-def wait_for_chart_change(page, index: int, before, timeout: float = 120.0) -> list:
-    """Returns the charts once chart `index` (trace 0) differs from `before`."""
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        now = plotly_traces(page)
-        if len(now) > index and now[index] and json.dumps(now[index][0]) != json.dumps(before[index][0]):
-            return now
-        time.sleep(0.3)
-    raise AssertionError(f"chart {index} did not change")
 
 
 def wait_for_chart_shape(page, index: int, shape: tuple[int, int], timeout: float = 60.0) -> list:
@@ -48,13 +36,13 @@ def test_step_slider_and_views_change_the_figures(page, app_url):
     slider = page.locator('[data-testid="stSlider"] input[type="range"]').first
     slider.focus()
     slider.press("ArrowRight")
-    stepped = wait_for_chart_change(page, 2, before)
+    stepped = wait_for_change(page, before, 120, chart=2)
     assert len(stepped[2][0]["z"][0]) == 4
     wait_idle(page)
     assert "tf_position=3" in page.url
 
     page.get_by_test_id("stButtonGroup").get_by_role("radio", name="Cross-attention").click()
-    wait_for_chart_change(page, 0, stepped)
+    wait_for_change(page, stepped, 120, chart=0)
     # The rerun can pass through an intermediate draw (the charts of the view being left); the test reads
     # the charts once the script has finished and the first chart holds the cross-attention map.
     wait_idle(page)

@@ -29,6 +29,23 @@ def open_page(page_file: str, timeout: float = 120) -> AppTest:
     return at
 
 
+def opened_page(page_file: str, timeout: float = 120):
+    """Returns a module-scoped fixture: one AppTest session on `page_file` (open_page), opened without an
+    exception and shared by the module's tests (a model loads and compiles once per process)."""
+    @pytest.fixture(scope="module")
+    def at() -> AppTest:
+        app = open_page(page_file, timeout=timeout)
+        assert not app.exception, app.exception
+        return app
+
+    return at
+
+
+def markdown_text(at: AppTest) -> str:
+    """Returns the page's markdown elements' texts, one a line."""
+    return "\n".join(m.value for m in at.markdown)
+
+
 def decode(value):
     """Returns numpy for plotly's {"dtype", "bdata", "shape"} arrays; other values unchanged."""
     if isinstance(value, dict) and "bdata" in value:

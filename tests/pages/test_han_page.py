@@ -112,7 +112,7 @@ def test_train_your_own_trains_in_the_background_and_offers_the_model(served_dow
 
     from models.checkpoint import flat_params
     from models.han import store as han_store
-    from models.han.checkpoint import checkpoint_bytes, load_checkpoint_bytes
+    from models.han.model import CHECKPOINT
     from models.han.train import TrainState, example_csv_bytes
 
     monkeypatch.setattr(han_store, "OWN_DIR", tmp_path)
@@ -135,12 +135,12 @@ def test_train_your_own_trains_in_the_background_and_offers_the_model(served_dow
     assert "han_train_stop" not in [b.key for b in at.button]  # no Stop button once done
     assert at.button(key="han_train_start").label == "Train again"
     served = served_downloads(at, "Download the trained model (safetensors)")
-    cfg, _, state, info = load_checkpoint_bytes(served)  # the bytes a click downloads
+    cfg, _, state, info = CHECKPOINT.load_bytes(served)  # the bytes a click downloads
     assert cfg == model.cfg and info["trained_on"] == "reviews.csv" and info["steps"] == model.steps
     trained, fresh = flat_params(state), flat_params(TrainState.create(model.cfg, seed=0, learning_rate=1e-2).state)
     assert all(np.array_equal(trained[k], v) for k, v in flat_params(model.state).items())  # the model trained here
     assert any(not np.array_equal(trained[k], fresh[k]) for k in fresh)  # not the initial weights
-    assert load(served).keys() == load(checkpoint_bytes(model.state, model.cfg)).keys()
+    assert load(served).keys() == load(CHECKPOINT.to_bytes(model.cfg, model.state)).keys()
     at.text_area(key="han_own_text").set_value("The soup was wonderful. We will come back.").run()
     assert not at.exception
     assert at.metric[0].value in ("positive", "negative")

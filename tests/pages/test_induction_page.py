@@ -1,25 +1,16 @@
 """AppTest of the Induction heads page: the curves, one head at one snapshot, typed tokens, exports."""
 
 import numpy as np
-import pytest
 
 from models.induction.records import induction_head, snapshot_steps
-from tests.pages.conftest import chart_data, chart_specs, open_page
+from tests.pages.conftest import chart_data, chart_specs, markdown_text, open_page, opened_page
 from tests.pages.exports import assert_export_is_the_figure, recording_exports
 
 PAGE = "pages/induction.py"
 CURVES, HEAD, COPY = 0, 1, 2
 
 
-@pytest.fixture(scope="module")
-def at():
-    app = open_page(PAGE, timeout=300)
-    assert not app.exception, app.exception
-    return app
-
-
-def _markdown(at) -> str:
-    return "\n".join(m.value for m in at.markdown)
+at = opened_page(PAGE, timeout=300)
 
 
 def test_the_page_shows_the_curves_a_head_and_the_copy_view(at):
@@ -37,7 +28,7 @@ def test_the_page_shows_the_curves_a_head_and_the_copy_view(at):
     assert f"L{layer}H{head} at step {snapshot_steps()[-1]:,}" in specs[HEAD]["layout"]["title"]["text"]
     metrics = {m.label: m.value for m in at.metric}
     assert float(metrics["4-token repeats copied"].rstrip("%")) >= 80  # short repeats are copied
-    assert "**Next token predicted after your sequence:** `p`" in _markdown(at)  # k dog m sun p … k dog m sun
+    assert "**Next token predicted after your sequence:** `p`" in markdown_text(at)  # k dog m sun p … k dog m sun
 
 
 def test_head_and_snapshot_pickers_change_the_pattern(at):
@@ -69,7 +60,7 @@ def test_the_typed_sequence_has_its_own_snapshot(at):
     at.select_slider(key="ind_text_step").set_value(0).run()
     assert not at.exception
     assert not np.allclose(chart_data(at, COPY), final)  # the untrained model reads elsewhere
-    assert "at step 0" in _markdown(at) and "step 0" in chart_specs(at)[COPY]["layout"]["title"]["text"]
+    assert "at step 0" in markdown_text(at) and "step 0" in chart_specs(at)[COPY]["layout"]["title"]["text"]
     np.testing.assert_allclose(chart_data(at, HEAD), head)  # the head section keeps its snapshot
     at.select_slider(key="ind_text_step").set_value(snapshot_steps()[-1]).run()
     np.testing.assert_allclose(chart_data(at, COPY), final, atol=1e-6)
@@ -88,7 +79,7 @@ def test_every_step_of_the_length_slider_changes_the_sequence(at):
 def test_typed_tokens_are_continued_and_bad_tokens_get_one_line(at):
     at.text_input(key="ind_text").input("e cat w sky n bee h jam t map r car e cat w sky n bee h jam").run()
     assert not at.exception
-    assert "after your sequence:** `t`" in _markdown(at)  # what followed the earlier "jam"
+    assert "after your sequence:** `t`" in markdown_text(at)  # what followed the earlier "jam"
     assert chart_data(at, COPY).shape == (21, 21)
     ticks = chart_specs(at)[COPY]["layout"]["yaxis"]["ticktext"]
     assert ticks[-1] == "jam → t"

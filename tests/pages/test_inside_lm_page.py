@@ -13,7 +13,7 @@ from models.lm.knockout import knockout_record
 from models.lm.model import run
 from models.lm.quality import CHECKPOINT_DIR
 from models.lm.records import load_runner
-from tests.pages.conftest import APP, chart_data, chart_specs, decode, open_page
+from tests.pages.conftest import APP, chart_data, chart_specs, decode, open_page, opened_page
 from ui.inside_lm import DEFAULT_PROMPT, PROMPT_MAX_CHARS
 from viz.i18n_text import gettext_for
 
@@ -33,11 +33,7 @@ def generated(runner):
     return generation_record(runner, DEFAULT_PROMPT, max_new=12, temperature=0.0, top_k=0, seed=0)
 
 
-@pytest.fixture(scope="module")
-def at():
-    app = open_page(PAGE, timeout=300)
-    assert not app.exception, app.exception
-    return app
+at = opened_page(PAGE, timeout=300)
 
 
 def open_link(params: dict) -> AppTest:

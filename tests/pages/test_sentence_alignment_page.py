@@ -3,18 +3,13 @@
 import json
 
 import numpy as np
-import pytest
 
-from tests.pages.conftest import chart_data, chart_specs, open_page
+from tests.pages.conftest import chart_data, chart_specs, opened_page
 
 XSS = "<img src=x onerror=alert(1)>"
 
 
-@pytest.fixture(scope="module")
-def at():
-    app = open_page("pages/sentence_alignment.py", timeout=300)
-    assert not app.exception
-    return app
+at = opened_page("pages/sentence_alignment.py", timeout=300)
 
 
 def test_default_paraphrases_align_and_pairs_are_listed(at):

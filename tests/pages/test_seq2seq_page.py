@@ -3,20 +3,12 @@
 import numpy as np
 import pytest
 
-from tests.pages.conftest import chart_data, chart_specs, decode, open_page
+from tests.pages.conftest import chart_data, chart_specs, decode, markdown_text, open_page, opened_page
 
 PAGE = "pages/seq2seq.py"
 
 
-@pytest.fixture(scope="module")
-def at():
-    app = open_page(PAGE, timeout=600)
-    assert not app.exception, app.exception
-    return app
-
-
-def _markdown(at) -> str:
-    return "\n".join(m.value for m in at.markdown)
+at = opened_page(PAGE, timeout=600)
 
 
 def _view(at, name: str):
@@ -28,7 +20,7 @@ def _view(at, name: str):
 
 def test_default_input_is_decoded_with_a_heatmap(at):
     assert at.title[0].value == "Seq2seq alignment"
-    assert "`2018-05-09`" in _markdown(at)
+    assert "`2018-05-09`" in markdown_text(at)
     specs = chart_specs(at)
     # The main map and the open tab's (the variant comparison's two); the other tabs draw nothing until opened.
     assert len(specs) == 3
@@ -61,9 +53,9 @@ def test_only_the_open_tab_draws_its_figures(at):
     for name in ("variants", "inputs", "learn", "local-m"):
         counts[name] = len(chart_specs(_view(at, name)))
     assert counts == {"variants": 3, "inputs": 4, "learn": 2, "local-m": 1}
-    assert "Local-m assumes a **monotonic** alignment" in _markdown(at)
+    assert "Local-m assumes a **monotonic** alignment" in markdown_text(at)
     _view(at, "variants")
-    assert "Local-m assumes" not in _markdown(at)
+    assert "Local-m assumes" not in markdown_text(at)
 
 
 def test_training_step_slider_shows_step_0_and_says_what_it_is(at):
@@ -75,13 +67,13 @@ def test_training_step_slider_shows_step_0_and_says_what_it_is(at):
     assert not at.exception
     first = chart_data(at, 1)
     assert first.shape == final.shape and not np.allclose(first, final)
-    assert "starts from the trained **Luong global, general** model: at step 0 it has that model's" in _markdown(at)
+    assert "starts from the trained **Luong global, general** model: at step 0 it has that model's" in markdown_text(at)
     assert any("Step 0 shows" in c.value and "warm start" in c.value for c in at.caption)
     at.radio(key="s2s_variant").set_value("bahdanau").run()
     at.select_slider(key="s2s_step").set_value(0).run()
-    assert "step 0 is the untrained (random) model" in _markdown(at)
+    assert "step 0 is the untrained (random) model" in markdown_text(at)
     assert any("Step 0 shows" in c.value and "random weights" in c.value for c in at.caption)
-    assert "warm start" not in _markdown(at)
+    assert "warm start" not in markdown_text(at)
     at.radio(key="s2s_variant").set_value("local-p").run()
     _view(at, "variants")
 
@@ -105,7 +97,7 @@ def test_bad_inputs_get_one_line_messages():
     assert any("☃" in w.value for w in at.warning)
     assert chart_specs(at)[0]["layout"]["xaxis"]["ticktext"][-1] == "&lt;unk&gt;"
     at.text_input(key="s2s_text").input("31 February 2018").run()
-    assert "`2018-02-31`" in _markdown(at)
+    assert "`2018-02-31`" in markdown_text(at)
     assert any("not a real calendar date" in w.value for w in at.warning)
     at.text_input(key="s2s_text").input("<img src=x onerror=alert(1)>").run()
     assert not at.exception
@@ -142,7 +134,7 @@ def test_no_attention_shows_its_context_vector_and_says_it_has_no_alpha(at):
     assert not at.exception, at.exception
     text = at.text_input(key="s2s_text").value
     record = get_mechanism("no-attention").build({"text": text})
-    assert f"`{record.meta['output']}`" in _markdown(at)
+    assert f"`{record.meta['output']}`" in markdown_text(at)
     assert any("no attention" in i.value and "no α" in i.value for i in at.info)
     main = chart_specs(at)[0]
     assert main["data"][0]["type"] == "bar" and main["layout"]["yaxis"]["title"]["text"] == "c"

@@ -35,15 +35,15 @@ def test_formula_table_is_one_row_of_formulas_under_their_names():
     assert row == r"| score(s, h) = | ${\small s^\top h}$ | ${\small a = W s}$ | ${\small \vert x\vert }$ | ${\small x}$ |"
 
 
-def test_symbol_legend_is_a_table_of_symbols_in_latex_and_escaped_prose():
-    table = formulas.symbol_legend([(r"\alpha_{ij}", "weight <b>|</b>", "a number"), (r"|x|", "cost $5", "n")],
+def test_legend_table_is_a_table_of_symbols_in_latex_and_escaped_prose():
+    table = formulas.legend_table([(r"\alpha_{ij}", "weight <b>|</b>", "a number"), (r"|x|", "cost $5", "n")],
                                    headers=("symbol", "what it is", "shape"))
     header, rule, first, second = table.split("\n")
     assert header == "| symbol | what it is | shape |" and rule == "|---|---|---|"
     assert first == r"| $\alpha_{ij}$ | weight &lt;b&gt;&#124;&lt;/b&gt; | a number |"
     assert second == r"| $\vert x\vert $ | cost \$5 | n |"  # a bar never breaks the row; a $ opens no formula
     with pytest.raises(ValueError):
-        formulas.symbol_legend([("q", "query")], headers=("symbol", "what it is", "shape"))
+        formulas.legend_table([("q", "query")], headers=("symbol", "what it is", "shape"))
 
 
 def test_query_key_notation_renames_the_papers_s_and_h_only():

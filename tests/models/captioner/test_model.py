@@ -8,9 +8,9 @@ import pytest
 from flax import nnx
 
 from models.captioner import task as S
-from models.captioner.checkpoint import load_checkpoint, save_checkpoint
 from models.captioner.model import (
     BOS,
+    CHECKPOINT,
     EOS,
     PRESETS,
     STEPS,
@@ -82,8 +82,8 @@ def test_checkpoint_round_trip_and_strict_loading(tmp_path):
 
     model = tiny()
     path = tmp_path / "c.safetensors"
-    save_checkpoint(model, path, {"steps": 1})
-    loaded = load_checkpoint(path)
+    CHECKPOINT.save(path, model.cfg, model, info={"steps": 1})
+    loaded = CHECKPOINT.load_module(path)
     images, _ = scene_images(2)
     np.testing.assert_allclose(np.asarray(model.encoder(images)), np.asarray(loaded.encoder(images)), atol=1e-6)
     from safetensors import safe_open
@@ -95,20 +95,19 @@ def test_checkpoint_round_trip_and_strict_loading(tmp_path):
     extra = {**tensors, "unexpected.weight": np.zeros(3, np.float32)}
     save_file(extra, str(tmp_path / "extra.safetensors"), metadata=meta)
     with pytest.raises(ValueError, match="unexpected.weight"):
-        load_checkpoint(tmp_path / "extra.safetensors")
+        CHECKPOINT.load_module(tmp_path / "extra.safetensors")
     missing = {k: v for k, v in tensors.items() if k != name}
     save_file(missing, str(tmp_path / "missing.safetensors"), metadata=meta)
     with pytest.raises(ValueError, match="missing"):
-        load_checkpoint(tmp_path / "missing.safetensors")
+        CHECKPOINT.load_module(tmp_path / "missing.safetensors")
     wrong = {**tensors, name: np.zeros((1, 1), np.float32)}
     save_file(wrong, str(tmp_path / "shape.safetensors"), metadata=meta)
     with pytest.raises(ValueError, match="shape"):
-        load_checkpoint(tmp_path / "shape.safetensors")
+        CHECKPOINT.load_module(tmp_path / "shape.safetensors")
 
 
 @pytest.mark.parametrize("variant", ["soft", "hard"])
 def test_a_few_training_steps_lower_the_loss_and_save_the_trained_weights(tmp_path, variant):
-    from models.captioner.checkpoint import read_info
     from models.captioner.train import add_arguments, initial_model, train
     from models.checkpoint import flat_params
 
@@ -121,12 +120,12 @@ def test_a_few_training_steps_lower_the_loss_and_save_the_trained_weights(tmp_pa
     )
     initial = flat_params(initial_model(args))
     assert train(args) == out
-    model = load_checkpoint(out)
+    model = CHECKPOINT.load_module(out)
     assert model.cfg.variant == variant and model.cfg.channels == PRESETS["tiny"].channels
     saved = flat_params(model)
     assert saved.keys() == initial.keys()
     assert all(not np.array_equal(saved[k], initial[k]) for k in ("att_v", "out.kernel", "encoder.conv1.kernel"))
-    log = read_info(out)["log"]  # [step, loss, cross-entropy]
+    log = CHECKPOINT.read_info(out)["log"]  # [step, loss, cross-entropy]
     assert [row[0] for row in log] == list(range(1, 41))
     cross_entropy = np.array([row[2] for row in log])
     assert cross_entropy[-10:].mean() < cross_entropy[:10].mean() - 0.3, cross_entropy

@@ -9,7 +9,7 @@ import functools
 
 import pytest
 
-from models.captioner.checkpoint import checkpoint_path
+from models.captioner.model import CHECKPOINT
 from models.captioner.quality import evaluate, held_out_scenes
 from models.captioner.records import load_runner
 
@@ -52,5 +52,5 @@ def test_hard_captions(rendering):
 
 
 def test_checkpoints_fit_the_budget():
-    sizes = [checkpoint_path(v).stat().st_size for v in ("soft", "hard")]
+    sizes = [CHECKPOINT.path(v).stat().st_size for v in ("soft", "hard")]
     assert sum(sizes) <= CHECKPOINT_BUDGET_BYTES

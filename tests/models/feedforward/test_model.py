@@ -7,7 +7,7 @@ from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
 
 from models.checkpoint import flat_params as state_to_tensors
-from models.feedforward.checkpoint import load_checkpoint, save_checkpoint
+from models.feedforward.checkpoint import CHECKPOINT
 from models.feedforward.model import TINY, FeedForwardAttention, FeedForwardConfig, FeedForwardRunner
 from models.feedforward.quality import evaluate
 from models.feedforward.records import nearest_paper_length, stacked_record, tanh_bound
@@ -61,8 +61,8 @@ def test_tanh_score_bounds_the_weight_ratio_by_e_squared():
 def test_checkpoint_round_trip_and_strict_loading(tmp_path):
     model = FeedForwardAttention(TINY, rngs=nnx.Rngs(2))
     path = tmp_path / "tiny.safetensors"
-    save_checkpoint(model, path, {"note": "test"})
-    loaded = load_checkpoint(path)
+    CHECKPOINT.save(path, model.cfg, model, info={"note": "test"})
+    loaded = CHECKPOINT.load_module(path)
     assert loaded.cfg == TINY
     for key, value in state_to_tensors(model).items():
         np.testing.assert_array_equal(state_to_tensors(loaded)[key], value)
@@ -73,15 +73,15 @@ def test_checkpoint_round_trip_and_strict_loading(tmp_path):
     extra = dict(tensors, **{"w_extra.kernel": np.zeros(3, np.float32)})
     save_file(extra, str(tmp_path / "extra.safetensors"), metadata=metadata)
     with pytest.raises(ValueError, match="unknown tensors.*w_extra.kernel"):
-        load_checkpoint(tmp_path / "extra.safetensors")
+        CHECKPOINT.load_module(tmp_path / "extra.safetensors")
     missing = {k: v for k, v in tensors.items() if k != "w_hc.bias"}
     save_file(missing, str(tmp_path / "missing.safetensors"), metadata=metadata)
     with pytest.raises(ValueError, match="missing tensors.*w_hc.bias"):
-        load_checkpoint(tmp_path / "missing.safetensors")
+        CHECKPOINT.load_module(tmp_path / "missing.safetensors")
     wrong = dict(tensors, **{"w_xh.kernel": np.zeros((3, 8), np.float32)})
     save_file(wrong, str(tmp_path / "wrong.safetensors"), metadata=metadata)
     with pytest.raises(ValueError, match="w_xh.kernel has shape"):
-        load_checkpoint(tmp_path / "wrong.safetensors")
+        CHECKPOINT.load_module(tmp_path / "wrong.safetensors")
 
 
 def test_a_few_training_steps_reduce_the_loss():

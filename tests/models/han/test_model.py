@@ -10,10 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from models.checkpoint import CheckpointError, config_dict
-from models.han.checkpoint import checkpoint_bytes, load_checkpoint_bytes
 from models.han.data import encode_document, make_batch, word_weights
 from models.han.features import feature_batch
-from models.han.model import HAN, TINY, HANConfig, compiled_forward
+from models.han.model import CHECKPOINT, HAN, TINY, HANConfig, compiled_forward
 from models.han.records import HANPredictor, result_record
 from models.han.train import TrainState, head_losses, one_hot_targets, spread_penalty, train_epochs
 
@@ -136,8 +135,8 @@ def test_csv_export_names_each_word_and_leaves_padding_out():
         assert float(row[4]) == pytest.approx(float(record.weights[int(row[0]), int(row[2])]), rel=1e-6)
 
 def test_checkpoint_round_trip_and_strict_loading():
-    data = checkpoint_bytes(STATE, TINY, {"trained_on": "test"})
-    cfg, _, loaded, info = load_checkpoint_bytes(data)
+    data = CHECKPOINT.to_bytes(TINY, STATE, {"trained_on": "test"})
+    cfg, _, loaded, info = CHECKPOINT.load_bytes(data)
     assert cfg == TINY and info == {"trained_on": "test"}
     a, b = dict(nnx.to_flat_state(STATE)), dict(nnx.to_flat_state(loaded))
     for path in a:
@@ -150,27 +149,31 @@ def test_checkpoint_round_trip_and_strict_loading():
     missing = dict(tensors)
     missing.pop("word_attention.context")
     with pytest.raises(ValueError, match="missing.*word_attention.context"):
-        load_checkpoint_bytes(save(missing, metadata=metadata))
+        CHECKPOINT.load_bytes(save(missing, metadata=metadata))
     with pytest.raises(ValueError, match="unknown.*extra.weight"):
-        load_checkpoint_bytes(save({**tensors, "extra.weight": np.zeros(2, np.float32)}, metadata=metadata))
+        CHECKPOINT.load_bytes(save({**tensors, "extra.weight": np.zeros(2, np.float32)}, metadata=metadata))
     bad = dict(tensors)
     bad["word_attention.context"] = np.zeros(5, np.float32)
     with pytest.raises(ValueError, match="shape"):
-        load_checkpoint_bytes(save(bad, metadata=metadata))
+        CHECKPOINT.load_bytes(save(bad, metadata=metadata))
     with pytest.raises(CheckpointError, match="not an Attention Lab checkpoint"):
-        load_checkpoint_bytes(save(tensors))
+        CHECKPOINT.load_bytes(save(tensors))
     with pytest.raises(CheckpointError, match="holds a 'seq2seq' model"):
-        load_checkpoint_bytes(save(tensors, metadata={**metadata, "family": "seq2seq"}))
+        CHECKPOINT.load_bytes(save(tensors, metadata={**metadata, "family": "seq2seq"}))
     with pytest.raises(CheckpointError, match="not a checkpoint file"):
-        load_checkpoint_bytes(b"\x00" * 40)
+        CHECKPOINT.load_bytes(b"\x00" * 40)
 
 
-def test_training_runs_a_few_steps_and_lowers_the_loss():
+def _tiny_training():
+    """Returns (config, 16 documents, their labels, a fresh TrainState) of a tiny two-class HAN."""
     cfg = HANConfig(heads=(("label", ("neg", "pos")),), word_hidden=4, word_attention=4,
                     sentence_hidden=4, sentence_attention=4, embed_dim=8)
     docs = [encode_document(t) for t in ["Great food. We sat down.", "Awful food. We sat down."] * 8]
-    labels = np.array([[1], [0]] * 8, np.int32)
-    train = TrainState.create(cfg, seed=0, learning_rate=5e-2)
+    return cfg, docs, np.array([[1], [0]] * 8, np.int32), TrainState.create(cfg, seed=0, learning_rate=5e-2)
+
+
+def test_training_runs_a_few_steps_and_lowers_the_loss():
+    cfg, docs, labels, train = _tiny_training()
     steps = []
 
     class Recorder:
@@ -189,11 +192,7 @@ def test_training_runs_a_few_steps_and_lowers_the_loss():
 def test_a_stop_request_ends_training_after_the_current_step_and_keeps_it():
     from models.training import StopRequest
 
-    cfg = HANConfig(heads=(("label", ("neg", "pos")),), word_hidden=4, word_attention=4,
-                    sentence_hidden=4, sentence_attention=4, embed_dim=8)
-    docs = [encode_document(t) for t in ["Great food. We sat down.", "Awful food. We sat down."] * 8]
-    labels = np.array([[1], [0]] * 8, np.int32)
-    train = TrainState.create(cfg, seed=0, learning_rate=5e-2)
+    cfg, docs, labels, train = _tiny_training()
     before = {k: np.asarray(v) for k, v in nnx.to_flat_state(train.state)}
     stop = StopRequest()
 

@@ -8,7 +8,7 @@ document, so a change that costs more than one review fails.
 
 import pytest
 
-from models.han.checkpoint import CHECKPOINT, load_checkpoint
+from models.han.model import CHECKPOINT
 from models.han.probes import probe_table
 from models.han.quality import (
     HELD_OUT_SEED,
@@ -27,12 +27,12 @@ HELD_OUT = 100
 
 @pytest.fixture(scope="module")
 def predictor():
-    return HANPredictor.from_checkpoint(CHECKPOINT)
+    return HANPredictor.from_checkpoint(CHECKPOINT.file)
 
 
 def test_checkpoint_is_small_and_loads_strictly():
-    assert CHECKPOINT.stat().st_size <= 2_000_000
-    cfg, _, _, meta = load_checkpoint(CHECKPOINT)
+    assert CHECKPOINT.file.stat().st_size <= 2_000_000
+    cfg, _, _, meta = CHECKPOINT.load()
     assert [name for name, _ in cfg.heads] == ["sentiment", "topic"] and cfg.features == "contextual"
     assert "generated reviews" in meta["trained_on"]
     assert 0.5 < meta["no_opinion_spread"] <= 1.0  # the no-opinion rule's measured threshold

@@ -6,7 +6,7 @@ import pytest
 from models.checkpoint import CheckpointError, filled_state, flat_params
 from models.seq2seq import model as s2s
 from models.seq2seq import task as dates
-from models.seq2seq.checkpoint import load_checkpoint, load_snapshots, save_checkpoint
+from models.seq2seq.checkpoint import CHECKPOINT
 
 TINY = s2s.PRESETS["tiny"]
 TEXTS = ["Wednesday, May 9, 2018", "2018-5-9", "9.5.2018"]
@@ -107,11 +107,11 @@ def test_checkpoint_round_trip_with_float16_snapshots(tmp_path):
     _, params = s2s.make_model(cfg, seed=3)
     flat = flat_params(params)
     path = tmp_path / "local-p.safetensors"
-    save_checkpoint(path, cfg, flat, {0: flat}, {"final_step": 5, "log": []})
-    cfg2, _, params2, info = load_checkpoint(path)
+    CHECKPOINT.save(path, cfg, flat, {0: flat}, {"final_step": 5, "log": []})
+    cfg2, _, params2, info = CHECKPOINT.load(path)
     assert cfg2 == cfg and info["snapshot_steps"] == [0] and info["final_step"] == 5
     assert all(np.array_equal(v, flat_params(params2)[k]) for k, v in flat.items())
-    snaps = load_snapshots(path, params2)
+    snaps = CHECKPOINT.load_snapshots(path, params2)
     np.testing.assert_allclose(flat_params(snaps[0])["att_w"], flat["att_w"], atol=2e-3)
     with pytest.raises(CheckpointError, match="missing"):
         other = s2s.Seq2SeqConfig(**{**TINY.__dict__, "variant": "bahdanau"})

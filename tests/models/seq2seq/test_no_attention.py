@@ -14,7 +14,7 @@ from models.record import InputError
 from models.registry import get_mechanism
 from models.seq2seq import model as s2s
 from models.seq2seq import task as dates
-from models.seq2seq.checkpoint import load_checkpoint, save_checkpoint
+from models.seq2seq.checkpoint import CHECKPOINT
 
 TINY = s2s.PRESETS["tiny"]
 TEXTS = ["Wednesday, May 9, 2018", "2018-5-9", "9.5.2018"]
@@ -119,9 +119,9 @@ def test_checkpoint_round_trip(tmp_path):
     from models.checkpoint import flat_params
 
     cfg, graphdef, params = _tiny("no-attention", seed=3)
-    path = save_checkpoint(tmp_path / "no-attention.safetensors", cfg, flat_params(params), {}, {"steps": 0,
+    path = CHECKPOINT.save(tmp_path / "no-attention.safetensors", cfg, flat_params(params), {}, {"steps": 0,
                                                                                                    "final_step": 0})
-    cfg2, graphdef2, params2, info = load_checkpoint(path)
+    cfg2, graphdef2, params2, info = CHECKPOINT.load(path)
     assert cfg2 == cfg and info["steps"] == 0
     batch = _batch(TEXTS)
     for a, b in zip(s2s.apply(graphdef, params, *batch, np.float32(3)), s2s.apply(graphdef2, params2, *batch,

@@ -1,18 +1,24 @@
-"""A family's one checkpoint with training snapshots (models/snapshot_checkpoint.py): paths, the trainer's
-output flags and the step lookup, on the committed induction checkpoint."""
+"""A family's checkpoint declaration (models/family_checkpoint.py): paths, the trainer's output flags and the
+step lookup, on the committed induction checkpoint; variant paths on the seq2seq declaration."""
 
 import argparse
 
 import pytest
 
 from models.checkpoint import CHECKPOINT_ROOT
-from models.induction.checkpoint import FILES
+from models.induction.checkpoint import CHECKPOINT as FILES
 from models.record import InputError
+from models.seq2seq.checkpoint import CHECKPOINT as SEQ2SEQ
 from models.training import RUNS_ROOT
 
 
 def test_the_committed_file_lies_under_the_family_folder():
     assert FILES.folder == CHECKPOINT_ROOT / "induction" and FILES.file == FILES.folder / "model.safetensors"
+
+
+def test_a_variant_has_its_own_file_under_the_family_folder_or_another_root(tmp_path):
+    assert SEQ2SEQ.path("bahdanau") == CHECKPOINT_ROOT / "seq2seq" / "bahdanau.safetensors"
+    assert SEQ2SEQ.path("local-p", tmp_path) == tmp_path / "local-p.safetensors"
 
 
 def test_a_run_writes_under_runs_unless_told_to_replace_the_committed_file():
