@@ -6,6 +6,3 @@ from models.encdec.model import EncDec, EncDecConfig
 from models.family_checkpoint import FamilyCheckpoint
 
 CHECKPOINT = FamilyCheckpoint("encdec", EncDecConfig, EncDec, "transformer.safetensors")
-# The names models/encdec/{records,train}.py and its tests read (to be replaced by CHECKPOINT's).
-FILES, CHECKPOINT_NAME, save_checkpoint = CHECKPOINT, CHECKPOINT.file_name, CHECKPOINT.save
-load_checkpoint, load_snapshots = CHECKPOINT.load, CHECKPOINT.load_snapshots

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from models.encdec.checkpoint import FILES
+from models.encdec.checkpoint import CHECKPOINT as FILES
 from models.encdec.forward import read_own_output
 from models.encdec.model import LENGTH_BUCKETS, RECORD_KINDS, batch_rows, pad_batch
 from models.record import AttentionRecord, InputError

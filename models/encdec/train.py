@@ -27,7 +27,7 @@ import numpy as np
 import optax
 
 from models.checkpoint import flat_params
-from models.encdec.checkpoint import CHECKPOINT_NAME, FILES, save_checkpoint
+from models.encdec.checkpoint import CHECKPOINT
 from models.encdec.forward import teacher_forced
 from models.encdec.model import PRESETS, make_model, pad_batch, teacher_inputs
 from models.encdec.quality import evaluate_params
@@ -54,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="early stop once validation exact match reaches this (default 0.998: one miss in 500)")
     parser.add_argument("--patience", type=int, default=2,
                         help="... at this many validations in a row (default 2; 0 = never stop early)")
-    FILES.add_output_arguments(parser)
+    CHECKPOINT.add_output_arguments(parser)
 
 
 def batch_arrays(examples: list[dates.DateExample], bucket: int | None = None):
@@ -147,8 +147,8 @@ def train(args: argparse.Namespace, stop: StopRequest | None = None, progress=No
         "train_seconds": round(seconds, 1), "validation_exact_match": measured.exact_match,
         "validation_best_cross_head": list(measured.best_head), "log": log, "evaluations": evals,
     }
-    out = Path(args.out) / CHECKPOINT_NAME
-    save_checkpoint(out, cfg, flat_params(params), pick_snapshots(held, done), info)
+    out = Path(args.out) / CHECKPOINT.file_name
+    CHECKPOINT.save(out, cfg, flat_params(params), pick_snapshots(held, done), info)
     print(f"encdec: {done} steps in {seconds:.0f} s ({reason}); validation exact match {measured.exact_match:.4f}, "
           f"best cross head {measured.best_head} aligned {measured.best_alignment:.3f} -> {out}")
     return info
@@ -157,7 +157,7 @@ def train(args: argparse.Namespace, stop: StopRequest | None = None, progress=No
 def run(args: argparse.Namespace) -> int:
     if args.steps < 1 or args.eval_every < 1:
         raise SystemExit("--steps and --eval-every must be at least 1")
-    args.out = FILES.output_folder(args)
+    args.out = CHECKPOINT.output_folder(args)
     stop = StopRequest()
     with stop.on_signals():
         train(args, stop)

@@ -341,11 +341,11 @@ def report(quick: bool = False) -> str:
     from pathlib import Path
 
     from models import checkpoint as shared
-    from models.induction.checkpoint import CHECKPOINT_FILE, FAMILY, load_checkpoint
+    from models.induction.checkpoint import CHECKPOINT
 
-    cfg, graphdef, params, info = load_checkpoint()
+    cfg, graphdef, params, info = CHECKPOINT.load()
     held_out, short_count = (8, 16) if quick else (REPORT_HELD_OUT, REPORT_SHORT_COUNT)
-    snapshots = shared.snapshots_with_final(CHECKPOINT_FILE, FAMILY, params, info)
+    snapshots = shared.snapshots_with_final(CHECKPOINT.file, CHECKPOINT.family, params, info)
     if quick:
         steps = list(snapshots)
         snapshots = {step: snapshots[step] for step in (steps[0], steps[-1])}

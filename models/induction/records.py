@@ -19,7 +19,7 @@ import numpy as np
 
 from models.heads import detectors as hd
 from models.induction import quality, task
-from models.induction.checkpoint import FILES
+from models.induction.checkpoint import CHECKPOINT as FILES
 from models.induction.model import apply, pad_tokens
 from models.record import AttentionRecord
 from models.text import N_, Notice

@@ -27,7 +27,7 @@ from flax import nnx
 
 from models.checkpoint import flat_params
 from models.induction import quality, task
-from models.induction.checkpoint import FILE_NAME, FILES, save_checkpoint
+from models.induction.checkpoint import CHECKPOINT
 from models.induction.model import PRESETS, apply, make_model, training_logits
 from models.training import NO_PROGRESS, StopRequest, TqdmProgress, make_train_step
 
@@ -50,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "--mix-delay steps after a head's prefix-matching score reaches the goal), always, never")
     parser.add_argument("--mix-delay", type=int, default=200,
                         help="steps between the induction head's emergence and the mixture (default 200)")
-    FILES.add_output_arguments(parser)
+    CHECKPOINT.add_output_arguments(parser)
 
 
 def learning_rate(peak: float, steps: int) -> optax.Schedule:
@@ -160,11 +160,11 @@ def train(args: argparse.Namespace, stop: StopRequest | None = None, progress=No
 
 def run(args: argparse.Namespace) -> int:
     """Returns 0 after training and writing the checkpoint (runs/induction/ unless --overwrite-committed)."""
-    folder = FILES.output_folder(args)
+    folder = CHECKPOINT.output_folder(args)
     stop = StopRequest()
     with stop.on_signals():
         cfg, final, snapshots, info = train(args, stop, TqdmProgress("induction", args.steps, every=args.log_every))
-    out = save_checkpoint(folder / FILE_NAME, cfg, final, snapshots, info)
+    out = CHECKPOINT.save(folder / CHECKPOINT.file_name, cfg, final, snapshots, info)
     change = quality.phase_change(info["log"])
     print(f"induction: {info['train_seconds']:.0f} s, {len(snapshots)} snapshots + final; best prefix-matching "
           f"{change.best_score:.3f} (L{change.best_head[0]}H{change.best_head[1]}), reached {quality.GOAL} at step "

@@ -13,7 +13,7 @@ from models.capture import Capture
 from models.checkpoint import CheckpointError, filled_state, flat_params
 from models.encdec import forward as fwd
 from models.encdec import model as ed
-from models.encdec.checkpoint import CHECKPOINT, load_checkpoint, load_snapshots, save_checkpoint
+from models.encdec.checkpoint import CHECKPOINT
 from models.seq2seq import task as dates
 from tests.models.encdec.tiny_model import TEXTS, TINY, layer_norm, sources, tiny_model, tiny_params
 
@@ -100,11 +100,11 @@ def test_checkpoint_round_trip_with_float16_snapshots_and_strict_loading(tmp_pat
     _, params = tiny
     flat = flat_params(params)
     path = tmp_path / "transformer.safetensors"
-    save_checkpoint(path, TINY, flat, {0: flat}, {"final_step": 5, "validation_best_cross_head": [0, 1]})
-    cfg, _, params2, info = load_checkpoint(path)
+    CHECKPOINT.save(path, TINY, flat, {0: flat}, {"final_step": 5, "validation_best_cross_head": [0, 1]})
+    cfg, _, params2, info = CHECKPOINT.load(path)
     assert cfg == TINY and info["snapshot_steps"] == [0] and info["final_step"] == 5
     assert all(np.array_equal(v, flat_params(params2)[k]) for k, v in flat.items())
-    snap = flat_params(load_snapshots(path, params2)[0])
+    snap = flat_params(CHECKPOINT.load_snapshots(path, params2)[0])
     np.testing.assert_allclose(snap["output"], flat["output"], atol=2e-3)
     with pytest.raises(CheckpointError, match="missing tensors"):
         filled_state(params, {k: v for k, v in flat.items() if k != "decoder.0.cross_attention.w_q"}, where="t")

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from models.checkpoint import CheckpointError, flat_params
 from models.induction import model as m
 from models.induction import quality, task
-from models.induction.checkpoint import load_checkpoint, load_snapshots, save_checkpoint
+from models.induction.checkpoint import CHECKPOINT
 from models.induction.train import choose_snapshots, learning_rate, train
 
 TINY = m.PRESETS["tiny"]
@@ -92,19 +92,19 @@ def test_checkpoint_round_trip_is_strict(tmp_path, tiny):
     graphdef, params = tiny
     final = flat_params(params)
     early = {k: v * 0.5 for k, v in final.items()}
-    path = save_checkpoint(tmp_path / "model.safetensors", TINY, final, {0: early}, {"final_step": 9, "log": {}})
-    cfg, _, loaded, info = load_checkpoint(path)
+    path = CHECKPOINT.save(tmp_path / "model.safetensors", TINY, final, {0: early}, {"final_step": 9, "log": {}})
+    cfg, _, loaded, info = CHECKPOINT.load(path)
     assert cfg == TINY and info["snapshot_steps"] == [0] and info["final_step"] == 9
     for name, value in flat_params(loaded).items():
         np.testing.assert_array_equal(value, final[name])
-    snaps = load_snapshots(path, loaded)
+    snaps = CHECKPOINT.load_snapshots(path, loaded)
     for name, value in flat_params(snaps[0]).items():
         np.testing.assert_allclose(value, early[name], rtol=1e-3, atol=1e-4)  # stored as float16
     broken = dict(final)
     broken.pop("unembed")
-    save_checkpoint(tmp_path / "broken.safetensors", TINY, broken, {}, {})
+    CHECKPOINT.save(tmp_path / "broken.safetensors", TINY, broken, {}, {})
     with pytest.raises(CheckpointError, match="unembed"):
-        load_checkpoint(tmp_path / "broken.safetensors")
+        CHECKPOINT.load(tmp_path / "broken.safetensors")
 
 
 def test_snapshots_are_dense_inside_the_drop():
