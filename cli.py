@@ -6,6 +6,7 @@
     python cli.py export --mechanism ID --input-file FILE --format FMT --out DIR
     python cli.py export ... --format png --lang zh    # the figure's texts in Chinese (PNG, SVG, PDF, HTML)
     python cli.py corpus --mechanism transformer --input-file FILE [--column NAME] --out DIR   # models/corpus/cli.py
+    python cli.py export --mechanism corpus --corpus FILE [--model lm] --format npz --out PATH
 
 The option flags come from the registry (models/registry.py): a mechanism accepts exactly the
 options it declares, each checked the way the pages check them. Batch exports read the input
@@ -257,10 +258,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "options":
             print(describe(args.id))
             return 0
-        if args.command == "corpus":
+        if args.command == "corpus":  # the registry's "corpus" entry reads the flags' values
+            from models.corpus.cli import options_of
             from models.corpus.cli import run as run_corpus
+            from models.registry import get_mechanism
 
-            return run_corpus(args)
+            return run_corpus(args, get_mechanism("corpus").read(options_of(args)))
         run_export(args)
         return 0
     except LabError as error:  # raised on purpose: one line, its exit status (see the docstring)

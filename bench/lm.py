@@ -204,6 +204,12 @@ def machine() -> str:
     return f"{name}, {os.cpu_count()} cores"
 
 
+def print_table(header: str, lines: list[str], title: str = "") -> None:
+    """Prints the machine, the date and the load average, an optional title, then the table."""
+    print(f"\n{machine()}; {datetime.date.today().isoformat()}; load average {os.getloadavg()[0]:.1f}")
+    print(*([title] if title else []), header, "-" * len(header), *lines, sep="\n")
+
+
 def main() -> int:
     if {"--sweep", "--sweep-worker"} & set(sys.argv):  # the knock-out sweep section below
         return sweep_main()
@@ -237,23 +243,21 @@ def main() -> int:
                 shown = f"{tokens}+{NEW_TOKENS}" if args.generate else f"1x{tokens}"
                 rows.append((description, shown, 1000 * statistics.median(t["jax"]),
                              1000 * statistics.median(t["torch"]), statistics.median(ratios), q1, q3, len(ratios)))
-    print(f"\n{machine()}; {datetime.date.today().isoformat()}; load average {os.getloadavg()[0]:.1f}")
-    print(f"{'model':50} | {'tokens':>6} | {'ours ms':>8} | {'HF ms':>8} | {'ratio':>5} | ratio IQR")
-    print("-" * 104)
-    for description, config, ours, theirs, ratio, q1, q3, n in rows:
-        print(f"{description:50} | {config:>6} | {ours:8.1f} | {theirs:8.1f} | {ratio:5.2f} | {q1:.2f}-{q3:.2f} (n={n})")
+    print_table(f"{'model':50} | {'tokens':>6} | {'ours ms':>8} | {'HF ms':>8} | {'ratio':>5} | ratio IQR",
+                [f"{description:50} | {config:>6} | {ours:8.1f} | {theirs:8.1f} | {ratio:5.2f} | {q1:.2f}-{q3:.2f} (n={n})"
+                 for description, config, ours, theirs, ratio, q1, q3, n in rows])
     return 0
 
 
 # ----------------------------------------------------------------------------- sweep: every head knocked out alone
 # `bench/lm.py --sweep [--sweep-lengths 64,128] [--reps 3]`: GPT-2 small's shape (random, 12 × 12 heads, width
-# 768). Ours: models/lm/knockout.py sweep_runs, one jitted call (jax.vmap over each layer's 12 one-head masks,
-# from the plain residual stream at that layer). Hugging Face eager: a loop of 144 forwards, each with a forward
+# 768). Ours: models/lm/knockout.py sweep_runs, one jitted call (for each layer, a batch of its 12 heads run from
+# the plain residual stream entering it, the knocked-out head patched in; each batch's read-out unembeds the
+# vocabulary in blocks). Hugging Face eager: a loop of 144 forwards, each with a forward
 # pre-hook on one layer's attn.c_proj zeroing one head's slice of its input (the same "zero" knock-out), each
 # computing the prompt's loss and the last position's probabilities. Both give a [12, 12] grid of the change in
-# the top-1 probability and in the loss; the table prints their largest difference beside the times.
-# Measured (Intel Xeon, 2 cores shared with other jobs, load average 4-12; 2026-12-05), 1 × 64 tokens, 3 paired
-# sweeps: ours 13.1 s, HF loop 202.4 s, ratio 0.07 (0.04-0.16); grids agree within 3.8e-6.
+# the top-1 probability and in the loss; the table prints their largest difference beside the times, and the
+# load average: on a loaded machine the ratio says little (docs/PERFORMANCE.md holds the idle measurement).
 
 
 def sweep_jax_worker(folder: str, tokens: int):
@@ -369,12 +373,10 @@ def sweep_main() -> int:
             ratios = [a / b for a, b in zip(times["jax"], times["torch"])]
             rows.append((f"1x{tokens}", statistics.median(times["jax"]), statistics.median(times["torch"]),
                          statistics.median(ratios), min(ratios), max(ratios), gap, len(ratios)))
-    print(f"\n{machine()}; {datetime.date.today().isoformat()}; load average {os.getloadavg()[0]:.1f}")
-    print(f"all-heads knock-out sweep (144 heads, zero mode), {description}")
-    print(f"{'tokens':>6} | {'ours s':>7} | {'HF loop s':>9} | {'ratio':>5} | ratio range | max |Δ| ours vs HF")
-    print("-" * 78)
-    for config, ours_s, theirs_s, ratio, low, high, gap, n in rows:
-        print(f"{config:>6} | {ours_s:7.2f} | {theirs_s:9.2f} | {ratio:5.2f} | {low:.2f}-{high:.2f} (n={n}) | {gap:.1e}")
+    print_table(f"{'tokens':>6} | {'ours s':>7} | {'HF loop s':>9} | {'ratio':>5} | ratio range | max |Δ| ours vs HF",
+                [f"{config:>6} | {ours_s:7.2f} | {theirs_s:9.2f} | {ratio:5.2f} | {low:.2f}-{high:.2f} (n={n}) | {gap:.1e}"
+                 for config, ours_s, theirs_s, ratio, low, high, gap, n in rows],
+                f"all-heads knock-out sweep (144 heads, zero mode), {description}")
     return 0
 
 

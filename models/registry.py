@@ -65,6 +65,15 @@ def _seq2seq(variant: str, name: str, paper: str, formula: str, summary: str, op
     )
 
 
+def _feedforward(variant: str, name: str, formula: str, summary: str, paper_note: str = "") -> Mechanism:
+    return Mechanism(
+        id="feedforward" if variant == "paper" else f"feedforward-{variant}", name=name, paper=_RAFFEL,
+        paper_note=paper_note, formula=formula, page=pages.FEEDFORWARD.file, summary=summary, family="feedforward",
+        variant=variant, builder="models.feedforward.records:addition_record", options=o.FEEDFORWARD_OPTIONS, input="seed",
+    )
+
+
+_RAFFEL = "Raffel & Ellis (2015), Feed-Forward Networks with Attention Can Solve Some Long-Term Memory Problems"
 _SUTSKEVER = "Sutskever, Vinyals & Le (2014), Sequence to Sequence Learning with Neural Networks"
 _NO_ATTENTION_OPTIONS = tuple(opt for opt in o.SEQ2SEQ_OPTIONS if opt.name != "window")  # no window: no α
 _ONE_CONTEXT = r",\quad s_i = f(s_{i-1}, y_{i-1}, c),\quad s_0 = \tanh(W_s c)"
@@ -185,27 +194,13 @@ MECHANISMS: tuple[Mechanism, ...] = (
         ),
         input="image", example={"image": EXAMPLE_IMAGE},
     ),
-    Mechanism(
-        id="feedforward",
-        name=N_("Feed-forward attention (paper form)"),
-        paper="Raffel & Ellis (2015), Feed-Forward Networks with Attention Can Solve Some Long-Term Memory Problems",
-        formula=r"e_t = \tanh(W_{hc} h_t + b_{hc}),\quad \alpha = \operatorname{softmax}(e),\quad c = \textstyle\sum_t \alpha_t h_t",
-        page=pages.FEEDFORWARD.file,
-        summary=N_("Each step scores itself, with no query: a tanh-bounded score, so α stays nearly flat on long sequences."),
-        family="feedforward", variant="paper", builder="models.feedforward.records:addition_record",
-        options=o.FEEDFORWARD_OPTIONS, input="seed",
-    ),
-    Mechanism(
-        id="feedforward-unbounded",
-        name=N_("Feed-forward attention (unbounded score)"),
-        paper="Raffel & Ellis (2015)",
-        paper_note=N_("with the tanh removed from the score"),
-        formula=r"e_t = w^\top h_t + b,\quad \alpha = \operatorname{softmax}(e),\quad c = \textstyle\sum_t \alpha_t h_t",
-        page=pages.FEEDFORWARD.file,
-        summary=N_("The same network with a linear score: α can put nearly all its mass on the two marked steps."),
-        family="feedforward", variant="unbounded", builder="models.feedforward.records:addition_record",
-        options=o.FEEDFORWARD_OPTIONS, input="seed",
-    ),
+    _feedforward("paper", N_("Feed-forward attention (paper form)"),
+                 r"e_t = \tanh(W_{hc} h_t + b_{hc}),\quad \alpha = \operatorname{softmax}(e),\quad c = \textstyle\sum_t \alpha_t h_t",
+                 N_("Each step scores itself, with no query: a tanh-bounded score, so α stays nearly flat on long sequences.")),
+    _feedforward("unbounded", N_("Feed-forward attention (unbounded score)"),
+                 r"e_t = w^\top h_t + b,\quad \alpha = \operatorname{softmax}(e),\quad c = \textstyle\sum_t \alpha_t h_t",
+                 N_("The same network with a linear score: α can put nearly all its mass on the two marked steps."),
+                 N_("with the tanh removed from the score")),
     Mechanism(
         id="han",
         name=N_("Hierarchical attention with context vectors"),
@@ -284,7 +279,32 @@ MECHANISMS = MECHANISMS + (
     ),
 )
 
-MECHANISMS = MECHANISMS + LM_MECHANISMS  # models/registry_lm.py
+MECHANISMS = MECHANISMS + LM_MECHANISMS + (  # models/registry_lm.py
+    Mechanism(
+        id="corpus",
+        name=N_("Head statistics over a corpus"),
+        paper="Clark et al. (2019), What Does BERT Look At?; Yeh et al. (2023), AttentionViz",
+        formula=r"\bar s_{l,h} = \tfrac{1}{N} \textstyle\sum_{n=1}^{N} s\big(\alpha^{(l,h)}(x_n)\big),\quad "
+        r"s \in \{H(\alpha),\ \text{previous},\ \text{duplicate},\ \text{induction},\ \text{distance}, \dots\}",
+        page=pages.CORPUS.file,
+        summary=N_("Every head's attention statistics (entropy, previous-token, duplicate and induction scores, "
+                   "shares on special tokens, distance) as mean and spread over many texts."),
+        family="corpus", builder="models.corpus.cli:corpus_record",
+        options=(
+            o.Option("corpus", "path", help=N_("a UTF-8 text file, one text per line, or a CSV with a column "
+                                               "(default: the bundled sample of 60 sentences)")),
+            o.Option("column", "text", max_chars=200, help=N_("the CSV column that holds the texts")),
+            o.Option("model", "choice", default="transformer", choices=("transformer", "lm"), label=N_("Model"),
+                     help=N_("transformer: MiniLM or a BERT-family folder; lm: the GPT trained here or a GPT-2/Llama "
+                             "folder")),
+            o.MODEL_DIR,
+            o.Option("limit", "int", low=1, high=10**9, help=N_("read at most this many texts")),
+            o.Option("max_batch_mb", "float", low=1, high=65_536,
+                     help=N_("the attention maps one batch holds at most, in MB (default 256)")),
+        ),
+        input="corpus", example={"model": "lm", "limit": 8},
+    ),
+)
 
 TRAINERS: Mapping[str, tuple[str, str]] = MappingProxyType({
     "seq2seq": ("models.seq2seq.train", "character-level date normalisation with Bahdanau/Luong attention"),

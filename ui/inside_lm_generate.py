@@ -29,7 +29,7 @@ import streamlit as st
 
 from models.errors import LabError
 from models.heads.statistics import matrix_record, model_view_record
-from models.lm.generate import MAX_PROMPT_TOKENS, generation_record, length_buckets
+from models.lm.generate import MAX_PROMPT_TOKENS, length_buckets
 from models.lm.records import LMRunner
 from models.record import AttentionRecord
 from models.registry import get_mechanism
@@ -54,9 +54,9 @@ VIEWS = {"step": N_("Step by step"), "head": N_("Head view"), "model": N_("Model
 @st.cache_resource(show_spinner=False, max_entries=2)  # shared, never mutated
 def cached_generation(model_dir: str, prompt: str, max_new: int, temperature: float, top_k: int,
                       seed: int) -> AttentionRecord:
-    """Returns the "lm-generate" record of one generation (two kept per process)."""
-    return generation_record(cached_runner(model_dir), prompt, max_new=max_new, temperature=temperature,
-                             top_k=top_k, seed=seed)
+    """Returns the "lm-generate" record of one generation (two kept per process), its options read by the registry."""
+    return GENERATE.build({"text": prompt, "model_dir": model_dir or None, "max_new": max_new,
+                           "temperature": temperature, "top_k": top_k, "seed": seed})
 
 
 def longest_new(runner: LMRunner, prompt: str) -> int:
@@ -139,7 +139,8 @@ def generation_from_longest(model_dir: str, prompt: str,
         return None
     asked = {**settings, "max_new": longest}
     source = (model_dir, prompt, *sorted(asked.items()))
-    made = longest_generations().ready(source, functools.partial(generation_record, runner, prompt, **asked))
+    made = longest_generations().ready(source, functools.partial(
+        GENERATE.build, {"text": prompt, "model_dir": model_dir or None, **asked}))
     if made is None:
         return None
     decode = functools.partial(runner.lm.tokenizer.decode, skip_special_tokens=False)

@@ -13,23 +13,25 @@ from __future__ import annotations
 
 import streamlit as st
 
-from models.lm.knockout import MAX_CHOSEN_HEADS, MODES, knockout_record, max_sweep
+from models.lm.knockout import MAX_CHOSEN_HEADS, max_sweep
 from models.record import AttentionRecord
 from models.registry import get_mechanism
 from ui.i18n import translator
 from ui.inside_lm import mechanism_heading
 from ui.links import bound
-from ui.widgets import checked, show_figure, show_notice
+from ui.widgets import checked, option_radio, show_figure, show_notice
 from viz.lm_lens import MODE_NOTES, knockout_bars, knockout_grid
 
+KNOCKOUT = get_mechanism("lm-knockout")
 LARGE_SWEEP = 64 * 128  # head-forwards × tokens above which the page asks before a sweep
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)  # shared, never mutated
 def cached_knockout(model_dir: str, prompt: str, heads: str, mode: str, sweep: bool) -> AttentionRecord:
-    """Returns the lm-knockout record of chosen heads ("0.1,1.3") or of the all-heads sweep."""
-    return knockout_record(None, {"text": prompt, "model_dir": model_dir or None, "heads": heads, "mode": mode,
-                                  "sweep": sweep})
+    """Returns the lm-knockout record of chosen heads ("0.1,1.3") or of the all-heads sweep, its options read
+    by the registry."""
+    return KNOCKOUT.build({"text": prompt, "model_dir": model_dir or None, "heads": heads, "mode": mode,
+                           "sweep": "yes" if sweep else "no"})
 
 
 def head_name(pair: str) -> str:
@@ -41,17 +43,14 @@ def head_name(pair: str) -> str:
 def knockout_section(model_dir: str, prompt: str, num_layers: int, num_heads: int, tokens: int) -> None:
     """Shows section 3: the chosen heads and mode, their effect, and the all-heads sweep."""
     _ = translator()
-    mechanism_heading(get_mechanism("lm-knockout"))
+    mechanism_heading(KNOCKOUT)
     pairs = [f"{layer}.{head}" for layer in range(num_layers) for head in range(num_heads)]
     default = [pairs[0], f"{num_layers - 1}.0"] if num_layers > 1 else [pairs[0]]
     chosen = bound(st.multiselect, _("Heads to knock out"), pairs, default=default, key="inside_heads",
                    format_func=head_name, max_selections=MAX_CHOSEN_HEADS)
     chosen = [pair for pair in chosen if pair in pairs][:MAX_CHOSEN_HEADS]  # a scripted client's list, checked
-    mode = bound(st.radio, _("How a head is knocked out"), MODES, key="inside_mode", horizontal=True,
-                 format_func=lambda m: _(MODE_NOTES[m]) if m in MODE_NOTES else str(m))
-    if mode not in MODES:
-        st.error(_("Choose how a head is knocked out: zero or first."), icon=":material/error:")
-        st.stop()
+    mode = option_radio(KNOCKOUT.option("mode"), key="inside_mode", label=_("How a head is knocked out"),
+                        labels=MODE_NOTES, horizontal=True)
     st.caption(_("Knocked out here: {how}. Measured at the last token: the change in the probability of the "
                  "model's own top-1 next token, and in the prompt's mean next-token loss (nats).").format(
         how=_(MODE_NOTES[mode])))

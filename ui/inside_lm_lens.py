@@ -11,22 +11,23 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from models.lm.lens import DEFAULT_TOP_K, MAX_TOP_K, lens_record
 from models.record import AttentionRecord
 from models.registry import get_mechanism
 from ui.i18n import translator
 from ui.inside_lm import mechanism_heading
 from ui.links import bound
 from ui.markdown import escape_markdown
-from ui.widgets import checked, index_in, show_figure, show_notice
+from ui.widgets import checked, index_in, option_slider, show_figure, show_notice
 from viz.i18n_text import Gettext, untranslated
 from viz.lm_lens import LENS_NOTE, lens_grid, lens_position_bars, row_names
+
+LENS = get_mechanism("lm-logit-lens")
 
 
 @st.cache_resource(show_spinner=False, max_entries=2)  # shared, never mutated
 def cached_lens(model_dir: str, prompt: str, position: int, top_k: int) -> AttentionRecord:
-    """Returns the lm-logit-lens record of a prompt (two kept per process)."""
-    return lens_record(None, {"text": prompt, "model_dir": model_dir or None, "position": position, "top_k": top_k})
+    """Returns the lm-logit-lens record of a prompt (two kept per process), its options read by the registry."""
+    return LENS.build({"text": prompt, "model_dir": model_dir or None, "position": position, "top_k": top_k})
 
 
 def position_record(record: AttentionRecord) -> AttentionRecord:
@@ -52,16 +53,17 @@ def top_k_table(record: AttentionRecord, gettext: Gettext = untranslated) -> dic
 def lens_section(model_dir: str, prompt: str, tokens: tuple[str, ...]) -> None:
     """Shows section 2: position and k, the chosen position's answer and top tokens per layer, and the grid."""
     _ = translator()
-    mechanism_heading(get_mechanism("lm-logit-lens"))
+    mechanism_heading(LENS)
     st.markdown(_("The logit lens reads each layer as if the model stopped there and predicted the next token."))
     st.info(_(LENS_NOTE), icon=":material/info:")
     count = len(tokens)
     left, right = st.columns([3, 1])
     position = index_in(bound(left.selectbox, _("Position"), range(count), index=count - 1, key="inside_position",
                               format_func=lambda i: f"{i}: {tokens[i]}" if 0 <= i < count else str(i)), count)
-    top_k = bound(right.slider, _("Top k"), 1, MAX_TOP_K, DEFAULT_TOP_K, key="inside_lens_k")
+    with right:
+        top_k = option_slider(LENS.option("top_k"), key="inside_lens_k", label=_("Top k"))
     with st.spinner(_("Reading every layer through the lens…")):
-        record = checked(cached_lens, model_dir, prompt, position, top_k)  # top_k checked there, one line
+        record = checked(cached_lens, model_dir, prompt, position, top_k)
     meta = record.meta
     show_notice(meta.get("notice"))
     show_figure(lens_position_bars(record, gettext=_), position_record(record), key="inside_lens_position",

@@ -12,8 +12,8 @@ import streamlit as st
 
 from models.lm.sinks import SINK_EPSILON, sink_record, training_sinks
 from models.record import AttentionRecord
+from models.registry import get_mechanism
 from ui.i18n import translator
-from ui.inside_lm import cached_runner
 from ui.markdown import escape_markdown
 from ui.widgets import checked, show_figure, show_notice
 from viz.figures import heatmap
@@ -22,8 +22,9 @@ from viz.lm_lens import SINK_TEXT, sink_grid, sink_rate_curve
 
 @st.cache_resource(show_spinner=False, max_entries=2)  # shared, never mutated
 def cached_sinks(model_dir: str, prompt: str) -> AttentionRecord:
-    """Returns the sink record (first-token share per head) of the prompt's attention in every layer."""
-    return sink_record(cached_runner(model_dir).attention(prompt))
+    """Returns the sink record (first-token share per head) of the prompt's attention in every layer: the lm
+    mechanism's record, its options read by the registry."""
+    return sink_record(get_mechanism("lm").build({"text": prompt, "model_dir": model_dir or None}))
 
 
 def even_share(tokens: int) -> float:

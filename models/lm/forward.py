@@ -38,6 +38,7 @@ from models.padding import bucket
 
 # Length buckets: every input is padded up to one of these (masked), so a page compiles a few times.
 LENGTH_BUCKETS = (32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
+VOCABULARY_BLOCK = 512  # tokens unembed_scores unembeds at once: their logits stay in cache
 
 
 def empty_cache(cfg, batch: int, length: int):
@@ -62,6 +63,42 @@ def unembed(model, x):
     x = normalize(model.final_norm, x, cfg.norm_eps)
     head = model.embed[...].T if cfg.tie_word_embeddings else model.lm_head.kernel[...]
     return jnp.matmul(x, head)
+
+
+def unembed_scores(model, x, picks, block: int = VOCABULARY_BLOCK):
+    """Returns (logsumexp over the vocabulary [R], the logits of the token ids picks [R, P]) of residual vectors
+    x [R, D]: unembed's numbers where only they are read, without the logits [R, V] written out.
+
+    The vocabulary is unembedded `block` tokens at a time with a running logsumexp, so memory holds R × block
+    floats and each block's logits are read while they are still in cache.
+    """
+    cfg = model.config
+    x = normalize(model.final_norm, x, cfg.norm_eps)
+    tied = cfg.tie_word_embeddings
+    weights = model.embed[...] if tied else model.lm_head.kernel[...]  # [V, D] tied, [D, V] not
+
+    def logits(start, size):  # -> [R, size]: the vocabulary's tokens start..start+size-1
+        part = jax.lax.dynamic_slice_in_dim(weights, start, size, axis=0 if tied else 1)
+        return jnp.matmul(x, part.T if tied else part)
+
+    def add(carry, z, start):
+        top, total, picked = carry
+        new_top = jnp.maximum(top, jnp.max(z, axis=-1))
+        total = total * jnp.exp(top - new_top) + jnp.sum(jnp.exp(z - new_top[:, None]), axis=-1)
+        inside = (picks >= start) & (picks < start + z.shape[1])
+        found = jnp.take_along_axis(z, jnp.clip(picks - start, 0, z.shape[1] - 1), axis=-1)
+        return new_top, total, jnp.where(inside, found, picked)
+
+    vocab = cfg.vocab_size
+    block = min(block, vocab)
+    whole = vocab // block
+    carry = (jnp.full(x.shape[:1], -jnp.inf), jnp.zeros(x.shape[:1]), jnp.zeros(picks.shape))
+    carry, _ = jax.lax.scan(lambda c, start: (add(c, logits(start, block), start), None), carry,
+                            jnp.arange(whole, dtype=jnp.int32) * block)
+    if vocab > whole * block:  # the last, shorter block
+        carry = add(carry, logits(whole * block, vocab - whole * block), whole * block)
+    top, total, picked = carry
+    return top + jnp.log(total), picked
 
 
 def next_token_loss(logits, ids):

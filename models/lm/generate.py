@@ -36,7 +36,6 @@ MAX_NEW = 256  # tokens one generation writes at most
 MAX_TOP_K = 100  # top-k sampling keeps at most this many tokens
 MAX_PROMPT_TOKENS = 256  # prompt tokens read at most (the rest is cut, with a notice)
 ALTERNATIVES = 5  # the top alternatives kept per step
-MAX_TEMPERATURE = 2.0
 STEP = Capture(logits=True, maps=True)  # what one decode step hands back
 
 
@@ -128,7 +127,7 @@ def generate(loaded: LoadedLM, prompt_ids, *, max_new: int, temperature: float =
     ids = np.zeros(t_b, np.int32)
     ids[:n_prompt] = prompt
     out = generate_loop(loaded.state, ids, np.int32(n_prompt), np.int32(total), np.float32(temperature),
-                        np.int32(min(int(top_k), MAX_TOP_K)), np.uint32(seed),
+                        np.int32(top_k), np.uint32(seed),
                         graphdef=loaded.graphdef, alternatives=min(alternatives, cfg.vocab_size))
     ids, maps, chosen, top_ids, top_probs = (np.asarray(a) for a in out)
     new = slice(n_prompt - 1, total - 1)
@@ -139,28 +138,11 @@ def generate(loaded: LoadedLM, prompt_ids, *, max_new: int, temperature: float =
 # ----------------------------------------------------------------------------- the registry builder
 
 
-def _whole(options: Mapping[str, Any], name: str, default: int, low: int, high: int) -> int:
-    value = options.get(name)
-    value = default if value is None else value
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
-        raise InputError(f"{name.replace('_', ' ')} must be a whole number from {low} to {high}; got {value!r}")
-    return int(value)
-
-
-def read_generation_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    """Returns max_new, temperature, top_k and seed checked against the server's bounds (InputError, one line)."""
-    temperature = options.get("temperature")
-    temperature = 0.0 if temperature is None else temperature
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) \
-            or not 0.0 <= float(temperature) <= MAX_TEMPERATURE:
-        raise InputError(f"temperature must be a number from 0 to {MAX_TEMPERATURE:g} (0: greedy); got {temperature!r}")
-    return {"max_new": _whole(options, "max_new", 24, 1, MAX_NEW), "temperature": float(temperature),
-            "top_k": _whole(options, "top_k", 0, 0, MAX_TOP_K), "seed": _whole(options, "seed", 0, 0, 2**31 - 1)}
-
-
-def generation_record(runner: LMRunner, text: str, **settings: Any) -> AttentionRecord:
-    """Returns the lm-generate record of a prompt: maps [L, H, T, T] over prompt + generated tokens."""
-    settings = read_generation_options(settings)
+def generation_record(runner: LMRunner, text: str, *, max_new: int, temperature: float = 0.0, top_k: int = 0,
+                      seed: int = 0) -> AttentionRecord:
+    """Returns the lm-generate record of a prompt: maps [L, H, T, T] over prompt + generated tokens. The settings
+    are typed and in the registry's ranges (Mechanism.read); what depends on the model is checked here."""
+    settings = {"max_new": max_new, "temperature": temperature, "top_k": top_k, "seed": seed}
     encoding = runner.encode(text)
     notices = list(encoding.notices)
     ids = encoding.ids
@@ -202,11 +184,9 @@ def generation_record(runner: LMRunner, text: str, **settings: Any) -> Attention
 
 
 def generate_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
-    """Registry builder: options text, model_dir, max_new, temperature, top_k, seed -> one lm-generate record."""
-    if not isinstance(options.get("text"), str) or not options["text"].strip():
-        raise InputError("type a prompt: the model continues it token by token")
-    settings = read_generation_options(options)  # before loading a model for nothing
-    return generation_record(shared_runner(model_dir_option(options)), options["text"], **settings)
+    """Registry builder: typed options text, model_dir, max_new, temperature, top_k, seed -> one lm-generate record."""
+    return generation_record(shared_runner(model_dir_option(options)), options["text"], max_new=options["max_new"],
+                             temperature=options["temperature"], top_k=options["top_k"], seed=options["seed"])
 
 
 def generate_record_size(mechanism, options: Mapping[str, Any]) -> int:

@@ -15,7 +15,8 @@ masks: one jitted call. ``sweep_runs`` knocks out every head alone, also in one 
 of layer l leaves layers 0..l-1 as they were, so one plain forward gives each layer's input stream
 and every head's output; for each layer a batch of H runs starts there with one head's output
 replaced by its knocked-out value (patched in, so the layer's attention is not computed again) and
-runs layers l..L-1.
+runs layers l..L-1. The layer batches are independent of each other, so XLA may run two at once. Each
+run is read out (``read_out``) for the two numbers it needs, the vocabulary unembedded in blocks.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from models.lm.forward import Capture, Interventions, decoder, pad_ids, unembed
+from models.lm.forward import VOCABULARY_BLOCK, Capture, Interventions, decoder, pad_ids, unembed, unembed_scores
 from models.lm.records import shared_runner
 from models.model_folders import model_dir_option
 from models.padding import bucket
@@ -43,7 +44,6 @@ MODE_TEXT = {"zero": "the head's output is set to zero before the output project
              "first": "the head's attention is put entirely on the first token"}
 MAX_KNOCKOUT_TOKENS = 512  # a longer text is cut here
 MAX_CHOSEN_HEADS = 64
-LOSS_CHUNK = 64  # positions unembedded at once (memory: masks × 64 × V floats)
 SWEEP_ENV = "ATTENTION_LAB_MAX_SWEEP"
 # A sweep costs L × H head-forwards over T tokens: GPT-2 small (144 heads) over 256 tokens fits by default.
 DEFAULT_MAX_SWEEP = 144 * 256
@@ -78,33 +78,18 @@ def read_out(model, x, ids, key_mask, answer):
     """Returns (probability of `answer` at the last real position [N], mean next-token loss [N]) of N runs'
     final streams x [N, T, D] over one sequence: ids int32 [T], key_mask bool [T], answer int32.
 
-    Unembedded LOSS_CHUNK positions at a time (memory: N × LOSS_CHUNK × V floats); each position's
-    loss is logsumexp(z) - z[next token], without a softmax over the vocabulary written out.
+    Only what they need is unembedded (forward.py unembed_scores): each position's logsumexp over the
+    vocabulary and its logits of the next token and of the answer; the loss is logsumexp(z) - z[next token].
     """
-    n, t, _ = x.shape
-    chunk = min(LOSS_CHUNK, t)
+    n, t, d = x.shape
     targets = jnp.concatenate([ids[1:], ids[:1]])
     counted = jnp.concatenate([key_mask[1:], jnp.zeros((1,), bool)])  # position p predicts token p + 1
-    rest = -t % chunk  # a model's last length bucket may not be a multiple of the chunk
-    x_in = jnp.pad(x, ((0, 0), (0, rest), (0, 0)))
-    chunks = (t + rest) // chunk
-
-    def read(xs, ts):  # [N, C, D], [C] -> (logsumexp [N, C], z of the next token [N, C], z of the answer [N, C])
-        z = unembed(model, xs)
-        picked = jnp.take_along_axis(z, jnp.broadcast_to(ts[None, :, None], (*z.shape[:2], 1)), axis=-1)[..., 0]
-        return jax.nn.logsumexp(z, axis=-1), picked, z[..., answer]
-
-    targets_in = jnp.pad(targets, (0, rest))
-    if chunks == 1:
-        lse, picked, scored = read(x_in, targets_in)
-    else:
-        lse, picked, scored = (jnp.moveaxis(a, 0, 1).reshape(n, -1) for a in jax.lax.map(
-            lambda args: read(*args), (jnp.moveaxis(x_in.reshape(n, chunks, chunk, -1), 1, 0),
-                                       targets_in.reshape(chunks, chunk))))
-    lse, picked, scored = lse[:, :t], picked[:, :t], scored[:, :t]
-    loss = jnp.sum(jnp.where(counted, lse - picked, 0.0), axis=-1) / jnp.maximum(jnp.sum(counted), 1)
+    picks = jnp.stack([jnp.broadcast_to(targets, (n, t)), jnp.full((n, t), answer, jnp.int32)], axis=-1)
+    lse, picked = unembed_scores(model, x.reshape(n * t, d), picks.reshape(n * t, 2))
+    lse, picked = lse.reshape(n, t), picked.reshape(n, t, 2)
+    loss = jnp.sum(jnp.where(counted, lse - picked[..., 0], 0.0), axis=-1) / jnp.maximum(jnp.sum(counted), 1)
     last = jnp.sum(key_mask) - 1
-    return jnp.exp(scored[:, last] - lse[:, last]), loss
+    return jnp.exp(picked[:, last, 1] - lse[:, last]), loss
 
 
 def _plain(model, ids, key_mask, capture):
@@ -161,28 +146,6 @@ def sweep_runs(state, ids, key_mask, *, graphdef, mode: str):
 # ----------------------------------------------------------------------------- options and the record
 
 
-def read_mode(value: Any) -> str:
-    """Returns "zero" (default) or "first"; InputError otherwise."""
-    mode = "zero" if value in (None, "") else str(value).strip().lower()
-    if mode not in MODES:
-        raise InputError(f"mode must be zero (zero the head's output) or first (attend to the first token); got {str(value)[:20]!r}")
-    return mode
-
-
-def read_flag(value: Any, name: str = "sweep") -> bool:
-    """Returns a yes/no option as a bool: True/False, 1/0, yes/no, on/off, true/false; InputError otherwise."""
-    if value in (None, ""):
-        return False
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    text = str(value).strip().lower()
-    if text in ("1", "yes", "on", "true"):
-        return True
-    if text in ("0", "no", "off", "false"):
-        return False
-    raise InputError(f"{name} must be yes or no; got {text[:20]!r}")
-
-
 def parse_heads(spec: Any, num_layers: int, num_heads: int) -> tuple[tuple[int, int], ...]:
     """Returns the (layer, head) pairs a spec names, in order without repeats: "" (none) or "0.1,1.3"."""
     if spec is None or (isinstance(spec, str) and not spec.strip()):
@@ -225,21 +188,18 @@ def _chosen_masks(chosen, num_layers: int, num_heads: int) -> np.ndarray:
 
 
 def knockout_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
-    """Registry builder: options text, model_dir, heads ("0.1,1.3"), mode (zero | first), sweep (yes/no).
+    """Registry builder: typed options text, model_dir, heads ("0.1,1.3"), mode (zero | first), sweep (yes | no).
 
     With sweep (or no heads chosen): weights [layer, head], the change in the probability of the
     model's top-1 next token when that head alone is knocked out; extras loss_change [layer, head].
     Otherwise weights [knock-out] over the chosen heads alone and (two or more) all of them at once;
     extras loss_change beside it. The chosen heads' results are in meta either way.
     """
-    if not isinstance(options.get("text"), str) or not options["text"].strip():
-        raise InputError("type some text: the model reads it token by token")
-    mode = read_mode(options.get("mode"))
-    sweep = read_flag(options.get("sweep"))
+    mode = options.get("mode", "zero")
     runner = shared_runner(model_dir_option(options))
     cfg = runner.config
     chosen = parse_heads(options.get("heads"), cfg.num_layers, cfg.num_heads)
-    sweep = sweep or not chosen
+    sweep = options.get("sweep") == "yes" or not chosen
     encoding = runner.encode(options["text"])
     notices = list(encoding.notices)
     ids, labels = encoding.ids, encoding.labels
@@ -287,13 +247,13 @@ def knockout_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
 def knockout_record_size(mechanism, options: Mapping[str, Any]) -> int:
     """Registry estimate: float32 bytes held while a record is built: per batch of masks (H for a sweep
     layer, the chosen runs otherwise) the stream and the feed-forward T_b × (D + F), the attention
-    heads × T_b², and LOSS_CHUNK × V logits; the plain residual stream (L + 1) × T_b × D."""
+    heads × T_b², and T_b × VOCABULARY_BLOCK logits; the plain residual stream (L + 1) × T_b × D."""
     runner = shared_runner(model_dir_option(options))
     cfg = runner.config
     chosen = parse_heads(options.get("heads"), cfg.num_layers, cfg.num_heads)
     tokens = min(len(runner.encode(options.get("text")).ids), MAX_KNOCKOUT_TOKENS)
     padded = bucket(tokens, runner.buckets)
-    batch = max(len(chosen) + 1, cfg.num_heads if read_flag(options.get("sweep")) or not chosen else 1)
+    batch = max(len(chosen) + 1, cfg.num_heads if options.get("sweep") == "yes" or not chosen else 1)
     per_run = padded * (2 * cfg.hidden_size + cfg.intermediate_size) + cfg.num_heads * padded**2 \
-        + min(LOSS_CHUNK, padded) * cfg.vocab_size
+        + padded * min(VOCABULARY_BLOCK, cfg.vocab_size)
     return 4 * (batch * per_run + (cfg.num_layers + 1) * padded * cfg.hidden_size + cfg.num_layers * cfg.num_heads * 4)

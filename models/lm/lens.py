@@ -27,15 +27,15 @@ from flax import nnx
 from models.lm.forward import Capture, decoder, pad_ids, unembed
 from models.lm.records import shared_runner
 from models.model_folders import model_dir_option
+from models.neuron import neuron_index
 from models.padding import bucket
-from models.record import AttentionRecord, InputError
+from models.record import AttentionRecord
 from models.text import N_, Notice
 
 MECHANISM = "lm-logit-lens"
 AXES = ("layer", "position")
 LENS_CHOICE = "final norm, then unembedding"  # what every layer's residual stream goes through
 MAX_TOP_K = 20  # one compile: the top 20 are always computed, the record keeps top_k of them
-DEFAULT_TOP_K = 5
 MAX_LENS_TOKENS = 512  # a longer text is cut here (every layer's top-k at every position)
 
 
@@ -86,36 +86,6 @@ def lens_summary(state, ids, key_mask, *, graphdef):
 # ----------------------------------------------------------------------------- the record
 
 
-def read_top_k(value: Any) -> int:
-    """Returns top_k as an int in 1..MAX_TOP_K (default DEFAULT_TOP_K); InputError otherwise."""
-    if value in (None, ""):
-        return DEFAULT_TOP_K
-    try:
-        k = int(value)
-        if k != float(value):
-            raise ValueError
-    except (TypeError, ValueError):
-        raise InputError(f"top_k must be a whole number from 1 to {MAX_TOP_K}; got {str(value)[:20]!r}") from None
-    if not 1 <= k <= MAX_TOP_K:
-        raise InputError(f"top_k must be from 1 to {MAX_TOP_K}; got {k}")
-    return k
-
-
-def read_position(value: Any, tokens: int) -> int:
-    """Returns a position in 0..tokens-1 from an index (-1 = the last, -2 the one before, ...); InputError otherwise."""
-    if value in (None, ""):
-        return tokens - 1
-    try:
-        index = int(value)
-        if index != float(value):
-            raise ValueError
-    except (TypeError, ValueError):
-        raise InputError(f"position must be a token index (-1 = the last); got {str(value)[:20]!r}") from None
-    if not -tokens <= index < tokens:
-        raise InputError(f"position must be from {-tokens} to {tokens - 1} for this text of {tokens} tokens; got {index}")
-    return index % tokens
-
-
 def layer_labels(num_layers: int) -> tuple[str, ...]:
     """Returns the lens rows' labels: "embedding", then "layer 0" .. "layer L-1"."""
     return ("embedding",) + tuple(f"layer {i}" for i in range(num_layers))
@@ -123,8 +93,6 @@ def layer_labels(num_layers: int) -> tuple[str, ...]:
 
 def _lens_text(runner, text: Any) -> tuple[Any, list[str]]:
     # -> (the encoding cut to MAX_LENS_TOKENS, its notices)
-    if not isinstance(text, str) or not text.strip():
-        raise InputError("type some text: the model reads it token by token")
     encoding = runner.encode(text)
     notices = list(encoding.notices)
     if len(encoding.ids) > MAX_LENS_TOKENS:
@@ -144,15 +112,13 @@ def token_texts(tokenizer, ids: np.ndarray) -> np.ndarray:
 
 
 def lens_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
-    """Registry builder: options text, model_dir (default: the GPT trained here), position (-1 = last),
-    top_k (1..20) -> the lens record (module docstring)."""
-    if not isinstance(options.get("text"), str) or not options["text"].strip():
-        raise InputError("type some text: the model reads it token by token")  # before loading a model for nothing
-    k = read_top_k(options.get("top_k"))
+    """Registry builder: typed options text, model_dir (default: the GPT trained here), position (-1 = last),
+    top_k (1..MAX_TOP_K) -> the lens record (module docstring)."""
+    k = options["top_k"]
     runner = shared_runner(model_dir_option(options))
     encoding, notices = _lens_text(runner, options["text"])
     t = len(encoding.ids)
-    position = read_position(options.get("position"), t)
+    position = neuron_index("position", options["position"], t)  # the text's own length bounds it
     padded, mask = pad_ids(encoding.ids[None], runner.buckets)
     top_ids, top_probs, answer_probs, answer = (np.asarray(a) for a in lens_summary(
         runner.lm.state, padded, mask, graphdef=runner.lm.graphdef))
@@ -195,7 +161,7 @@ def lens_record_size(mechanism, options: Mapping[str, Any]) -> int:
     runner = shared_runner(model_dir_option(options))
     cfg = runner.config
     tokens = min(len(runner.encode(options.get("text")).ids), MAX_LENS_TOKENS)
-    k = read_top_k(options.get("top_k"))
+    k = options["top_k"]
     padded = bucket(tokens, runner.buckets)
     rows = cfg.num_layers + 1
     floats = (rows * padded * cfg.hidden_size + 2 * padded * cfg.vocab_size + 2 * rows * padded * MAX_TOP_K

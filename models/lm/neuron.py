@@ -20,7 +20,7 @@ from models.lm.loader import LoadedLM
 from models.lm.records import MAX_TOKENS, shared_runner
 from models.model_folders import model_dir_option
 from models.neuron import NeuronParts, neuron_index, query_key_parts
-from models.record import AttentionRecord, InputError
+from models.record import AttentionRecord
 from models.text import Notice
 
 QUERIES_AND_KEYS = Capture(logits=False, queries=True, keys=True)
@@ -54,22 +54,19 @@ def neuron_parts(loaded: LoadedLM, ids, layer: int, head: int, query: int = -1) 
 
 
 def neuron_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
-    """Registry builder: options text, model_dir, layer, head, position of the query (default: the last token) -> one lm-neuron
-    record: weights [T] over the keys (the softmax row), extras q, k, product, scores, visible."""
-    if not isinstance(options.get("text"), str) or not options["text"].strip():
-        raise InputError("type some text: the model reads it token by token")
+    """Registry builder: typed options text, model_dir, layer, head, position of the query (-1: the last token) ->
+    one lm-neuron record: weights [T] over the keys (the softmax row), extras q, k, product, scores, visible."""
     runner = shared_runner(model_dir_option(options))
     encoding = runner.encode(options["text"])
-    layer, head = options.get("layer") or 0, options.get("head") or 0
-    query = options.get("position", options.get("query"))  # the registry's option is "position"
-    parts = neuron_parts(runner.lm, encoding.ids, layer, head, -1 if query is None else query)
-    query = neuron_index("query position", -1 if query is None else query, len(encoding.ids))
+    layer, head, position = options["layer"], options["head"], options.get("position", -1)
+    parts = neuron_parts(runner.lm, encoding.ids, layer, head, position)  # checks them against the model and the text
+    query = position % len(encoding.ids)
     return AttentionRecord(
         mechanism="lm-neuron", weights=parts.weights, axes=("key",),
         query_labels=(encoding.labels[query],), key_labels=encoding.labels,
         meta={
-            "model": runner.name, "architecture": runner.config.model_type, "layer": int(layer) % runner.config.num_layers,
-            "head": int(head) % runner.config.num_heads, "kv_head": parts.kv_head, "query": query,
+            "model": runner.name, "architecture": runner.config.model_type, "layer": layer, "head": head,
+            "kv_head": parts.kv_head, "query": query,
             "head_dim": runner.config.head_dim, "scale": parts.scale,
             "rope": runner.config.arch.positions != "learned",
             "scores": "Σ_d q ⊙ k · scale, before the causal mask; weights: softmax over the visible keys",

@@ -168,23 +168,12 @@ class LMRunner:
                 loss: float | None) -> AttentionRecord:
         cfg = self.config
         return AttentionRecord(
-            mechanism=MECHANISM,
-            weights=weights,
-            axes=AXES,
-            query_labels=encoding.labels,
-            key_labels=encoding.labels,
-            meta={
-                "model": self.name,
-                "architecture": cfg.model_type,
-                "num_layers": cfg.num_layers,
-                "num_heads": cfg.num_heads,
-                "num_kv_heads": cfg.num_kv_heads,
-                "layers": list(layers),
-                "truncated": encoding.truncated,
-                "notice": Notice.join(encoding.notices),
-                "special_first": encoding.special_first,
-                "loss_nats": loss,  # mean next-token loss over the text's predicted tokens
-            },
+            MECHANISM, weights, AXES, encoding.labels, encoding.labels,
+            meta={"model": self.name, "architecture": cfg.model_type, "num_layers": cfg.num_layers,
+                  "num_heads": cfg.num_heads, "num_kv_heads": cfg.num_kv_heads, "layers": list(layers),
+                  "truncated": encoding.truncated, "notice": Notice.join(encoding.notices),
+                  "special_first": encoding.special_first,
+                  "loss_nats": loss},  # mean next-token loss over the text's predicted tokens
             extras={"input_ids": encoding.ids, "tokens": np.asarray(encoding.labels, dtype=object).astype(str)},
         )
 
@@ -214,10 +203,8 @@ forget_runners = shared_runner.forget
 
 
 def lm_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
-    """Registry builder: options text, model_dir (default: the GPT trained here), layers -> one record."""
-    if not isinstance(options.get("text"), str) or not options["text"].strip():
-        raise InputError(Notice(N_("type some text: the model reads it token by token")))  # before loading a model for nothing
-    return shared_runner(model_dir_option(options)).attention(options["text"], options.get("layers"))
+    """Registry builder: typed options text, model_dir (default: the GPT trained here), layers -> one record."""
+    return shared_runner(model_dir_option(options)).attention(options["text"], options["layers"])
 
 
 def lm_record_size(mechanism, options: Mapping[str, Any]) -> int:

@@ -12,15 +12,12 @@ shows about sinks is viz/lm_lens.py's SINK_TEXT (marked for translation there).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from models.lm.records import DEFAULT_MODEL_DIR, shared_runner
-from models.model_folders import model_dir_option
+from models.lm.records import DEFAULT_MODEL_DIR
 from models.record import AttentionRecord, InputError
 from models.text import N_, Notice
 
@@ -97,10 +94,3 @@ def sink_record(lm_record: AttentionRecord, epsilon: float = SINK_EPSILON) -> At
               "first_token": lm_record.query_labels[0], "epsilon": epsilon, "sink_rate": sink_rate(shares, epsilon)},
         extras={name: value for name, value in lm_record.extras.items()},
     )
-
-
-def sinks_of_text(options: Mapping[str, Any], epsilon: float = SINK_EPSILON) -> AttentionRecord:
-    """Returns sink_record of the text's attention in every layer (options text, model_dir as the lm mechanism)."""
-    if not isinstance(options.get("text"), str) or not options["text"].strip():
-        raise InputError(Notice(N_("type some text: the model reads it token by token")))
-    return sink_record(shared_runner(model_dir_option(options)).attention(options["text"]), epsilon)

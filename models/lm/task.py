@@ -57,14 +57,13 @@ _BULLET = re.compile(r"^([*+-]|#\.|\d+\.|\(?[a-z0-9]\))\s+")
 _ROLE_WITH_TARGET = re.compile(r":[\w:+-]+:`([^`<]*?)\s*<[^`>]*>`")
 _ROLE = re.compile(r":([\w:+-]+):`!?(~?)([^`]*)`")
 _NUMBERED_ROLES = {"pep": "PEP ", "rfc": "RFC ", "issue": "issue ", "gh": "gh-", "source": ""}
-_LINK = re.compile(r"`([^`<]*?)\s*<[^`>]*>`__?")
-_NAMED_REF = re.compile(r"`([^`]+)`__?")
-_LITERAL = re.compile(r"``(.+?)``")
-_DEFAULT_ROLE = re.compile(r"`([^`]+)`")
-_STRONG = re.compile(r"\*\*(\S(?:.*?\S)?)\*\*")
-_EMPHASIS = re.compile(r"(?<![\w*])\*(\S(?:[^*]*?\S)?)\*(?![\w*])")
-_FOOTNOTE = re.compile(r"\s*\[(#\w*|\d+|\*)\]_")
-_SUBSTITUTION = re.compile(r"\|(\w[\w -]*)\|")
+# The inline markup left after the roles, each replaced by the text it shows, in this order: literals, links,
+# named references, default roles, strong, emphasis, footnotes (dropped) and substitutions.
+_INLINE = tuple((re.compile(pattern), shown) for pattern, shown in (
+    (r"``(.+?)``", r"\1"), (r"`([^`<]*?)\s*<[^`>]*>`__?", r"\1"), (r"`([^`]+)`__?", r"\1"), (r"`([^`]+)`", r"\1"),
+    (r"\*\*(\S(?:.*?\S)?)\*\*", r"\1"), (r"(?<![\w*])\*(\S(?:[^*]*?\S)?)\*(?![\w*])", r"\1"),
+    (r"\s*\[(#\w*|\d+|\*)\]_", ""), (r"\|(\w[\w -]*)\|", r"\1"),
+))
 _LABEL = re.compile(r"^\.\.\s+_([^:]+):$")
 
 
@@ -105,14 +104,8 @@ def inline_text(line: str, labels: Mapping[str, str] | None = None) -> str:
     section title} for :ref:`label` without a title."""
     line = _ROLE_WITH_TARGET.sub(r"\1", line)
     line = _ROLE.sub(lambda m: _role_text(m, labels or {}), line)
-    line = _LITERAL.sub(r"\1", line)
-    line = _LINK.sub(r"\1", line)
-    line = _NAMED_REF.sub(r"\1", line)
-    line = _DEFAULT_ROLE.sub(r"\1", line)
-    line = _STRONG.sub(r"\1", line)
-    line = _EMPHASIS.sub(r"\1", line)
-    line = _FOOTNOTE.sub("", line)
-    line = _SUBSTITUTION.sub(r"\1", line)
+    for pattern, shown in _INLINE:
+        line = pattern.sub(shown, line)
     return line.replace("\\ ", "").replace("\\", "")
 
 

@@ -83,7 +83,7 @@ def test_a_csv_column(tiny_dir, tmp_path, capsys):
 @pytest.mark.parametrize("content,args,message", [
     (None, [], "input file not found"),
     (b"\xff\xfe bad", [], "not UTF-8"),
-    (b"ok\n", ["--limit", "0"], "--limit must be"),
+    (b"ok\n", ["--limit", "0"], "limit must be a whole number from 1"),
     (b"ok\n", ["--mechanism", "nope"], "invalid choice"),
     (b"\n \n", [], "no non-empty texts"),
 ])
@@ -96,3 +96,24 @@ def test_bad_input_is_one_line_with_status_2(tiny_dir, tmp_path, content, args, 
     result = run_cli(*argv)
     assert result.returncode == 2
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_the_registry_entry_exports_the_same_statistics(tmp_path, capsys):
+    # `export --mechanism corpus` builds through the registry (Mechanism.read, then models/corpus/cli.py's
+    # builder): the record holds the pass's means, one row per head, and the spread beside them.
+    from models.corpus.lm import LMCorpusModel
+    from models.lm.records import load_runner as load_lm
+
+    corpus = tmp_path / "texts.txt"
+    corpus.write_text("The for statement iterates.\n\nprint(x) and print(x)\nA third line.\n", encoding="utf-8")
+    out = tmp_path / "corpus.npz"
+    result = run_cli("export", "--mechanism", "corpus", "--corpus", str(corpus), "--model", "lm", "--limit", "3",
+                     "--format", "npz", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    expected = run.corpus_statistics(corpus.read_text(encoding="utf-8").splitlines(), LMCorpusModel(load_lm()), limit=3)
+    z = np.load(out)
+    layers, heads, count = expected.mean.shape
+    np.testing.assert_allclose(z["weights"], expected.mean.reshape(layers * heads, count), atol=1e-6)
+    assert int(expected.count) == 2  # the limit counts lines read, the blank one among them
+    bad = run_cli("export", "--mechanism", "corpus", "--model", "gpt", "--format", "npz", "--out", str(out))
+    assert bad.returncode == 2 and "model must be one of transformer, lm" in bad.stderr

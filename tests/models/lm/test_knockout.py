@@ -8,8 +8,11 @@ from pathlib import Path
 import jax
 import numpy as np
 import pytest
+from flax import nnx
 
+from models.capture import Capture, Interventions
 from models.lm import knockout
+from models.lm.forward import decoder, unembed, unembed_scores
 from models.lm.knockout import (
     SweepTooLarge,
     knocked_runs,
@@ -22,6 +25,7 @@ from models.lm.lens import residual_stream
 from models.lm.model import pad_ids, run
 from models.lm.records import shared_runner
 from models.record import InputError
+from models.registry import get_mechanism
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "lm"
 TEXT = "the lazy dog sleeps on the mat"
@@ -119,19 +123,42 @@ def test_the_sweep_equals_a_loop_of_single_knock_outs(case, mode):
             assert losses[layer, head] == pytest.approx(float(one_loss[0]), abs=1e-5)
 
 
-def test_a_text_longer_than_one_loss_chunk():
-    # read_out unembeds LOSS_CHUNK positions at a time: here two chunks, the second mostly padding
-    runner = shared_runner(str(FIXTURES / "gpt2"))
-    ids = runner.encode("the lazy dog sleeps on the mat and the cat " * 9).ids[:100]
-    assert knockout.LOSS_CHUNK < len(ids) < 2 * knockout.LOSS_CHUNK
-    padded, mask = pad_ids(ids[None], runner.buckets)
-    probs, loss = plain(runner, ids)
-    keep = np.ones((1, runner.config.num_layers, runner.config.num_heads), np.float32)
-    knocked_prob, knocked_loss, answer, plain_prob, plain_loss = (np.asarray(a) for a in knocked_runs(
-        runner.lm.state, padded[0], mask[0], keep, graphdef=runner.lm.graphdef, mode="zero"))
-    assert int(answer) == probs.argmax()
-    np.testing.assert_allclose([knocked_prob[0], plain_prob], probs.max(), atol=1e-6)
-    np.testing.assert_allclose([knocked_loss[0], plain_loss], loss, atol=1e-5)
+def test_the_read_out_unembeds_in_blocks_what_the_logits_give(case):
+    # unembed_scores: a running logsumexp over vocabulary blocks (here 7 tokens, which leaves a shorter last
+    # block) and the logits of the picked tokens, equal to the full logits' numbers
+    runner, ids, padded, mask = case
+    model = nnx.merge(runner.lm.graphdef, runner.lm.state)
+    x = np.asarray(residual_stream(runner.lm.state, padded[None], mask[None], graphdef=runner.lm.graphdef))[-1, 0]
+    assert runner.config.vocab_size % 7
+    picks = np.stack([padded, np.roll(padded, 1)], axis=-1)
+    lse, picked = (np.asarray(a) for a in unembed_scores(model, x, picks, block=7))
+    logits = np.asarray(unembed(model, x), np.float64)
+    top = logits.max(-1)
+    np.testing.assert_allclose(lse, top + np.log(np.exp(logits - top[:, None]).sum(-1)), atol=2e-5)
+    np.testing.assert_allclose(picked, np.take_along_axis(logits, picks, -1), atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", knockout.MODES)
+def test_the_sweep_equals_a_loop_of_plain_forwards_with_one_head_knocked_out(case, mode):
+    # Each head alone through the one forward (decoder) with a head mask, its logits read in numpy: the sweep
+    # (which starts each layer's runs from the plain stream and patches the head in) computes the same numbers.
+    runner, ids, padded, mask = case
+    cfg = runner.config
+    model = nnx.merge(runner.lm.graphdef, runner.lm.state)
+    probs, losses, answer, *_ = (np.asarray(a) for a in sweep_runs(runner.lm.state, padded, mask,
+                                                                    graphdef=runner.lm.graphdef, mode=mode))
+    t = len(ids)
+    for layer in range(cfg.num_layers):
+        for head in range(cfg.num_heads):
+            keep = np.ones((cfg.num_layers, cfg.num_heads), np.float32)
+            keep[layer, head] = 0.0
+            out = decoder(model, padded[None], key_mask=mask[None], capture=Capture(logits=True),
+                          interventions=Interventions(head_keep=keep, head_mode=mode))
+            logits = np.asarray(out["logits"][0, :t], np.float64)
+            log_probs = logits - logits.max(-1, keepdims=True)
+            log_probs -= np.log(np.exp(log_probs).sum(-1, keepdims=True))
+            assert probs[layer, head] == pytest.approx(np.exp(log_probs[-1, answer]), abs=1e-5)
+            assert losses[layer, head] == pytest.approx(-log_probs[np.arange(t - 1), ids[1:]].mean(), abs=1e-5)
 
 
 def test_records_of_chosen_heads_and_of_the_sweep():
@@ -146,7 +173,7 @@ def test_records_of_chosen_heads_and_of_the_sweep():
     assert swept.extras["loss_change"][1, 3] == pytest.approx(chosen.extras["loss_change"][0], abs=1e-5)
     np.testing.assert_allclose(swept.weights, swept.extras["knocked_prob"] - swept.meta["plain_prob"], atol=1e-6)
     assert knockout_record(None, {"text": TEXT, "model_dir": folder}).axes == ("layer", "head")  # no heads: the sweep
-    size = knockout_record_size(None, {"text": TEXT, "model_dir": folder, "sweep": True})
+    size = knockout_record_size(None, {"text": TEXT, "model_dir": folder, "sweep": "yes"})
     assert size > swept.weights.nbytes
 
 
@@ -154,15 +181,16 @@ def test_records_of_chosen_heads_and_of_the_sweep():
                                             ({"heads": "a.b"}, "heads"), ({"mode": "mean"}, "mode"),
                                             ({"sweep": "maybe"}, "sweep"), ({"text": ""}, "type some text")])
 def test_bad_options_get_one_line(options, words):
+    # The registry reads the options (mode, sweep), the builder what depends on the model (the heads).
     with pytest.raises(InputError, match=words) as error:
-        knockout_record(None, {"text": TEXT, "model_dir": str(FIXTURES / "gpt2"), **options})
+        get_mechanism("lm-knockout").build({"text": TEXT, "model_dir": str(FIXTURES / "gpt2"), **options})
     assert "\n" not in str(error.value)
 
 
 def test_a_sweep_above_the_operators_bound_asks_first(monkeypatch):
     monkeypatch.setenv(knockout.SWEEP_ENV, "10")
     with pytest.raises(SweepTooLarge, match="ask before running it") as error:
-        knockout_record(None, {"text": TEXT, "model_dir": str(FIXTURES / "gpt2"), "sweep": True})
+        knockout_record(None, {"text": TEXT, "model_dir": str(FIXTURES / "gpt2"), "sweep": "yes"})
     assert "\n" not in str(error.value) and isinstance(error.value, InputError)
     assert parse_heads("0.1", 2, 4) == ((0, 1),)  # chosen heads alone are not bounded by the sweep's size
     knockout_record(None, {"text": TEXT, "model_dir": str(FIXTURES / "gpt2"), "heads": "0.1"})
@@ -172,7 +200,7 @@ def test_the_knock_out_figures_centre_at_zero():
     from viz.lm_lens import knockout_bars, knockout_grid
 
     record = knockout_record(None, {"text": TEXT, "model_dir": str(FIXTURES / "gpt2"), "heads": "0.1,1.2",
-                                    "sweep": True, "mode": "first"})
+                                    "sweep": "yes", "mode": "first"})
     fig = knockout_grid(record)
     heat = fig.data[0]
     np.testing.assert_allclose(np.asarray(heat.z, np.float64), record.weights, atol=1e-7)

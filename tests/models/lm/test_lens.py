@@ -8,20 +8,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models.lm.lens import (
-    LENS_CHOICE,
-    MAX_TOP_K,
-    lens_logits,
-    lens_record,
-    lens_record_size,
-    residual_stream,
-)
+from models.lm.lens import LENS_CHOICE, MAX_TOP_K, lens_logits, lens_record_size, residual_stream
 from models.lm.model import pad_ids, run
 from models.lm.records import shared_runner
 from models.record import InputError
+from models.registry import get_mechanism
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "lm"
 TEXT = "the lazy dog sleeps on the mat"
+LENS = get_mechanism("lm-logit-lens")
 
 
 def _param(state, *path):
@@ -77,7 +72,7 @@ def test_every_row_is_the_final_norm_then_the_unembedding(case):
 
 def test_the_record_holds_each_rows_probability_of_the_final_answer(case):
     runner, reference, ids, stream, _ = case
-    record = lens_record(None, {"text": str(reference["text_0"]), "model_dir": str(runner.lm.folder), "top_k": 3,
+    record = LENS.build({"text": str(reference["text_0"]), "model_dir": str(runner.lm.folder), "top_k": 3,
                                 "position": -2})
     t, rows = len(ids), runner.config.num_layers + 1
     assert record.mechanism == "lm-logit-lens" and record.axes == ("layer", "position")
@@ -96,7 +91,7 @@ def test_the_record_holds_each_rows_probability_of_the_final_answer(case):
     assert record.meta["position"] == t - 2 and record.meta["lens"] == LENS_CHOICE
     assert len(record.meta["position_top_tokens"]) == rows and len(record.meta["position_top_tokens"][0]) == 3
     assert record.extras["top_tokens"].shape == (rows, t, 3)
-    size = lens_record_size(None, {"text": str(reference["text_0"]), "model_dir": str(runner.lm.folder)})
+    size = lens_record_size(LENS, LENS.read({"text": str(reference["text_0"]), "model_dir": str(runner.lm.folder)}))
     assert size >= record.weights.nbytes + record.extras["top_probs"].nbytes
 
 
@@ -104,9 +99,10 @@ def test_the_record_holds_each_rows_probability_of_the_final_answer(case):
                                             ({"top_k": "many"}, "top_k"), ({"position": 99}, "position"),
                                             ({"position": "1.5"}, "position"), ({"text": " "}, "type some text")])
 def test_bad_options_get_one_line(options, words):
+    # The registry reads the options (their ranges), the builder what depends on the text (a position past it).
     raw = {"text": TEXT, "model_dir": str(FIXTURES / "gpt2"), **options}
     with pytest.raises(InputError, match=words) as error:
-        lens_record(None, raw)
+        LENS.build(raw)
     assert "\n" not in str(error.value)
 
 
@@ -115,7 +111,7 @@ def test_the_lens_figures_show_the_record(case):
     from viz.lm_lens import lens_grid, lens_position_bars
 
     runner, reference, ids, _, _ = case
-    record = lens_record(None, {"text": str(reference["text_0"]), "model_dir": str(runner.lm.folder), "top_k": 2})
+    record = LENS.build({"text": str(reference["text_0"]), "model_dir": str(runner.lm.folder), "top_k": 2})
     fig = lens_grid(record)
     heat = fig.data[0]
     np.testing.assert_allclose(np.asarray(heat.z, np.float64), record.weights, atol=1e-7)

@@ -58,7 +58,8 @@ def test_a_query_sees_only_earlier_keys_and_its_window():
 
 
 def test_the_record():
-    record = neuron_record(None, {"text": TEXT, "model_dir": str(FIXTURES / "llama"), "layer": 1, "head": 5, "query": 3})
+    record = neuron_record(None, {"text": TEXT, "model_dir": str(FIXTURES / "llama"), "layer": 1, "head": 5,
+                                  "position": 3})
     assert record.mechanism == "lm-neuron" and record.axes == ("key",)
     assert record.meta["kv_head"] == 1 and record.meta["query"] == 3
     assert record.weights.shape == (len(record.key_labels),) and record.extras["product"].shape[1] == 4

@@ -16,13 +16,11 @@ from safetensors.numpy import save_file
 
 from models.lm.config import LMConfig
 from models.lm.generate import generate, generation_record
-from models.lm.knockout import knockout_record
-from models.lm.lens import lens_record
 from models.lm.loader import hf_tensors
 from models.lm.model import DecoderLM, run
-from models.lm.neuron import neuron_record
 from models.lm.records import shared_runner
-from models.lm.sinks import first_token_share, sinks_of_text
+from models.lm.sinks import first_token_share, sink_record
+from models.registry import get_mechanism
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "lm"
 TEXT = "The cat sat on the mat. The cat sat on the"
@@ -105,7 +103,7 @@ def test_the_maps_of_lm_equal_the_steps_of_lm_generate(plain, generated, model_d
 
 def test_the_lenss_last_row_equals_the_logits(plain, generated, model_dir):
     runner, record, logits = plain
-    lens = lens_record(None, {"text": TEXT, "model_dir": model_dir, "top_k": 5})
+    lens = get_mechanism("lm-logit-lens").build({"text": TEXT, "model_dir": model_dir, "top_k": 5})
     probs = _softmax(logits)
     assert lens.extras["answer_ids"].tolist() == logits.argmax(-1).tolist()
     np.testing.assert_allclose(lens.weights[-1], probs.max(-1), atol=1e-5)
@@ -121,7 +119,7 @@ def test_knocking_out_no_heads_is_the_plain_forward(plain, generated, model_dir)
     loss = -log_probs[np.arange(len(ids) - 1), ids[1:]].mean()
     assert record.meta["loss_nats"] == pytest.approx(loss, abs=1e-5)
     for options in ({"heads": "0.0"}, {"sweep": "yes"}):
-        knocked = knockout_record(None, {"text": TEXT, "model_dir": model_dir, **options})
+        knocked = get_mechanism("lm-knockout").build({"text": TEXT, "model_dir": model_dir, **options})
         assert knocked.meta["answer_id"] == probs.argmax()
         assert knocked.meta["plain_prob"] == pytest.approx(probs.max(), abs=1e-5)
         assert knocked.meta["plain_prob"] == pytest.approx(generated.extras["top_probs"][0, 0], abs=1e-5)
@@ -135,8 +133,8 @@ def test_the_neuron_views_softmax_equals_the_maps_row(plain, generated, model_di
     for layer in range(cfg.num_layers):
         for head in range(cfg.num_heads):
             for query in (0, WINDOW, t - 1):
-                neuron = neuron_record(None, {"text": TEXT, "model_dir": model_dir, "layer": layer, "head": head,
-                                              "position": query})
+                neuron = get_mechanism("lm-neuron").build({"text": TEXT, "model_dir": model_dir, "layer": layer,
+                                                           "head": head, "position": query})
                 np.testing.assert_allclose(neuron.weights, record.weights[layer, head, query], rtol=1e-5, atol=1e-6)
                 np.testing.assert_allclose(neuron.weights, generated.weights[layer, head, query, :t], atol=1e-5)
                 assert np.all(neuron.weights[~neuron.extras["visible"]] == 0)
@@ -144,5 +142,5 @@ def test_the_neuron_views_softmax_equals_the_maps_row(plain, generated, model_di
 
 def test_the_sinks_view_reads_the_maps_of_lm(plain, model_dir):
     _, record, _ = plain
-    sinks = sinks_of_text({"text": TEXT, "model_dir": model_dir})
+    sinks = sink_record(get_mechanism("lm").build({"text": TEXT, "model_dir": model_dir}))
     np.testing.assert_allclose(sinks.weights, first_token_share(record.weights), atol=1e-6)
