@@ -100,17 +100,16 @@ class AttentionOnly(nnx.Module):
 
 def lm_config(cfg: InductionConfig) -> LMConfig:
     """Returns the decoder-LM config of this architecture: GPT-2's learned positions, LayerNorm (eps 1e-5) and
-    1/√d scale, no biases, an untied unembedding, and an MLP of width 1 that decoder_view fills with zeros."""
+    1/√d scale, no biases, an untied unembedding, and no MLP (intermediate_size 0)."""
     return LMConfig(model_type="gpt2", vocab_size=cfg.vocab, hidden_size=cfg.width, num_layers=cfg.layers,
-                    num_heads=cfg.heads, num_kv_heads=cfg.heads, head_dim=cfg.head_dim, intermediate_size=1,
+                    num_heads=cfg.heads, num_kv_heads=cfg.heads, head_dim=cfg.head_dim, intermediate_size=0,
                     max_positions=cfg.max_length, norm_eps=1e-5, activation="relu", qkv_bias=False, o_bias=False,
                     mlp_bias=False, tie_word_embeddings=False)
 
 
 def decoder_view(model: AttentionOnly) -> SimpleNamespace:
     """Returns the model's parameters as models/lm/forward.py's decoder reads them ([D, H, d] -> [D, H·d], [H, d, D]
-    -> [H·d, D]). The model has no MLP and that forward has no rule for none: the MLP is zeros, so every block
-    adds exactly 0 after its attention."""
+    -> [H·d, D])."""
     d = model.cfg.width
 
     def dense(kernel):
@@ -122,8 +121,7 @@ def decoder_view(model: AttentionOnly) -> SimpleNamespace:
     layers = [SimpleNamespace(
         attn_norm=norm(layer.norm_scale, layer.norm_bias), q=dense(layer.w_q[...].reshape(d, -1)),
         k=dense(layer.w_k[...].reshape(d, -1)), v=dense(layer.w_v[...].reshape(d, -1)),
-        o=dense(layer.w_o[...].reshape(-1, d)), mlp_norm=norm(layer.norm_scale, layer.norm_bias),
-        fc=dense(jnp.zeros((d, 1), jnp.float32)), proj=dense(jnp.zeros((1, d), jnp.float32)),
+        o=dense(layer.w_o[...].reshape(-1, d)),
     ) for layer in model.layers]
     return SimpleNamespace(config=lm_config(model.cfg), embed=model.token_embed[...], positions=model.position_embed[...],
                            layers=layers, final_norm=norm(model.final_scale, model.final_bias),

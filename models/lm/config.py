@@ -128,8 +128,8 @@ class LMConfig:
         if self.model_type not in ARCHITECTURES:
             raise InputError(Notice(N_("model_type {value} is not supported; supported: {supported}"),
                                     value=repr(self.model_type), supported=SUPPORTED))
-        for name, high in _LIMITS.items():
-            _whole(self.hf_name(name), getattr(self, name), 1, high)
+        for name, high in _LIMITS.items():  # intermediate_size 0: no MLP (an attention-only model)
+            _whole(self.hf_name(name), getattr(self, name), 0 if name == "intermediate_size" else 1, high)
         if self.num_heads % self.num_kv_heads:
             raise InputError(Notice(
                 N_("num_key_value_heads {kv} does not divide num_attention_heads {heads}"),

@@ -205,7 +205,8 @@ def decoder(model, ids, *, key_mask=None, start=0, cache=None, capture: Capture 
             value_keep=None if iv.value_keep is None else iv.value_keep.get(index),
             heads=None if iv.heads is None else iv.heads.get(index), capture=capture, sown=sown)
         x = x + out
-        x = x + feed_forward(layer, cfg, normalize(layer.mlp_norm, x, cfg.norm_eps))
+        if cfg.intermediate_size:  # 0: an attention-only model (the induction model)
+            x = x + feed_forward(layer, cfg, normalize(layer.mlp_norm, x, cfg.norm_eps))
         rows.append(x)
         caches.append(layer_cache)
     result: dict[str, Any] = {"final": x}
