@@ -35,8 +35,8 @@ def _runner(model_dir: str):
 
 @st.cache_resource(show_spinner=False, max_entries=2)  # shared, never mutated; a user model's record may be 640 MB
 def _record(model_dir: str, text: str):
-    checked_text = mechanism.read({"text": text})["text"]  # the option's bounds, checked on the server
-    return _runner(model_dir).attention(checked_text)
+    # Built through the registry (every option checked on the server), by the runner _runner loaded and bounded.
+    return mechanism.build({"text": text, "model_dir": model_dir or None})
 
 
 @st.cache_data(show_spinner=False)
