@@ -17,7 +17,7 @@ threads stay apart):
 - "hf": transformers' BertModel (attn_implementation="eager", output_attentions=True, 2 threads,
   inference_mode) from .bench-venv: the texts tokenized by the fast tokenizer, sorted by length and
   run in batches of HF_ROWS padded to the batch's longest, the same 11 statistics computed from
-  the returned maps in torch (torch_statistics, a line-by-line port of models/corpus/heads.py),
+  the returned maps in torch (torch_statistics: the definitions of models/corpus/heads.py),
   then mean, spread and the 5 lowest-entropy inputs per head.
 Compile time is not timed: each worker runs one untimed pass first. The first pass of each also
 writes its per-head means, and the largest difference between the sides is printed.

@@ -3,8 +3,9 @@
 The definitions are those of models/heads/statistics.py (head_statistic, on one record's
 [L, H, T, T] weights and its token labels) and models/heads/detectors.py (the pattern
 scores), written for a padded batch [B, H, T, T] with a query mask, so that the maps never
-leave the device: only B × L × H × S numbers do. tests/models/corpus/test_pass.py checks
-every statistic against those numpy functions, input by input.
+leave the device: only B × L × H × S numbers do. Each layer's maps are read in a few passes: one
+matrix product against pair weights built once per batch, the diagonals as strided slices and two
+row sums. tests/models/corpus/test_pass.py checks every statistic against those numpy functions.
 
 Per map (real queries q < n and keys k < n of an input of n tokens; padding keys have weight 0):
 - entropy: mean over queries of −Σ_k α log α (nats);
@@ -45,48 +46,66 @@ LM_STATISTIC_IDS: tuple[str, ...] = ("entropy", "first", "self", "previous", "pu
 LM_KEY_KINDS = ("first", "punctuation")
 
 
-def batch_statistics(probs, ids, lengths, key_kinds, kinds=KEY_KINDS, statistics=STATISTIC_IDS):
+# The pair weights' first columns, in this order; one column per key kind follows.
+PAIRS = ("distance", "duplicate", "induction")
+
+
+def pair_weights(ids, lengths, key_kinds):
+    """Returns float32 [B, T·T, 3 + K]: the weight of α(q → k) in each of PAIRS (|q − k|; an earlier copy of the
+    query's token at k; k right after one) and each key kind, 0 where q or k is padding. ids int32 [B, T]
+    (equal ids = equal tokens); lengths int32 [B] real tokens per row (1 for a padding row); key_kinds bool
+    [B, T, K]. Built once per batch for every layer: a layer's weighted sums are one product with its maps."""
+    b, t = ids.shape
+    q = jnp.arange(t)[None, :, None]  # [1, Tq, 1]
+    k = jnp.arange(t)[None, None, :]  # [1, 1, Tk]
+    real = (q < lengths[:, None, None]) & (k < lengths[:, None, None])  # [B, Tq, Tk]
+    earlier_copy = real & (ids[:, :, None] == ids[:, None, :]) & (k < q)
+    after_copy = jnp.pad(earlier_copy[:, :, :-1], ((0, 0), (0, 0), (1, 0)))
+    columns = [jnp.where(real, jnp.abs(q - k), 0), earlier_copy, after_copy]
+    columns += [real & key_kinds[:, None, :, c] for c in range(key_kinds.shape[-1])]
+    return jnp.stack([c.astype(jnp.float32) for c in columns], axis=-1).reshape(b, t * t, len(columns))
+
+
+def batch_statistics(probs, weights, lengths, kinds=KEY_KINDS, statistics=STATISTIC_IDS):
     """Returns float32 [B, H, S] (S = len(statistics), in that order) for one layer's maps.
 
-    probs float32 [B, H, T, T] (rows of real queries sum to 1 over real keys; padding keys 0);
-    ids int32 [B, T] token ids (equal ids = equal tokens); lengths int32 [B] real tokens per row
-    (a padding row has length 1); key_kinds bool [B, T, K] in `kinds` order; each kind's share is
-    the statistic of the same name.
+    probs float32 [B, H, T, T] (rows of real queries sum to 1 over real keys; padding keys 0); weights
+    from pair_weights [B, T·T, 3 + K] with `kinds` its key kinds (each kind's share is the statistic of
+    the same name); lengths int32 [B]. Padding queries are left out after each row's reduction (a mask
+    over the whole map would cost a pass of its own).
     """
     b, h, t, _ = probs.shape
-    pos = jnp.arange(t)
     n = lengths.astype(jnp.float32)[:, None]  # [B, 1]
-    real = pos[None, :] < lengths[:, None]  # [B, T] real queries (and keys)
-    rows = probs * real[:, None, :, None]  # padded query rows dropped: [B, H, T, T]
+    real = (jnp.arange(t)[None, :] < lengths[:, None])[:, None, :]  # [B, 1, T] real queries
+    flat = probs.reshape(b, h, t * t)
+    sums = dict(zip(PAIRS + tuple(kinds), jnp.moveaxis(jnp.matmul(flat, weights), -1, 0)))  # Σ_q Σ_k α·w [B, H]
 
-    def query_mean(per_query, count):  # per_query [B, H, T] (already 0 off real rows)
-        return jnp.where(count > 0, per_query.sum(-1) / jnp.maximum(count, 1.0), 0.0)
+    def over_queries(per_query):  # [B, H, T'] (T' ≤ T, query q at q or q + 1) -> the sum over real queries
+        return jnp.sum(jnp.where(real[..., : per_query.shape[-1]], per_query, 0.0), axis=-1)
 
-    safe = jnp.where(rows > 0, rows, 1.0)
-    entropy = query_mean(-(rows * jnp.log(safe)).sum(-1), n)
-    shares = jnp.einsum("bhqk,bkc->bhc", rows, key_kinds.astype(probs.dtype)) / n[:, :, None]  # [B, H, K]
-    diag = jnp.diagonal(rows, axis1=-2, axis2=-1)  # [B, H, T]
-    below = jnp.diagonal(rows, offset=-1, axis1=-2, axis2=-1)  # α(q → q − 1), q = 1..T−1
-    above = jnp.diagonal(rows, offset=1, axis1=-2, axis2=-1)  # α(q → q + 1), q = 0..T−2 (0 past n)
-    self_share = query_mean(diag, n)
-    previous = query_mean(below, n - 1)
-    following = query_mean(above * (pos[None, None, 1:] < lengths[:, None, None]), n - 1)
-    total = rows.sum((-2, -1))  # [B, H]
+    def per_query(value, count):  # a sum over real queries -> its mean (0 without such queries)
+        return jnp.where(count > 0, value / jnp.maximum(count, 1.0), 0.0)
 
-    def score(hit):
+    # The diagonals as strided slices of the flat map: α(q → q), α(q → q − 1) for q ≥ 1, α(q → q + 1).
+    self_share, previous, following = (flat[:, :, start :: t + 1] for start in (0, t, 1))
+    previous = over_queries(jnp.pad(previous, ((0, 0), (0, 0), (1, 0))))
+    total = over_queries(jnp.sum(probs, axis=-1))
+
+    def score(hit):  # TransformerLens's Σ A·P / Σ A
         return jnp.where(total > 0, hit / jnp.where(total > 0, total, 1.0), 0.0)
 
-    earlier = pos[None, :, None] > pos[None, None, :]  # [1, Tq, Tk] k < q
-    duplicate = (ids[:, :, None] == ids[:, None, :]) & earlier & real[:, None, :]  # [B, Tq, Tk]
-    induction = jnp.pad(duplicate[:, :, :-1], ((0, 0), (0, 0), (1, 0)))  # key k right after a copy at k − 1
-    previous_score = score(below.sum(-1))
-    duplicate_score = score(jnp.einsum("bhqk,bqk->bh", rows, duplicate.astype(probs.dtype)))
-    induction_score = score(jnp.einsum("bhqk,bqk->bh", rows, induction.astype(probs.dtype)))
-    gap = jnp.abs(pos[:, None] - pos[None, :]).astype(probs.dtype)  # [T, T]
-    distance = query_mean((rows * gap).sum(-1), n)
     by_id = {
-        "entropy": entropy, "self": self_share, "previous": previous, "next": following,
-        "previous_score": previous_score, "duplicate_score": duplicate_score,
-        "induction_score": induction_score, "distance": distance,
-    } | {kind: shares[..., i] for i, kind in enumerate(kinds)}
+        "entropy": -over_queries(jnp.sum(probs * jnp.log(jnp.where(probs > 0, probs, 1.0)), axis=-1)) / n,
+        "self": over_queries(self_share) / n, "previous": per_query(previous, n - 1),
+        "next": per_query(over_queries(following), n - 1), "previous_score": score(previous),
+        "duplicate_score": score(sums["duplicate"]), "induction_score": score(sums["induction"]),
+        "distance": sums["distance"] / n,
+    } | {kind: sums[kind] / n for kind in kinds}
     return jnp.stack([by_id[s] for s in statistics], axis=-1)
+
+
+def layer_statistics(maps, ids, lengths, key_kinds, kinds=KEY_KINDS, statistics=STATISTIC_IDS):
+    """Returns float32 [B, L, H, S]: batch_statistics of each layer's maps (a sequence of L arrays
+    [B, H, T, T]), with the pair weights built once. ids, lengths and key_kinds as in pair_weights."""
+    weights = pair_weights(ids, lengths, key_kinds)
+    return jnp.stack([batch_statistics(p, weights, lengths, kinds, statistics) for p in maps], axis=1)

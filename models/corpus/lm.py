@@ -13,11 +13,10 @@ from __future__ import annotations
 import unicodedata
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh
 
-from models.corpus.heads import LM_KEY_KINDS, LM_STATISTIC_IDS, batch_statistics
+from models.corpus.heads import LM_KEY_KINDS, LM_STATISTIC_IDS, layer_statistics
 from models.corpus.run import MAX_BATCH_BYTES, CorpusModel
 
 
@@ -44,8 +43,7 @@ def _stats_forward(graphdef):
 
     def forward(state, ids, mask, lengths, kinds):  # -> float32 [B, L, H, S]
         _, maps = decoder_forward(nnx.merge(graphdef, state), ids, mask, logits=False, attention=True, stack=False)
-        return jnp.stack([batch_statistics(p, ids, lengths, kinds, LM_KEY_KINDS, LM_STATISTIC_IDS) for p in maps],
-                         axis=1)
+        return layer_statistics(maps, ids, lengths, kinds, LM_KEY_KINDS, LM_STATISTIC_IDS)
 
     return forward
 

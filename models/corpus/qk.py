@@ -1,7 +1,7 @@
 """Joint query–key embedding of one attention head over a corpus sample (AttentionViz, Yeh et al. 2023).
 
-query_keys() runs a separate jitted function (the encoder up to the chosen layer, then that
-layer's query and key projections: q = x W_q + b_q, k = x W_k + b_k, split into heads), so the
+query_keys() runs the runner's one forward capturing the chosen layer's queries and keys
+(q = x W_q + b_q, k = x W_k + b_k, split into heads; XLA leaves out the layers above it), so the
 forward that returns attention maps is not slowed. Then, as AttentionViz does before projecting,
 two changes that leave every attention map unchanged make distance track attention:
 1. translate the keys so their mean equals the queries' mean: k ← k − mean(k) + mean(q). For a
@@ -15,54 +15,16 @@ result: over query–key pairs of each held-out input, Spearman's ρ between plo
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
-from models.padding import bucket
+from models.capture import Capture
 from models.record import InputError
 
 MAX_SAMPLE_TOKENS = 4000  # points per kind (queries, keys) in one embedding
 CONTEXT_CHARS = 60
-
-
-def _dense(linear, x):
-    return jnp.matmul(x, linear.kernel[...]) + linear.bias[...]
-
-
-def _heads(x, num_heads):  # [B, T, H·d] -> [B, H, T, d]
-    b, t, hd = x.shape
-    return jnp.transpose(x.reshape(b, t, num_heads, hd // num_heads), (0, 2, 1, 3))
-
-
-def _query_key_forward(cfg, layer: int):
-    from models.transformer.checkpoint import model_from_tensors
-    from models.transformer.model import ACTIVATIONS, key_bias, self_attention
-
-    def forward(params, ids, types, mask):  # -> q, k float32 [B, H, T, d] of `layer`
-        model = model_from_tensors(cfg, params)
-        emb = model.embeddings
-        x = (emb.word_embeddings.embedding[...][ids] + emb.position_embeddings.embedding[...][jnp.arange(ids.shape[1])][None]
-             + emb.token_type_embeddings.embedding[...][types])
-        x = emb.LayerNorm(x)
-        bias = key_bias(mask)
-        for block in list(model.encoder.layer)[:layer]:
-            x, _ = self_attention(block.attention, x, bias, cfg.num_attention_heads)
-            hidden = ACTIVATIONS[cfg.hidden_act](_dense(block.intermediate.dense, x))
-            x = block.output.LayerNorm(_dense(block.output.dense, hidden) + x)
-        attn = model.encoder.layer[layer].attention.self
-        return _heads(_dense(attn.query, x), cfg.num_attention_heads), _heads(_dense(attn.key, x), cfg.num_attention_heads)
-
-    return forward
-
-
-@functools.lru_cache(maxsize=16)
-def _jitted(cfg, layer: int):
-    return jax.jit(_query_key_forward(cfg, layer))
 
 
 @dataclass
@@ -105,18 +67,13 @@ def query_keys(runner, texts: Sequence[str], layer: int, head: int, max_tokens: 
         total += len(enc)
     if not encodings:
         raise InputError("the sample has no non-empty texts")
-    fn = _jitted(cfg, int(layer))
+    capture = Capture(logits=False, queries=(int(layer),), keys=(int(layer),))
     qs, ks, inputs, positions, tokens, contexts = [], [], [], [], [], []
     for number, enc in enumerate(encodings):  # one text per call: a handful of length buckets compile
-        length = bucket(len(enc), runner.buckets)
-        ids = np.full((1, length), cfg.pad_token_id, np.int32)
-        types = np.zeros((1, length), np.int32)
-        mask = np.zeros((1, length), bool)
+        out = runner.forward(runner.padded([enc], 1), capture)
         n = len(enc)
-        ids[0, :n], types[0, :n], mask[0, :n] = enc.input_ids, enc.token_type_ids, True
-        q, k = fn(runner.params, ids, types, mask)  # the runner's {path: array}
-        qs.append(np.asarray(q[0, head, :n], np.float32))
-        ks.append(np.asarray(k[0, head, :n], np.float32))
+        qs.append(np.asarray(out["queries"][0][0, head, :n], np.float32))
+        ks.append(np.asarray(out["keys"][0][0, head, :n], np.float32))
         inputs.append(np.full(n, number))
         positions.append(np.arange(n))
         tokens.extend(enc.tokens)

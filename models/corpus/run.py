@@ -15,6 +15,7 @@ rows are a multiple of the device count.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -23,12 +24,17 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from models.corpus.heads import KEY_KINDS, STATISTIC_IDS, batch_statistics
+from models.corpus.heads import KEY_KINDS, STATISTIC_IDS, layer_statistics
 from models.heads.statistics import CLS_TOKEN, SEP_TOKEN, is_punctuation
 from models.padding import bucket
 from models.record import InputError
+from models.transformer.records import length_buckets
 
 MAX_BATCH_BYTES = 256 * 2**20  # attention maps one batch holds: rows × L × H × T² × 4
+# The pass's length buckets: finer than a page's (models/transformer/records.py BUCKETS), so a text is padded
+# by less than half its length, not up to doubled, and its maps by less than 2.25 ×, not 4 ×. The extra
+# compiles are paid once: JAX's persistent cache keeps them (models/compile_cache.py).
+PASS_BUCKETS = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 MAX_ROWS = 64
 TOP_K = 5
 TOP_TEXT_CHARS = 1000  # the longest text a link to a single-input page carries (ui/links.py)
@@ -54,11 +60,12 @@ def device_mesh(devices=None) -> Mesh:
 
 def _stats_forward(cfg):
     from models.transformer.checkpoint import model_from_tensors
-    from models.transformer.model import encoder_forward
+    from models.transformer.model import encoder
+    from models.transformer.records import MAPS
 
     def forward(params, ids, types, mask, lengths, kinds):  # -> float32 [B, L, H, S]
-        maps = encoder_forward(model_from_tensors(cfg, params), ids, types, mask)[1]
-        return jax.numpy.stack([batch_statistics(p, ids, lengths, kinds) for p in maps], axis=1)
+        maps = encoder(model_from_tensors(cfg, params), ids, types, mask, capture=MAPS)["maps"]
+        return layer_statistics(maps, ids, lengths, kinds)
 
     return forward
 
@@ -77,6 +84,7 @@ class CorpusModel:
         self.config = runner.config
         self.layers, self.heads = self.config.num_hidden_layers, self.config.num_attention_heads
         self._place(mesh, max_batch_bytes)
+        self.buckets = length_buckets(self.config.max_position_embeddings, PASS_BUCKETS)
         self.params = jax.device_put(runner.params, self.replicated)  # the runner's {path: array}, replicated
         self._fn = self._jit(_stats_forward(self.config), 5)
 
@@ -107,30 +115,32 @@ class CorpusModel:
         return batch_rows(length, self.layers, self.heads, self.devices, self.max_batch_bytes)
 
     def statistics(self, encodings) -> np.ndarray:
-        """Returns float64 [n, L, H, S] for encodings of one length bucket (n ≤ rows of that bucket)."""
+        """Returns float64 [n, L, H, S] for encodings of one length bucket (n ≤ rows of that bucket).
+
+        A batch of fewer inputs than the bucket's rows (the last of each bucket) runs padded to a power of two
+        rows, not to the full batch."""
         length = bucket(max(self.token_count(e) for e in encodings), self.buckets)
-        arrays = self._arrays(encodings, self.rows(length), length)
+        rows = min(self.rows(length), -(-(1 << (len(encodings) - 1).bit_length()) // self.devices) * self.devices)
+        arrays = self._arrays(encodings, rows, length)
         inputs = [jax.device_put(a, self.batch_sharding) for a in arrays]
         out = np.asarray(self._fn(self.params, *inputs), dtype=np.float64)
         return out[: len(encodings)]
 
     def _arrays(self, encodings, rows: int, length: int) -> tuple[np.ndarray, ...]:
-        ids = np.full((rows, length), self.config.pad_token_id, np.int32)
-        types = np.zeros((rows, length), np.int32)
-        mask = np.zeros((rows, length), bool)
         lengths = np.ones(rows, np.int32)
         kinds = np.zeros((rows, length, len(KEY_KINDS)), bool)
         for row, enc in enumerate(encodings):
-            n = len(enc)
-            ids[row, :n], types[row, :n], mask[row, :n], lengths[row] = enc.input_ids, enc.token_type_ids, True, n
-            kinds[row, :n] = key_kinds(enc.tokens)
-        mask[len(encodings):, 0] = True  # padding rows attend somewhere
-        return ids, types, mask, lengths, kinds
+            lengths[row] = len(enc)
+            kinds[row, : len(enc)] = key_kinds(enc.tokens)
+        return *self.runner.padded(encodings, rows, length), lengths, kinds
 
 
 def key_kinds(tokens) -> np.ndarray:
     """Returns bool [T, 3]: whether each token is [CLS], [SEP], punctuation (KEY_KINDS order)."""
-    return np.array([(t == CLS_TOKEN, t == SEP_TOKEN, is_punctuation(t)) for t in tokens], bool).reshape(-1, 3)
+    return np.array([(t == CLS_TOKEN, t == SEP_TOKEN, _punctuation(t)) for t in tokens], bool).reshape(-1, 3)
+
+
+_punctuation = functools.lru_cache(maxsize=2**16)(is_punctuation)  # per token string: a vocabulary's worth
 
 
 @dataclass

@@ -167,17 +167,11 @@ def _stored_shape(path: tuple, shape: tuple[int, ...]) -> tuple[int, ...]:
     return shape[::-1] if path[-1] == "kernel" else shape
 
 
-def read_safetensors(model_dir: str | Path) -> dict[str, np.ndarray]:
-    """Returns the folder's tensors as float32 (model.safetensors or its shards; pickles refused);
-    InputError if they are missing or unreadable."""
-    return read_tensors(model_dir)
-
-
 def load_tensors(model_dir: str | Path) -> tuple[BertConfig, dict[str, np.ndarray]]:
     """Returns (config, {dotted nnx path: float32 array}) of a Hugging Face-format folder, checked
     strictly like load_bert but without building the module (no Flax)."""
     cfg = read_config(model_dir)
-    return cfg, {dotted(path): value for path, value in map_tensors(cfg, read_safetensors(model_dir)).items()}
+    return cfg, {dotted(path): value for path, value in map_tensors(cfg, read_tensors(model_dir)).items()}
 
 
 def model_from_tensors(cfg: BertConfig, tensors: dict[str, Any]):

@@ -74,6 +74,3 @@ class BertConfig:
         """Returns the config read from a Hugging Face config.json."""
         return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
 
-
-# all-MiniLM-L6-v2 (sentence-transformers), the app's default model.
-MINILM_L6 = BertConfig()

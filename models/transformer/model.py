@@ -1,18 +1,24 @@
-"""A BERT-family encoder in flax.nnx that returns every layer's attention probabilities.
+"""A BERT-family encoder in flax.nnx and its one forward: every view (the maps of the runner, the hidden
+states the HAN and sentence alignment read, the neuron view, the corpus statistics, queries and keys of a
+head) is a call of ``encoder`` with what to capture and what to change.
 
-The module tree mirrors Hugging Face's BertModel names (embeddings, encoder.layer.N.attention...)
-so the loader in models/transformer/checkpoint.py maps tensors one to one. The maths lives in pure
-functions (``encoder_forward``); modules own parameters only.
+The module tree mirrors Hugging Face's BertModel names (embeddings, encoder.layer.N.attention...) for the
+loader (models/transformer/checkpoint.py); modules own parameters only. What to keep and what to change are
+models/capture.py's ``Capture`` and ``Interventions``: an intermediate is handed back only when asked for,
+so the plain path computes nothing more, and interventions act after the softmax (Penzai's knock-out).
 
-Shapes: B = batch, T = (padded) tokens, D = hidden width, H = heads, d = D / H, F = FFN width.
+Shapes: B = batch, T = (padded) tokens, D = hidden width, H = heads, d = D / H, F = FFN width, L = layers.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax.numpy as jnp
 from flax import nnx
 
-from models.transformer.config import ACTIVATIONS, MINILM_L6, BertConfig  # noqa: F401 - re-exported
+from models.capture import CAPTURED, PLAIN, Capture, Interventions
+from models.transformer.config import ACTIVATIONS, BertConfig
 
 # ----------------------------------------------------------------------------- modules
 
@@ -82,10 +88,6 @@ class BertModel(nnx.Module):
         self.embeddings = BertEmbeddings(cfg, rngs=rngs)
         self.encoder = BertEncoder(cfg, rngs=rngs)
 
-    def __call__(self, input_ids, token_type_ids, key_mask):
-        """Returns (hidden [B, T, D], attentions: tuple of L arrays [B, H, T, T]); see encoder_forward."""
-        return encoder_forward(self, input_ids, token_type_ids, key_mask)
-
 
 # ----------------------------------------------------------------------------- maths
 
@@ -125,45 +127,76 @@ def bias_softmax(scores, bias):
     return exp * (1.0 / jnp.sum(exp, axis=-1, keepdims=True))
 
 
-def self_attention(attn: BertAttention, x, bias, num_heads: int):
-    """Returns (output [B, T, D], probabilities [B, H, T, T]) of one layer's multi-head attention.
+def attention(attn: BertAttention, num_heads: int, x, bias, *, index: int, change: Interventions,
+              capture: Capture, sown: dict):
+    """Returns the output [B, T, D] of one layer's multi-head attention (output projection, residual, LayerNorm).
 
-    x [B, T, D]; bias float32 [B, 1, 1, T] from key_bias (padding keys get weight 0).
+    x [B, T, D]; bias float32 [B, 1, 1, T] from key_bias (padding keys get weight 0). change: the
+    Interventions, read at layer `index`; the captures asked for this layer are appended to sown's lists.
     """
     q = _split_heads(_dense(attn.self.query, x), num_heads)
     k = _split_heads(_dense(attn.self.key, x), num_heads)
     v = _split_heads(_dense(attn.self.value, x), num_heads)
+    value_keep = (change.value_keep or {}).get(index)
+    if value_keep is not None:
+        v = v * value_keep[:, None, :, None]
     scale = jnp.asarray(1.0 / (q.shape[-1] ** 0.5), q.dtype)
-    scores = jnp.matmul(q * scale, jnp.swapaxes(k, -1, -2))  # [B, H, T, T]
+    scores = jnp.matmul(q * scale, jnp.swapaxes(k, -1, -2))  # [B, H, T, T]; the scale on q: T·d products, not T²
     probs = bias_softmax(scores, bias)
+    override = (change.attention or {}).get(index)
+    if override is not None:
+        probs = override
     context = jnp.matmul(probs, v)  # [B, H, T, d]
+    if change.head_keep is not None:
+        keep = jnp.reshape(change.head_keep[..., index, :], (-1, num_heads, 1, 1))
+        fill = 0.0 if change.head_mode == "zero" else v[:, :, :1]  # "first": every row reads key 0's value
+        context = context * keep + fill * (1.0 - keep)
+    patched = (change.heads or {}).get(index)
+    if patched is not None:
+        context = jnp.broadcast_to(patched, context.shape)
+    for name, value in (("maps", probs), ("queries", q), ("keys", k), ("values", v), ("scores", scores),
+                        ("heads", context)):
+        if capture.wants(name, index):
+            sown[name].append(value)
     b, h, t, d = context.shape
     merged = jnp.transpose(context, (0, 2, 1, 3)).reshape(b, t, h * d)
-    out = attn.output.LayerNorm(_dense(attn.output.dense, merged) + x)
-    return out, probs
+    return attn.output.LayerNorm(_dense(attn.output.dense, merged) + x)
 
 
-def encoder_forward(model: BertModel, input_ids, token_type_ids, key_mask):
-    """Returns (hidden [B, T, D], attentions: tuple of L arrays [B, H, T, T] float32).
+def embed(model: BertModel, input_ids, token_type_ids):
+    """Returns x [B, T, D]: word + position (0..T-1) + token-type embeddings, then LayerNorm.  ids int32 [B, T]."""
+    emb = model.embeddings
+    positions = emb.position_embeddings.embedding[...][: input_ids.shape[1]][None]
+    return emb.LayerNorm(emb.word_embeddings.embedding[...][input_ids] + positions
+                         + emb.token_type_embeddings.embedding[...][token_type_ids])
 
-    input_ids, token_type_ids int32 [B, T]; key_mask bool [B, T], True = a real token.
-    Positions are 0..T-1, as in BERT with absolute position embeddings.
+
+def encoder(model: BertModel, input_ids, token_type_ids, key_mask, *, capture: Capture = PLAIN,
+            interventions: Interventions | None = None) -> dict[str, Any]:
+    """Returns the forward's outputs as a dict: "final" (the last hidden states [B, T, D]) and what capture
+    asks for: CAPTURED names as tuples over the chosen layers (maps α [B, H, T, T], exactly 0 on padding
+    keys; queries, keys, values [B, H, T, d]; scores q·k/√d before the mask [B, H, T, T]; heads [B, H, T, d]),
+    and "residual" [L + 1, B, T, D] (the stream entering each layer and after the last: Hugging Face's
+    hidden_states). An encoder has no logits: capture.logits is not read.
+
+    input_ids, token_type_ids int32 [B, T]; key_mask bool [B, T], True = a real token. interventions: as in
+    models/capture.py, with value_keep {layer: [B, T]}. What no output needs is left out by XLA when jitted
+    (the layers above the last capture, the last layer's values and feed-forward when only maps are asked).
     """
     cfg = model.config
     act = ACTIVATIONS[cfg.hidden_act]
-    emb = model.embeddings
-    positions = jnp.arange(input_ids.shape[1])
-    x = (
-        emb.word_embeddings.embedding[...][input_ids]
-        + emb.position_embeddings.embedding[...][positions][None]
-        + emb.token_type_embeddings.embedding[...][token_type_ids]
-    )
-    x = emb.LayerNorm(x)
+    change = Interventions() if interventions is None else interventions
+    x = embed(model, input_ids, token_type_ids)
     bias = key_bias(key_mask)  # [B, 1, 1, T]
-    attentions = []
-    for layer in model.encoder.layer:
-        x, probs = self_attention(layer.attention, x, bias, cfg.num_attention_heads)
+    sown, rows = {name: [] for name in CAPTURED}, [x]
+    for index, layer in enumerate(model.encoder.layer):
+        x = attention(layer.attention, cfg.num_attention_heads, x, bias, index=index, change=change,
+                      capture=capture, sown=sown)
         hidden = act(_dense(layer.intermediate.dense, x))
         x = layer.output.LayerNorm(_dense(layer.output.dense, hidden) + x)
-        attentions.append(probs)
-    return x, tuple(attentions)
+        rows.append(x)
+    out: dict[str, Any] = {"final": x}
+    out.update({name: tuple(sown[name]) for name in CAPTURED if getattr(capture, name)})
+    if capture.residual:
+        out["residual"] = jnp.stack(rows)
+    return out

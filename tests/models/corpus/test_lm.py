@@ -69,13 +69,13 @@ def test_lm_statistics_equal_the_single_input_records_input_by_input(runner):
     assert np.abs(np.triu(records[0].weights, 1)).max() == 0  # causal maps: nothing above the diagonal
     encodings = [model.encode(t) for t in real]
     for enc, record in zip(encodings, records):
-        np.testing.assert_allclose(model.statistics([enc])[0], reference(record), atol=1e-5)
+        np.testing.assert_allclose(model.statistics([enc])[0], reference(record), atol=1e-5, rtol=1e-6)
     expected = np.stack([reference(r) for r in records])
     result = run.corpus_statistics(TEXTS, model)
     assert result.statistics == LM_STATISTIC_IDS
     assert (result.count, result.skipped) == (len(real), len(TEXTS) - len(real))
     assert result.tokens == sum(len(e.ids) for e in encodings)
-    np.testing.assert_allclose(result.mean, expected.mean(0), atol=1e-5)
+    np.testing.assert_allclose(result.mean, expected.mean(0), atol=1e-5, rtol=1e-6)
     np.testing.assert_allclose(result.std, expected.std(0), atol=1e-5)
     entropy = expected[..., 0]
     np.testing.assert_allclose(result.top_entropy, np.sort(np.moveaxis(entropy, 0, -1), -1)[..., : run.TOP_K],
