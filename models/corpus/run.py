@@ -280,7 +280,7 @@ def stats_record(stats: CorpusStats, mechanism: str):
     layers, heads, count = stats.mean.shape
     return AttentionRecord(
         mechanism=mechanism, weights=stats.mean.reshape(layers * heads, count).astype(np.float32),
-        axes=("query", "key"), query_labels=[f"L{layer}H{head}" for layer in range(layers) for head in range(heads)],
+        axes=("head", "statistic"), query_labels=[f"L{layer}H{head}" for layer in range(layers) for head in range(heads)],
         key_labels=list(stats.statistics),
         meta={"model": stats.model, "texts": stats.count, "tokens": stats.tokens, "stopped": stats.stopped,
               "statistic": "mean over the corpus"},

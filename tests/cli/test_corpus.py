@@ -114,6 +114,7 @@ def test_the_registry_entry_exports_the_same_statistics(tmp_path, capsys):
     z = np.load(out)
     layers, heads, count = expected.mean.shape
     np.testing.assert_allclose(z["weights"], expected.mean.reshape(layers * heads, count), atol=1e-6)
+    assert list(z["axes"]) == ["head", "statistic"]  # rows are heads, columns statistics (not queries and keys)
     assert int(expected.count) == 2  # the limit counts lines read, the blank one among them
     bad = run_cli("export", "--mechanism", "corpus", "--model", "gpt", "--format", "npz", "--out", str(out))
     assert bad.returncode == 2 and "model must be one of transformer, lm" in bad.stderr
