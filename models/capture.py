@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import jax.numpy as jnp
 from flax import struct
 
 CAPTURED = ("maps", "queries", "keys", "values", "scores", "heads")  # the per-layer captures
@@ -60,3 +61,32 @@ class Interventions:
 
 
 PLAIN = Capture()
+
+
+def at_layer(per_layer, index: int):
+    """Returns an Interventions field's entry for layer `index` ({layer: array}), or None."""
+    return None if per_layer is None else per_layer.get(index)
+
+
+def keep_values(v, change: Interventions, index: int):
+    """Returns the value vectors v [B, heads, T, d] with each key's scaled by layer `index`'s value_keep [B, T]."""
+    keep = at_layer(change.value_keep, index)
+    return v if keep is None else v * keep[:, None, :, None]
+
+
+def heads_output(probs, v, change: Interventions, index: int):
+    """Returns (α, each head's output) of α [B, *heads, S, T] and v [B, *heads (or 1s), T, d] under layer `index`'s
+    interventions after the softmax, the same for every architecture: an override (α [B, H, S, T]) replaces α; a
+    head mask mixes a head's output with 0 ("zero") or with the first key's value ("first"); a patched output
+    [B, H, S, d] replaces the heads'. *heads is (H,), or (K, G) for grouped queries (head h = k·G + g)."""
+    override, patched = at_layer(change.attention, index), at_layer(change.heads, index)
+    if override is not None:
+        probs = jnp.reshape(override, (-1, *probs.shape[1:]))
+    context = jnp.matmul(probs, v)
+    if change.head_keep is not None:
+        keep = jnp.reshape(change.head_keep[..., index, :], (-1, *probs.shape[1:-2], 1, 1))
+        fill = 0.0 if change.head_mode == "zero" else v[..., :1, :]  # "first": every row reads key 0's value
+        context = context * keep + fill * (1.0 - keep)
+    if patched is not None:  # what the layer computed above is dead code then, unless captured
+        context = jnp.broadcast_to(jnp.reshape(patched, (-1, *context.shape[1:])), context.shape)
+    return probs, context

@@ -26,7 +26,7 @@ import numpy as np
 from flax import nnx, struct
 
 from models import attention as core
-from models.capture import CAPTURED, PLAIN, Capture, Interventions
+from models.capture import CAPTURED, PLAIN, Capture, Interventions, heads_output, keep_values
 from models.encdec.model import BOS_ID, EncDec, FeedForward, MultiHead, sinusoidal_positions
 
 NONE = Capture(logits=False)
@@ -67,24 +67,6 @@ def _split_heads(x, heads: int):
     return jnp.transpose(x.reshape(b, t, heads, width // heads), (0, 2, 1, 3))
 
 
-def _at(per_layer, index: int):
-    return None if per_layer is None else per_layer.get(index)
-
-
-def heads_output(probs, v, change: Interventions, index: int):
-    """Returns (α, each head's output [B, H, T, d]) of α [B, H, T, U] and v [B, H, U, d] under layer `index`'s
-    interventions, after the softmax: an override replaces α; a head mask mixes a head's output with 0 ("zero")
-    or with the first key's value ("first"); patched outputs replace the heads'."""
-    override, patched = _at(change.attention, index), _at(change.heads, index)
-    probs = probs if override is None else override
-    context = jnp.matmul(probs, v)
-    if change.head_keep is not None:
-        keep = jnp.reshape(change.head_keep[..., index, :], (-1, v.shape[1], 1, 1))
-        fill = 0.0 if change.head_mode == "zero" else v[:, :, :1]  # "first": every row reads key 0's value
-        context = context * keep + fill * (1.0 - keep)
-    return probs, context if patched is None else jnp.broadcast_to(patched, context.shape)
-
-
 def attention(block: MultiHead, heads: int, x, source, visible, *, index: int, cache=None, start=0,
               change: Interventions, capture: Capture, sown: dict):
     """Returns (output [B, T, D], the cache (k, v) or None) of one multi-head attention.
@@ -102,9 +84,7 @@ def attention(block: MultiHead, heads: int, x, source, visible, *, index: int, c
         k = jax.lax.dynamic_update_slice(cache[0], k, (0, 0, start, 0))
         v = jax.lax.dynamic_update_slice(cache[1], v, (0, 0, start, 0))
         cache = (k, v)
-    value_keep = _at(change.value_keep, index)
-    if value_keep is not None:
-        v = v * value_keep[:, None, :, None]
+    v = keep_values(v, change, index)
     scores = core.scaled_dot_scores(q, k)  # [B, H, T, U]
     probs, context = heads_output(core.masked_softmax(scores, visible), v, change, index)  # hidden keys: α = 0
     for name, value in (("maps", probs), ("queries", q), ("keys", k), ("values", v), ("scores", scores),

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from models.capture import CAPTURED, PLAIN, Capture, Interventions
+from models.capture import CAPTURED, PLAIN, Capture, Interventions, heads_output, keep_values
 from models.lm.layers import (
     apply_rope,
     attention_scale,
@@ -113,14 +113,14 @@ def _split_heads(x, heads: int, head_dim: int):
     return jnp.transpose(x.reshape(x.shape[0], x.shape[1], heads, head_dim), (0, 2, 1, 3))
 
 
-def attention(layer, cfg, index: int, x, rope, visible, *, cache=None, start=0, keep=None, mode: str = "zero",
-              override=None, value_keep=None, heads=None, capture: Capture = PLAIN, sown: dict | None = None):
+def attention(layer, cfg, index: int, x, rope, visible, *, cache=None, start=0, change: Interventions = Interventions(),
+              capture: Capture = PLAIN, sown: dict | None = None):
     """Returns (output [B, S, D], the layer's cache (k, v) or None) of one layer's attention.
 
     x [B, S, D] (already normalised); rope (cos, sin) [S, d] or None; visible bool [B|1, 1, 1, S, T];
     cache (k, v) [B, K, T, d]: this call's keys and values are written at start..start+S-1 and the queries
-    read the whole cache. keep float [H] or [B, H], override α [B, H, S, T], value_keep [B, T], heads
-    [B, H, S, d]: Interventions for this layer. Grouped-query attention without copying keys: q is viewed as
+    read the whole cache. change: the Interventions, read at layer `index` (models/capture.py heads_output).
+    Grouped-query attention without copying keys: q is viewed as
     [B, K, G, S, d] against k [B, K, 1, d, T] (head h reads key/value head h // G, as Hugging Face's
     repeat_kv). sown: captures asked for this layer are appended to its lists.
     """
@@ -138,24 +138,14 @@ def attention(layer, cfg, index: int, x, rope, visible, *, cache=None, start=0, 
         k = jax.lax.dynamic_update_slice(cache[0], k, (0, 0, start, 0))
         v = jax.lax.dynamic_update_slice(cache[1], v, (0, 0, start, 0))
         cache = (k, v)
-    if value_keep is not None:
-        v = v * value_keep[:, None, :, None]
+    v = keep_values(v, change, index)
     t = k.shape[2]
     scores = jnp.matmul(q.reshape(b, kv, g, s, hd), jnp.swapaxes(k, -1, -2)[:, :, None]) \
         * jnp.float32(attention_scale(cfg, index))  # [B, K, G, S, T]
     masked = jnp.where(visible, scores, jnp.finfo(jnp.float32).min)
     exp = jnp.exp(masked - jnp.max(masked, axis=-1, keepdims=True))  # hidden keys: exp underflows to exactly 0
-    probs = exp * (1.0 / jnp.sum(exp, axis=-1, keepdims=True))
-    if override is not None:
-        probs = override.reshape(b, kv, g, s, t)
-    context = jnp.matmul(probs, v[:, :, None])  # [B, K, G, S, d]
-    if keep is not None:
-        keep = jnp.reshape(keep, (-1, kv, g, 1, 1))
-        fill = 0.0 if mode == "zero" else v[:, :, None, :1]  # "first": every row reads key 0's value
-        context = context * keep + fill * (1.0 - keep)
-    context = context.reshape(b, h, s, hd)
-    if heads is not None:  # what the layer computed above is dead code then, unless captured
-        context = jnp.broadcast_to(heads, context.shape)
+    probs, context = heads_output(exp * (1.0 / jnp.sum(exp, axis=-1, keepdims=True)), v[:, :, None], change, index)
+    context = context.reshape(b, h, s, hd)  # [B, K, G, S, d] -> [B, H, S, d]
     if sown is not None:
         for name, value in (("maps", probs), ("queries", q), ("keys", k), ("values", v), ("scores", scores),
                             ("heads", context)):
@@ -197,13 +187,9 @@ def decoder(model, ids, *, key_mask=None, start=0, cache=None, capture: Capture 
         if window not in masks:  # one mask per distinct rule, shared by the layers that follow it
             allowed = visible_keys(cfg, index, positions, key_positions)[None]
             masks[window] = (allowed if key_mask is None else allowed & key_mask[:, None, :])[:, None, None]
-        keep = None if iv.head_keep is None else iv.head_keep[..., index, :]
         out, layer_cache = attention(
             layer, cfg, index, normalize(layer.attn_norm, x, cfg.norm_eps), rope, masks[window],
-            cache=None if cache is None else cache[index], start=start, keep=keep, mode=iv.head_mode,
-            override=None if iv.attention is None else iv.attention.get(index),
-            value_keep=None if iv.value_keep is None else iv.value_keep.get(index),
-            heads=None if iv.heads is None else iv.heads.get(index), capture=capture, sown=sown)
+            cache=None if cache is None else cache[index], start=start, change=iv, capture=capture, sown=sown)
         x = x + out
         if cfg.intermediate_size:  # 0: an attention-only model (the induction model)
             x = x + feed_forward(layer, cfg, normalize(layer.mlp_norm, x, cfg.norm_eps))

@@ -17,7 +17,7 @@ from typing import Any
 import jax.numpy as jnp
 from flax import nnx
 
-from models.capture import CAPTURED, PLAIN, Capture, Interventions
+from models.capture import CAPTURED, PLAIN, Capture, Interventions, heads_output, keep_values
 from models.transformer.config import ACTIVATIONS, BertConfig
 
 # ----------------------------------------------------------------------------- modules
@@ -137,23 +137,10 @@ def attention(attn: BertAttention, num_heads: int, x, bias, *, index: int, chang
     q = _split_heads(_dense(attn.self.query, x), num_heads)
     k = _split_heads(_dense(attn.self.key, x), num_heads)
     v = _split_heads(_dense(attn.self.value, x), num_heads)
-    value_keep = (change.value_keep or {}).get(index)
-    if value_keep is not None:
-        v = v * value_keep[:, None, :, None]
+    v = keep_values(v, change, index)
     scale = jnp.asarray(1.0 / (q.shape[-1] ** 0.5), q.dtype)
     scores = jnp.matmul(q * scale, jnp.swapaxes(k, -1, -2))  # [B, H, T, T]; the scale on q: T·d products, not T²
-    probs = bias_softmax(scores, bias)
-    override = (change.attention or {}).get(index)
-    if override is not None:
-        probs = override
-    context = jnp.matmul(probs, v)  # [B, H, T, d]
-    if change.head_keep is not None:
-        keep = jnp.reshape(change.head_keep[..., index, :], (-1, num_heads, 1, 1))
-        fill = 0.0 if change.head_mode == "zero" else v[:, :, :1]  # "first": every row reads key 0's value
-        context = context * keep + fill * (1.0 - keep)
-    patched = (change.heads or {}).get(index)
-    if patched is not None:
-        context = jnp.broadcast_to(patched, context.shape)
+    probs, context = heads_output(bias_softmax(scores, bias), v, change, index)  # [B, H, T, T], [B, H, T, d]
     for name, value in (("maps", probs), ("queries", q), ("keys", k), ("values", v), ("scores", scores),
                         ("heads", context)):
         if capture.wants(name, index):
