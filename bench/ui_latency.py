@@ -335,13 +335,6 @@ def timed(page, action) -> float | None:
     return None if ms is None else round(ms, 1)
 
 
-def main_thread_ms(cdp) -> tuple[float, float]:
-    """Returns a page's main-thread time so far (ms): script, and style recalculation + layout
-    (Chrome DevTools Protocol Performance.getMetrics, after Performance.enable on `cdp`)."""
-    metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
-    return metrics["ScriptDuration"] * 1000.0, (metrics["RecalcStyleDuration"] + metrics["LayoutDuration"]) * 1000.0
-
-
 def first_figure_ms(page, url: str) -> tuple[float, float]:
     """Loads `url` and returns (ms from navigation start to the first figure painted, timeOrigin epoch ms)."""
     page.goto(url, timeout=LOAD_TIMEOUT_MS)

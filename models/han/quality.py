@@ -24,10 +24,6 @@ NEW_REVIEWS = FIXTURES / "han_reviews_new.json"  # 48 more, in many domains, wri
 TOPIC_ALIASES = {"food": "quality"}  # the first fixture's topic names -> the heads' names
 
 
-def _strip(word: str) -> str:
-    return "".join(ch for ch in word.lower() if ch.isalnum())
-
-
 @dataclass(frozen=True)
 class Quality:
     """Quality of a HAN on labelled documents (shares in [0, 1])."""

@@ -167,11 +167,6 @@ def curve_record(curve: dict) -> AttentionRecord:
     )
 
 
-def bucket_names() -> list[str]:
-    """Returns the buckets as text, e.g. "1–30"."""
-    return [f"{low}–{high}" for low, high in BUCKETS]
-
-
 def table(curve: dict) -> str:
     """Returns the markdown table of a curve: one row per length bucket, exact match per model."""
     models = list(curve["exact_match"])

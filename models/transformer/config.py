@@ -3,9 +3,7 @@ models/aot.py, reads them too)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, fields
-from pathlib import Path
 from typing import Any
 
 import jax
@@ -68,9 +66,3 @@ class BertConfig:
         """Returns the config from a config.json dict; missing fields keep BERT's defaults."""
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})
-
-    @classmethod
-    def from_json(cls, path: str | Path) -> BertConfig:
-        """Returns the config read from a Hugging Face config.json."""
-        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
-
