@@ -11,6 +11,7 @@ import plotly.io as pio
 import pytest
 
 from models.registry import get_mechanism
+from tests.e2e.conftest import VIEWPORT
 from viz.chart_style import for_the_page
 from viz.feedforward import alpha_over_time
 from viz.figures import bars_over_heatmap, heatmap, vectors_2d, weight_bars
@@ -46,11 +47,26 @@ def playground_like():
                          vectors_2d(points, labels, weights=alpha, highlight=alpha @ points)], height=480)
 
 
+HOST = "<div id='host' style='width:940px'></div>"
+
+
+@pytest.fixture(scope="module")
+def _plotly_tab(browser):
+    """A tab of the module's own with plotly.js loaded once: loading its 4.6 MB took about 2 s a test."""
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.set_content(f"<html><body>{HOST}</body></html>")
+    page.add_script_tag(path=str(PLOTLY_JS))  # into <head>
+    yield page
+    context.close()
+
+
 @pytest.fixture
-def plot_page(page):
-    page.set_content("<html><body><div id='host' style='width:940px'></div></body></html>")
-    page.add_script_tag(path=str(PLOTLY_JS))
-    return page
+def plot_page(_plotly_tab):
+    """The plotly.js tab with its body as a fresh page has it: one empty host, 940 px wide."""
+    _plotly_tab.evaluate("html => { document.body.innerHTML = html; }", HOST)
+    assert _plotly_tab.evaluate("() => typeof Plotly.newPlot === 'function' && document.body.children.length === 1")
+    return _plotly_tab
 
 
 def test_a_shown_figure_is_not_drawn_again_by_the_second_pass(plot_page):

@@ -108,6 +108,9 @@ HEADER_LINES = """() => Array.from(document.querySelectorAll("[data-testid='stMa
 def test_on_a_phone_the_seq2seq_map_fits_and_a_wide_chart_shows_it_scrolls(page, app_url):
     page.set_viewport_size({"width": 390, "height": 900})
     open_page(page, app_url, "seq2seq", "Seq2seq alignment")
+    # The page draws its charts one after another: the first one drawn need not be the map (under load it was not).
+    page.wait_for_function(f"() => ({SCROLLERS})().some(c => c.key.includes('s2s_main'))", timeout=90_000)
+    wait_idle(page)
     main = [c for c in page.evaluate(SCROLLERS) if "s2s_main" in c["key"]]
     # The map of input characters takes the screen's width: the year at the end of the date shows at once.
     assert main and not main[0]["scrolls"] and not main[0]["fades"]
