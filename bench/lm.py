@@ -38,7 +38,15 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from transformer import BENCH_PYTHON, GLIBC_TUNABLES, THREADS, ensure_bench_venv  # noqa: E402
+from transformer import (  # noqa: E402
+    BENCH_PYTHON,
+    THREADS,
+    Worker,
+    ensure_bench_venv,
+    paired_times,
+    serve_calls,
+    worker_envs,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAINED = ROOT / "checkpoints" / "lm"
@@ -144,55 +152,17 @@ def torch_worker(folder: str, lengths: list[int], task: str = "forward"):
 
 def serve(kind: str, folder: str, lengths: list[int], warmup: int, task: str = "forward") -> None:
     """Worker loop: read a token count per line, answer the seconds one call took."""
-    calls = (jax_worker if kind == "jax" else torch_worker)(folder, lengths, task)
-    for call in calls.values():
-        for _ in range(warmup):
-            call()
-    print("ready", flush=True)
-    for line in sys.stdin:
-        start = time.perf_counter()
-        calls[int(line)]()
-        print(time.perf_counter() - start, flush=True)
-
-
-class Worker:
-    def __init__(self, kind: str, python: str, folder: Path, lengths: list[int], warmup: int, env: dict,
-                 task: str = "forward"):
-        command = [python, str(Path(__file__).resolve()), "--worker", kind, "--folder", str(folder),
-                   "--lengths", ",".join(map(str, lengths)), "--warmup", str(warmup), "--task", task]
-        self.kind = kind
-        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
-        line = self.proc.stdout.readline().strip()
-        if line != "ready":
-            raise RuntimeError(f"{kind} worker failed to start (said {line!r})")
-
-    def time(self, tokens: int) -> float:
-        self.proc.stdin.write(f"{tokens}\n")
-        self.proc.stdin.flush()
-        return float(self.proc.stdout.readline())
-
-    def close(self) -> None:
-        self.proc.stdin.close()
-        self.proc.wait(timeout=120)
+    serve_calls((jax_worker if kind == "jax" else torch_worker)(folder, lengths, task), warmup)
 
 
 def bench_model(folder: Path, lengths: list[int], reps: int, warmup: int,
                 task: str = "forward") -> dict[int, dict[str, list[float]]]:
-    base = {**os.environ, "PYTHONPATH": str(ROOT)}
-    jax_env = {**base, "GLIBC_TUNABLES": GLIBC_TUNABLES}
-    torch_env = {k: v for k, v in base.items() if k != "GLIBC_TUNABLES"}
-    ours = Worker("jax", sys.executable, folder, lengths, warmup, jax_env, task)
-    theirs = Worker("torch", str(BENCH_PYTHON), folder, lengths, warmup, torch_env, task)
-    times = {t: {"jax": [], "torch": []} for t in lengths}
-    try:
-        for rep in range(reps):
-            for tokens in lengths:
-                for worker in (ours, theirs) if rep % 2 == 0 else (theirs, ours):
-                    times[tokens][worker.kind].append(worker.time(tokens))
-    finally:
-        ours.close()
-        theirs.close()
-    return times
+    jax_env, torch_env = worker_envs()
+    command = [str(Path(__file__).resolve()), "--folder", str(folder), "--lengths", ",".join(map(str, lengths)),
+               "--warmup", str(warmup), "--task", task, "--worker"]
+    ours = Worker("jax", [sys.executable, *command, "jax"], jax_env, close_timeout=120)
+    theirs = Worker("torch", [str(BENCH_PYTHON), *command, "torch"], torch_env, close_timeout=120)
+    return paired_times(ours, theirs, lengths, reps)
 
 
 def machine() -> str:
@@ -341,33 +311,18 @@ def sweep_main() -> int:
         sweep_serve(args.sweep_worker, args.folder, int(args.sweep_lengths), args.warmup, args.out)
         return 0
     ensure_bench_venv()
-    base = {**os.environ, "PYTHONPATH": str(ROOT)}
-    envs = {"jax": {**base, "GLIBC_TUNABLES": GLIBC_TUNABLES},
-            "torch": {k: v for k, v in base.items() if k != "GLIBC_TUNABLES"}}
+    envs = dict(zip(("jax", "torch"), worker_envs()))
     rows = []
     with tempfile.TemporaryDirectory(prefix="lm-sweep-") as scratch:
         folder, description = model_folder("gpt2-small", Path(scratch))
         for tokens in [int(x) for x in args.sweep_lengths.split(",")]:
-            workers, outs = {}, {}
+            workers, outs = [], {}
             for kind, python in (("jax", sys.executable), ("torch", str(BENCH_PYTHON))):
                 outs[kind] = str(Path(scratch) / f"{kind}-{tokens}.npz")
                 command = [python, str(Path(__file__).resolve()), "--sweep-worker", kind, "--folder", str(folder),
                            "--sweep-lengths", str(tokens), "--warmup", str(args.warmup), "--out", outs[kind]]
-                workers[kind] = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                                 env=envs[kind], cwd=ROOT)
-                if workers[kind].stdout.readline().strip() != "ready":
-                    raise RuntimeError(f"{kind} sweep worker failed to start")
-            times = {"jax": [], "torch": []}
-            try:
-                for rep in range(args.reps):
-                    for kind in ("jax", "torch") if rep % 2 == 0 else ("torch", "jax"):
-                        workers[kind].stdin.write("go\n")
-                        workers[kind].stdin.flush()
-                        times[kind].append(float(workers[kind].stdout.readline()))
-            finally:
-                for worker in workers.values():
-                    worker.stdin.close()
-                    worker.wait(timeout=600)
+                workers.append(Worker(kind, command, envs[kind], close_timeout=600))
+            times = paired_times(*workers, [tokens], args.reps)[tokens]
             ours, theirs = np.load(outs["jax"]), np.load(outs["torch"])
             gap = max(np.abs(ours["probs"] - theirs["probs"]).max(), np.abs(ours["losses"] - theirs["losses"]).max())
             ratios = [a / b for a, b in zip(times["jax"], times["torch"])]

@@ -41,7 +41,6 @@ import math
 import os
 import random
 import resource
-import statistics
 import sys
 import time
 import urllib.parse
@@ -61,7 +60,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ui_latency import SKIPPED_CHOICE, streamlit_server, wait_healthy  # noqa: E402
+from ui_latency import SKIPPED_CHOICE, median, streamlit_server, wait_healthy  # noqa: E402
 
 DONE = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR,
         ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}  # FINISHED_EARLY_FOR_RERUN: another run follows
@@ -84,7 +83,6 @@ ODD_TEXTS = (
     "   ",
     "9 May 2018",
 )
-
 
 
 def children_of() -> dict[int, list[int]]:
@@ -153,60 +151,12 @@ def seconds(ms: float | None) -> str:
     return "—" if ms is None else f"{ms / 1000:.2f} s"
 
 
-def median(values: list[float]) -> float | None:
-    return statistics.median(values) if values else None
-
-
 def loopback_only(url: str) -> str:
     """Returns `url` without a trailing slash; refuses a host other than 127.0.0.1 / localhost."""
     host = urllib.parse.urlparse(url).hostname
     if host not in ("127.0.0.1", "localhost", "::1"):
         raise SystemExit(f"--url must be a loopback address, not {host}")
     return url.rstrip("/")
-
-
-def session_arguments(description: str, clients: str) -> argparse.ArgumentParser:
-    """Returns the parser of the sessions' options; `clients` names what a session is ("websocket")."""
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--sessions", type=int, default=16, help=f"{clients} sessions (default 16)")
-    parser.add_argument("--seconds", type=float, default=180, help="how long the sessions run (default 180)")
-    parser.add_argument("--url", help="an already running server on 127.0.0.1 (default: start `streamlit run --app`)")
-    parser.add_argument("--server-pids", default="", help="with --url: comma-separated PIDs whose process trees are the server")
-    parser.add_argument("--app", default="app.py", help="the script to serve without --url (bench/floor_app.py: "
-                        "Streamlit's floor, one slider and one heatmap, under the same sessions)")
-    parser.add_argument("--hang-seconds", type=float, default=60, help="an action not settled after this is a hang (default 60)")
-    parser.add_argument("--type-every", type=int, default=4, help="one visit in N types odd text (default 4)")
-    parser.add_argument("--ramp", type=float, default=30, help="sessions arrive spread over this many seconds (default 30)")
-    parser.add_argument("--think", type=float, nargs=2, default=(1.0, 3.0), metavar=("MIN", "MAX"),
-                        help="seconds a session waits after each action, uniform in [MIN, MAX] (default 1 3; 0 0: none)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed of the sessions' choices")
-    parser.add_argument("--no-warmup", action="store_true", help="do not visit every page once before the clock starts")
-    parser.add_argument("--json", type=Path, help="also write the raw figures to this file")
-    return parser
-
-
-def run_sessions(args, drive, print_report) -> int:
-    """Runs `drive(url, server_pids, args)` against --url or a fresh `streamlit run --app`, prints its
-    report and writes it to --json."""
-    if args.url:
-        url = loopback_only(args.url)
-        wait_healthy(url, None, 30)
-        report = asyncio.run(drive(url, [int(p) for p in args.server_pids.split(",") if p.strip()], args))
-    else:
-        with streamlit_server(args.app, timeout=300) as server:
-            report = asyncio.run(drive(server.url, [server.proc.pid], args))
-            report["server_log_tracebacks"] = server.log.read_text(errors="replace").count("Traceback")
-            report["server_log"] = str(server.log)
-    report["hang_seconds"] = args.hang_seconds
-    print_report(report)
-    if report.get("server_log_tracebacks"):
-        print(f"\nthe server logged {report['server_log_tracebacks']} tracebacks ({report['server_log']})")
-    if args.json:
-        for name in ("tally", "warmup"):
-            if report.get(name) is not None:
-                report[name] = json.loads(json.dumps(vars(report[name]), default=list))
-        args.json.write_text(json.dumps(report, indent=1))
-    return 0
 
 
 # ----------------------------------------------------------------------------- widget values
@@ -582,9 +532,42 @@ def print_report(report: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = session_arguments(__doc__.splitlines()[0], "websocket")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=16, help="websocket sessions (default 16)")
+    parser.add_argument("--seconds", type=float, default=180, help="how long the sessions run (default 180)")
+    parser.add_argument("--url", help="an already running server on 127.0.0.1 (default: start `streamlit run --app`)")
+    parser.add_argument("--server-pids", default="", help="with --url: comma-separated PIDs whose process trees are the server")
+    parser.add_argument("--app", default="app.py", help="the script to serve without --url (bench/floor_app.py: "
+                        "Streamlit's floor, one slider and one heatmap, under the same sessions)")
+    parser.add_argument("--hang-seconds", type=float, default=60, help="an action not settled after this is a hang (default 60)")
+    parser.add_argument("--type-every", type=int, default=4, help="one visit in N types odd text (default 4)")
+    parser.add_argument("--ramp", type=float, default=30, help="sessions arrive spread over this many seconds (default 30)")
+    parser.add_argument("--think", type=float, nargs=2, default=(1.0, 3.0), metavar=("MIN", "MAX"),
+                        help="seconds a session waits after each action, uniform in [MIN, MAX] (default 1 3; 0 0: none)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed of the sessions' choices")
+    parser.add_argument("--no-warmup", action="store_true", help="do not visit every page once before the clock starts")
+    parser.add_argument("--json", type=Path, help="also write the raw figures to this file")
     parser.add_argument("--full-reruns", action="store_true", help="rerun the whole page even for a control in a fragment")
-    return run_sessions(parser.parse_args(argv), drive, print_report)
+    args = parser.parse_args(argv)
+    if args.url:
+        url = loopback_only(args.url)
+        wait_healthy(url, None, 30)
+        report = asyncio.run(drive(url, [int(p) for p in args.server_pids.split(",") if p.strip()], args))
+    else:
+        with streamlit_server(args.app, timeout=300) as server:
+            report = asyncio.run(drive(server.url, [server.proc.pid], args))
+            report["server_log_tracebacks"] = server.log.read_text(errors="replace").count("Traceback")
+            report["server_log"] = str(server.log)
+    report["hang_seconds"] = args.hang_seconds
+    print_report(report)
+    if report.get("server_log_tracebacks"):
+        print(f"\nthe server logged {report['server_log_tracebacks']} tracebacks ({report['server_log']})")
+    if args.json:
+        for name in ("tally", "warmup"):
+            if report.get(name) is not None:
+                report[name] = json.loads(json.dumps(vars(report[name]), default=list))
+        args.json.write_text(json.dumps(report, indent=1))
+    return 0
 
 
 if __name__ == "__main__":

@@ -114,15 +114,20 @@ def _model_dir() -> str:
 
 def serve(kind: str, configs: list[tuple[int, int]], warmup: int) -> None:
     """Worker loop: read 'B T' lines from stdin, answer the seconds one call took."""
-    calls = (jax_worker if kind == "jax" else torch_worker)(configs)
+    serve_calls((jax_worker if kind == "jax" else torch_worker)(configs), warmup)
+
+
+def serve_calls(calls: dict, warmup: int) -> None:
+    """Warms every call up, says "ready", then runs the call each stdin line names (its key: one int, or a tuple
+    of them) and answers the seconds it took."""
     for call in calls.values():
         for _ in range(warmup):
             call()
     print("ready", flush=True)
     for line in sys.stdin:
-        batch, tokens = (int(x) for x in line.split())
+        request = tuple(int(x) for x in line.split())
         start = time.perf_counter()
-        calls[(batch, tokens)]()
+        calls[request if len(request) > 1 else request[0]]()
         print(time.perf_counter() - start, flush=True)
 
 
@@ -139,57 +144,56 @@ def ensure_bench_venv() -> None:
 
 
 class Worker:
-    def __init__(self, kind: str, python: str, configs: str, warmup: int, env: dict[str, str]):
-        command = [
-            python,
-            str(Path(__file__).resolve()),
-            "--worker",
-            kind,
-            "--configs",
-            configs,
-            "--warmup",
-            str(warmup),
-        ]
-        self.kind = kind
-        self.proc = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT
-        )
+    """A worker process: it says "ready" once warmed up, then answers each request line with the seconds of one call."""
+
+    def __init__(self, kind: str, command: list[str], env: dict[str, str], close_timeout: float = 60):
+        self.kind, self.close_timeout = kind, close_timeout
+        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+                                     cwd=ROOT)
         line = self.proc.stdout.readline().strip()
         if line != "ready":
             raise RuntimeError(f"{kind} worker failed to start (said {line!r})")
 
-    def time(self, batch: int, tokens: int) -> float:
-        self.proc.stdin.write(f"{batch} {tokens}\n")
+    def time(self, request: tuple[int, ...] | int) -> float:
+        self.proc.stdin.write(f"{' '.join(map(str, request)) if isinstance(request, tuple) else request}\n")
         self.proc.stdin.flush()
         return float(self.proc.stdout.readline())
 
     def close(self) -> None:
         self.proc.stdin.close()
-        self.proc.wait(timeout=60)
+        self.proc.wait(timeout=self.close_timeout)
 
 
-def run(args) -> dict:
-    ensure_bench_venv()
-    configs = parse_configs(args.configs)
-    model_dir = _model_dir()
-    base = {**os.environ, "PYTHONPATH": str(ROOT), "ATTENTION_LAB_MODEL_DIR": model_dir}
-    jax_env = {**base, "GLIBC_TUNABLES": GLIBC_TUNABLES}
-    torch_env = {k: v for k, v in base.items() if k != "GLIBC_TUNABLES"}
-    if args.torch_tunables:
-        torch_env["GLIBC_TUNABLES"] = GLIBC_TUNABLES
-    ours = Worker("jax", sys.executable, args.configs, args.warmup, jax_env)
-    theirs = Worker("torch", str(BENCH_PYTHON), args.configs, args.warmup, torch_env)
-    times = {c: {"jax": [], "torch": []} for c in configs}
+def worker_envs(**extra: str) -> tuple[dict[str, str], dict[str, str]]:
+    """Returns the environments of the JAX worker (with the glibc tunables) and of the PyTorch one (without)."""
+    base = {**os.environ, "PYTHONPATH": str(ROOT), **extra}
+    return {**base, "GLIBC_TUNABLES": GLIBC_TUNABLES}, {k: v for k, v in base.items() if k != "GLIBC_TUNABLES"}
+
+
+def paired_times(ours: Worker, theirs: Worker, requests: list, reps: int) -> dict:
+    """Returns {request: {"jax": [s, ...], "torch": [s, ...]}} of `reps` rounds over `requests` (a request is a
+    tuple of ints or one int), who goes first alternating, so slow drift hits both sides alike; closes both."""
+    times = {request: {"jax": [], "torch": []} for request in requests}
     try:
-        for rep in range(args.reps):
-            for config in configs:
-                pair = (ours, theirs) if rep % 2 == 0 else (theirs, ours)  # alternate who goes first
-                for worker in pair:
-                    times[config][worker.kind].append(worker.time(*config))
+        for rep in range(reps):
+            for request in requests:
+                for worker in (ours, theirs) if rep % 2 == 0 else (theirs, ours):
+                    times[request][worker.kind].append(worker.time(request))
     finally:
         ours.close()
         theirs.close()
     return times
+
+
+def run(args) -> dict:
+    ensure_bench_venv()
+    jax_env, torch_env = worker_envs(ATTENTION_LAB_MODEL_DIR=_model_dir())
+    if args.torch_tunables:
+        torch_env["GLIBC_TUNABLES"] = GLIBC_TUNABLES
+    command = [str(Path(__file__).resolve()), "--configs", args.configs, "--warmup", str(args.warmup), "--worker"]
+    ours = Worker("jax", [sys.executable, *command, "jax"], jax_env)
+    theirs = Worker("torch", [str(BENCH_PYTHON), *command, "torch"], torch_env)
+    return paired_times(ours, theirs, parse_configs(args.configs), args.reps)
 
 
 def summarise(times: dict) -> list[dict]:
@@ -197,17 +201,9 @@ def summarise(times: dict) -> list[dict]:
     for (batch, tokens), t in times.items():
         ratios = [a / b for a, b in zip(t["jax"], t["torch"])]
         q1, _, q3 = statistics.quantiles(ratios, n=4)
-        rows.append(
-            {
-                "config": f"{batch}x{tokens}",
-                "jax_ms": 1000 * statistics.median(t["jax"]),
-                "torch_ms": 1000 * statistics.median(t["torch"]),
-                "ratio": statistics.median(ratios),
-                "ratio_q1": q1,
-                "ratio_q3": q3,
-                "n": len(ratios),
-            }
-        )
+        rows.append({"config": f"{batch}x{tokens}", "jax_ms": 1000 * statistics.median(t["jax"]),
+                     "torch_ms": 1000 * statistics.median(t["torch"]), "ratio": statistics.median(ratios),
+                     "ratio_q1": q1, "ratio_q3": q3, "n": len(ratios)})
     return rows
 
 
@@ -215,10 +211,8 @@ def print_table(rows: list[dict]) -> None:
     print(f"{'batch x tokens':>15} | {'ours (JAX) ms':>13} | {'HF eager ms':>11} | {'ratio':>5} | ratio IQR")
     print("-" * 68)
     for r in rows:
-        print(
-            f"{r['config']:>15} | {r['jax_ms']:13.1f} | {r['torch_ms']:11.1f} | {r['ratio']:5.2f} | "
-            f"{r['ratio_q1']:.2f}-{r['ratio_q3']:.2f} (n={r['n']})"
-        )
+        print(f"{r['config']:>15} | {r['jax_ms']:13.1f} | {r['torch_ms']:11.1f} | {r['ratio']:5.2f} | "
+              f"{r['ratio_q1']:.2f}-{r['ratio_q3']:.2f} (n={r['n']})")
 
 
 def batch_export_bench(count: int = 200) -> None:
@@ -238,10 +232,8 @@ def batch_export_bench(count: int = 200) -> None:
     middle = time.perf_counter()
     runner.attention_batch(texts)
     end = time.perf_counter()
-    print(
-        f"{count} sentences of 5-40 words: one call per line {middle - start:.2f} s, "
-        f"attention_batch {end - middle:.2f} s, ratio {(end - middle) / (middle - start):.2f}"
-    )
+    print(f"{count} sentences of 5-40 words: one call per line {middle - start:.2f} s, "
+          f"attention_batch {end - middle:.2f} s, ratio {(end - middle) / (middle - start):.2f}")
 
 
 def main() -> int:
@@ -281,15 +273,10 @@ def main() -> int:
         merged = []
         for i, first in enumerate(all_rows[0]):
             column = [rows[i] for rows in all_rows]
-            merged.append(
-                {
-                    "config": first["config"],
-                    **{k: statistics.median(r[k] for r in column) for k in ("jax_ms", "torch_ms", "ratio")},
-                    "ratio_q1": min(r["ratio"] for r in column),
-                    "ratio_q3": max(r["ratio"] for r in column),
-                    "n": sum(r["n"] for r in column),
-                }
-            )
+            merged.append({"config": first["config"],
+                           **{k: statistics.median(r[k] for r in column) for k in ("jax_ms", "torch_ms", "ratio")},
+                           "ratio_q1": min(r["ratio"] for r in column), "ratio_q3": max(r["ratio"] for r in column),
+                           "n": sum(r["n"] for r in column)})
         print("(ratio range = lowest to highest run median)")
         print_table(merged)
     if args.json:

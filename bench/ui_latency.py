@@ -349,8 +349,8 @@ def settle(page) -> None:
     time.sleep(PAUSE_S)
 
 
-def slider_steps(page, locator, repeat: int) -> list:
-    """Returns one action per repetition: an arrow press, always in the direction with room."""
+def slider_step(locator, repeat: int) -> tuple:
+    """Returns (an arrow press, always in the direction with room; how many of them fit in `repeat`)."""
     thumb = locator.locator('input[type="range"]').first
     state = thumb.evaluate(SLIDER_STATE_JS)
     room_right = round((state["max"] - state["value"]) / state["step"])
@@ -360,7 +360,7 @@ def slider_steps(page, locator, repeat: int) -> list:
     else:
         key, room = "ArrowLeft", room_left
     thumb.focus()
-    return [lambda: thumb.press(key) for _ in range(min(repeat, room))]
+    return lambda: thumb.press(key), min(repeat, room)
 
 
 def selected_index(options) -> int:
@@ -467,10 +467,7 @@ def measure_control(page, control: dict, repeat: int) -> ControlResult:
     result.fingerprint_before = page.evaluate(FINGERPRINT_JS)
     kind = control["kind"]
     if kind == "slider":
-        for step in slider_steps(page, locator, repeat):
-            if not record(page, result, timed(page, step)):
-                break
-            settle(page)
+        measure_clicks(page, *slider_step(locator, repeat), result)
         if not result.times_ms and not result.skipped:
             result.skipped = "no room to step"
     elif kind == "select":
@@ -784,19 +781,6 @@ def print_splits(report: dict) -> None:
                   f"{fmt(parts[3])} |")
 
 
-def as_json(report: dict) -> dict:
-    """Returns the report with its dataclasses as plain dicts."""
-    def plain(value):
-        if isinstance(value, PageResult | ControlResult):
-            return {k: plain(v) for k, v in vars(value).items()}
-        if isinstance(value, dict):
-            return {k: plain(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [plain(v) for v in value]
-        return value
-    return plain(report)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", help="comma-separated url paths (home, playground, …); default: every page shown")
@@ -810,7 +794,7 @@ def main(argv: list[str] | None = None) -> int:
     report = run(args)
     print_report(report)
     if args.json:
-        args.json.write_text(json.dumps(as_json(report), indent=1))
+        args.json.write_text(json.dumps(report, indent=1, default=vars))  # its dataclasses as plain dicts
     return 0
 
 

@@ -266,7 +266,6 @@ FEEDFORWARD_OPTIONS = (
            help=N_("sequence length T")),
     Option("marked", "pair", help=N_("the two marked steps, e.g. '3,42' (default: the paper's random placement)")),
 )
-TEXT_PAIR_OPTIONS = (TEXT, TEXT_PAIR, MODEL_DIR)
 SEQ2SEQ_OPTIONS = (
     TEXT.with_(help=N_("the text to normalise, e.g. 'Wednesday, May 9, 2018'")),
     WINDOW.with_(help=N_("local variants: window half-width D at inference (trained with 3)")),

@@ -15,7 +15,8 @@ from models.playground.records import (
 )
 from models.registry import PLAYGROUND, get_mechanism, mechanisms_on_page
 from ui.legend import PLAYGROUND_LEGEND, symbol_legend
-from ui.links import bound, link_rows, linked_rows
+from ui.link_table import link_rows, linked_rows
+from ui.links import bound
 from ui.router import PHONE_WIDE, start_page
 from ui.story import page_header
 from ui.widgets import (

@@ -37,7 +37,6 @@ if TYPE_CHECKING:  # plotly loads only when a figure is exported (data formats n
 IMAGE_EXPORT_PX = 900  # a picture's width unless its figure sets one (viz.plotly_json.with_width)
 RECORD_FORMATS = ("csv", "json", "npy", "npz")
 FIGURE_FORMATS = ("png", "svg", "pdf", "html")
-ALL_FORMATS = FIGURE_FORMATS + RECORD_FORMATS
 
 MIME_TYPES = {
     "png": "image/png",

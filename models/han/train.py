@@ -207,7 +207,6 @@ class OwnTraining:
 
 OWN_EPOCHS = Option("epochs", "int", default=5, low=1, high=10, step=1, label="Epochs",
                     help="passes over the uploaded rows")
-OWN_MAX_EPOCHS = int(OWN_EPOCHS.high)
 OWN_BATCH = 8
 
 
