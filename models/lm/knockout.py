@@ -195,11 +195,11 @@ def knockout_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
     Otherwise weights [knock-out] over the chosen heads alone and (two or more) all of them at once;
     extras loss_change beside it. The chosen heads' results are in meta either way.
     """
-    mode = options.get("mode", "zero")
+    mode = options["mode"]
     runner = shared_runner(model_dir_option(options))
     cfg = runner.config
     chosen = parse_heads(options.get("heads"), cfg.num_layers, cfg.num_heads)
-    sweep = options.get("sweep") == "yes" or not chosen
+    sweep = options["sweep"] == "yes" or not chosen
     encoding = runner.encode(options["text"])
     notices = list(encoding.notices)
     ids, labels = encoding.ids, encoding.labels
@@ -253,7 +253,7 @@ def knockout_record_size(mechanism, options: Mapping[str, Any]) -> int:
     chosen = parse_heads(options.get("heads"), cfg.num_layers, cfg.num_heads)
     tokens = min(len(runner.encode(options.get("text")).ids), MAX_KNOCKOUT_TOKENS)
     padded = bucket(tokens, runner.buckets)
-    batch = max(len(chosen) + 1, cfg.num_heads if options.get("sweep") == "yes" or not chosen else 1)
+    batch = max(len(chosen) + 1, cfg.num_heads if options["sweep"] == "yes" or not chosen else 1)
     per_run = padded * (2 * cfg.hidden_size + cfg.intermediate_size) + cfg.num_heads * padded**2 \
         + padded * min(VOCABULARY_BLOCK, cfg.vocab_size)
     return 4 * (batch * per_run + (cfg.num_layers + 1) * padded * cfg.hidden_size + cfg.num_layers * cfg.num_heads * 4)

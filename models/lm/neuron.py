@@ -58,7 +58,7 @@ def neuron_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
     one lm-neuron record: weights [T] over the keys (the softmax row), extras q, k, product, scores, visible."""
     runner = shared_runner(model_dir_option(options))
     encoding = runner.encode(options["text"])
-    layer, head, position = options["layer"], options["head"], options.get("position", -1)
+    layer, head, position = options["layer"], options["head"], options["position"]
     parts = neuron_parts(runner.lm, encoding.ids, layer, head, position)  # checks them against the model and the text
     query = position % len(encoding.ids)
     return AttentionRecord(

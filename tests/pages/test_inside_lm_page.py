@@ -9,10 +9,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from models.lm.generate import generation_record
-from models.lm.knockout import knockout_record
 from models.lm.model import run
 from models.lm.quality import CHECKPOINT_DIR
 from models.lm.records import load_runner
+from models.registry import get_mechanism
 from tests.pages.conftest import APP, chart_data, chart_specs, decode, open_page, opened_page
 from ui.inside_lm import DEFAULT_PROMPT, PROMPT_MAX_CHARS
 from viz.i18n_text import gettext_for
@@ -163,7 +163,7 @@ def test_knockout_of_chosen_heads_and_the_sweep(at, runner):
     at.segmented_control(key="inside_section").set_value("knockout").run()
     assert not at.exception
     chosen = at.multiselect(key="inside_heads").value
-    expected = knockout_record(None, {"text": DEFAULT_PROMPT, "heads": ",".join(chosen), "mode": "zero"})
+    expected = get_mechanism("lm-knockout").build({"text": DEFAULT_PROMPT, "heads": ",".join(chosen), "mode": "zero"})
     np.testing.assert_allclose(chart_data(at, 0, "y"), expected.weights, atol=1e-6)
     np.testing.assert_allclose(chart_data(at, 0, "y", trace=1), expected.extras["loss_change"], atol=1e-6)
     assert len(expected.weights) == len(chosen) + 1  # each head alone, then all chosen at once
@@ -172,7 +172,7 @@ def test_knockout_of_chosen_heads_and_the_sweep(at, runner):
     assert not at.exception
     sweep = chart_data(at, 1)
     assert sweep.shape == (runner.config.num_layers, runner.config.num_heads)
-    alone = knockout_record(None, {"text": DEFAULT_PROMPT, "heads": "1.2", "mode": "first"})
+    alone = get_mechanism("lm-knockout").build({"text": DEFAULT_PROMPT, "heads": "1.2", "mode": "first"})
     np.testing.assert_allclose(sweep[1, 2], alone.weights[0], atol=1e-5)
 
 

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from models.lm.generate import generation_record
-from models.lm.neuron import neuron_record
 from models.lm.records import load_runner
+from models.registry import get_mechanism
 from viz.i18n_text import gettext_for
 from viz.lm_inside import chosen_probabilities, generation_step, neuron_figure
 
@@ -50,7 +50,7 @@ def test_the_probability_chart_holds_the_chosen_tokens_and_alternatives(generate
 
 
 def test_the_neuron_figure_and_its_chinese_texts():
-    record = neuron_record(None, {"text": TEXT, "model_dir": str(FIXTURES / "llama"), "layer": 1, "head": 3})
+    record = get_mechanism("lm-neuron").build({"text": TEXT, "model_dir": str(FIXTURES / "llama"), "layer": 1, "head": 3})
     fig = neuron_figure(record, key=1)
     heat = [t for t in fig.data if t.type == "heatmap"]
     bars = [t for t in fig.data if t.type == "bar"]

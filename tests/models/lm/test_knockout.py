@@ -16,7 +16,6 @@ from models.lm.forward import decoder, unembed, unembed_scores
 from models.lm.knockout import (
     SweepTooLarge,
     knocked_runs,
-    knockout_record,
     knockout_record_size,
     parse_heads,
     sweep_runs,
@@ -163,16 +162,16 @@ def test_the_sweep_equals_a_loop_of_plain_forwards_with_one_head_knocked_out(cas
 
 def test_records_of_chosen_heads_and_of_the_sweep():
     folder = str(FIXTURES / "gpt2")
-    chosen = knockout_record(None, {"text": TEXT, "model_dir": folder, "heads": "1.3, 0.1,0.1", "mode": "zero"})
+    chosen = get_mechanism("lm-knockout").build({"text": TEXT, "model_dir": folder, "heads": "1.3, 0.1,0.1", "mode": "zero"})
     assert chosen.mechanism == "lm-knockout" and chosen.axes == ("knockout",)
     assert chosen.key_labels == ("L1H3", "L0H1", "all chosen") and chosen.meta["mode"] == "zero"
     assert chosen.extras["loss_change"].shape == (3,) and not chosen.meta["sweep"]
-    swept = knockout_record(None, {"text": TEXT, "model_dir": folder, "heads": "0.1", "sweep": "yes"})
+    swept = get_mechanism("lm-knockout").build({"text": TEXT, "model_dir": folder, "heads": "0.1", "sweep": "yes"})
     assert swept.axes == ("layer", "head") and swept.weights.shape == (2, 4)
     assert swept.weights[0, 1] == pytest.approx(chosen.weights[1], abs=1e-6)
     assert swept.extras["loss_change"][1, 3] == pytest.approx(chosen.extras["loss_change"][0], abs=1e-5)
     np.testing.assert_allclose(swept.weights, swept.extras["knocked_prob"] - swept.meta["plain_prob"], atol=1e-6)
-    assert knockout_record(None, {"text": TEXT, "model_dir": folder}).axes == ("layer", "head")  # no heads: the sweep
+    assert get_mechanism("lm-knockout").build({"text": TEXT, "model_dir": folder}).axes == ("layer", "head")  # no heads: the sweep
     size = knockout_record_size(None, {"text": TEXT, "model_dir": folder, "sweep": "yes"})
     assert size > swept.weights.nbytes
 
@@ -190,16 +189,16 @@ def test_bad_options_get_one_line(options, words):
 def test_a_sweep_above_the_operators_bound_asks_first(monkeypatch):
     monkeypatch.setenv(knockout.SWEEP_ENV, "10")
     with pytest.raises(SweepTooLarge, match="ask before running it") as error:
-        knockout_record(None, {"text": TEXT, "model_dir": str(FIXTURES / "gpt2"), "sweep": "yes"})
+        get_mechanism("lm-knockout").build({"text": TEXT, "model_dir": str(FIXTURES / "gpt2"), "sweep": "yes"})
     assert "\n" not in str(error.value) and isinstance(error.value, InputError)
     assert parse_heads("0.1", 2, 4) == ((0, 1),)  # chosen heads alone are not bounded by the sweep's size
-    knockout_record(None, {"text": TEXT, "model_dir": str(FIXTURES / "gpt2"), "heads": "0.1"})
+    get_mechanism("lm-knockout").build({"text": TEXT, "model_dir": str(FIXTURES / "gpt2"), "heads": "0.1"})
 
 
 def test_the_knock_out_figures_centre_at_zero():
     from viz.lm_lens import knockout_bars, knockout_grid
 
-    record = knockout_record(None, {"text": TEXT, "model_dir": str(FIXTURES / "gpt2"), "heads": "0.1,1.2",
+    record = get_mechanism("lm-knockout").build({"text": TEXT, "model_dir": str(FIXTURES / "gpt2"), "heads": "0.1,1.2",
                                     "sweep": "yes", "mode": "first"})
     fig = knockout_grid(record)
     heat = fig.data[0]

@@ -7,9 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models.lm.neuron import neuron_parts, neuron_record
+from models.lm.neuron import neuron_parts
 from models.lm.records import load_runner
 from models.record import InputError
+from models.registry import get_mechanism
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "lm"
 TEXT = "The cat sat on the mat. The cat sat on the"
@@ -58,7 +59,7 @@ def test_a_query_sees_only_earlier_keys_and_its_window():
 
 
 def test_the_record():
-    record = neuron_record(None, {"text": TEXT, "model_dir": str(FIXTURES / "llama"), "layer": 1, "head": 5,
+    record = get_mechanism("lm-neuron").build({"text": TEXT, "model_dir": str(FIXTURES / "llama"), "layer": 1, "head": 5,
                                   "position": 3})
     assert record.mechanism == "lm-neuron" and record.axes == ("key",)
     assert record.meta["kv_head"] == 1 and record.meta["query"] == 3
