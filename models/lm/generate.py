@@ -37,6 +37,7 @@ MAX_TOP_K = 100  # top-k sampling keeps at most this many tokens
 MAX_PROMPT_TOKENS = 256  # prompt tokens read at most (the rest is cut, with a notice)
 ALTERNATIVES = 5  # the top alternatives kept per step
 STEP = Capture(logits=True, maps=True)  # what one decode step hands back
+PREFILL = Capture(logits=False, maps=True)  # what reading the prompt hands back
 
 
 @dataclass(frozen=True)
@@ -69,21 +70,28 @@ def choose_token(logits, key, temperature, top_k, *, k_max: int):
     return jax.lax.cond(temperature > 0, draw, lambda: jnp.argmax(logits).astype(jnp.int32))
 
 
-@functools.partial(jax.jit, static_argnames=("graphdef", "alternatives"))
-def generate_loop(state, ids, n_prompt, total, temperature, top_k, seed, *, graphdef, alternatives: int = ALTERNATIVES):
+@functools.partial(jax.jit, static_argnames=("graphdef", "alternatives", "prompt_bucket"))
+def generate_loop(state, ids, n_prompt, total, temperature, top_k, seed, *, graphdef, alternatives: int = ALTERNATIVES,
+                  prompt_bucket: int):
     """Returns (ids [T_b], maps [L, H, T_b, T_b], chosen_prob [T_b], top_ids [T_b, A], top_probs [T_b, A]).
 
     ids int32 [T_b] hold the prompt in 0..n_prompt-1; positions n_prompt..total-1 are generated.
     Per-position outputs sit at the query that predicted the next token (position t: token t + 1).
-    Traced: n_prompt, total, temperature, top_k, seed; one compile per (graphdef, T_b, A).
+    Traced: n_prompt, total, temperature, top_k, seed; one compile per (graphdef, T_b, A, prompt_bucket P_b >= n_prompt).
     """
     model = nnx.merge(graphdef, state)
     cfg = model.config
     t_b = ids.shape[0]
     k_max = min(MAX_TOP_K, cfg.vocab_size)
+    # The prompt is read in one call over its own bucket P_b (its rows and its cache; what lies past the prompt is
+    # padding, overwritten by the steps or cut off), then one cached step per position from its last token on.
+    # The call's shapes do not depend on T_b, so the first tokens of a longer generation stay bit for bit those
+    # of a shorter one (ui/inside_lm_generate.py cuts them from the longest).
+    prefill = decoder(model, ids[None, :prompt_bucket], cache=empty_cache(cfg, 1, prompt_bucket), capture=PREFILL)
+    pad = ((0, 0), (0, 0), (0, t_b - prompt_bucket), (0, 0))
     carry = dict(
-        ids=ids, cache=empty_cache(cfg, 1, t_b),
-        maps=jnp.zeros((cfg.num_layers, cfg.num_heads, t_b, t_b), jnp.float32),
+        ids=ids, cache=tuple((jnp.pad(k, pad), jnp.pad(v, pad)) for k, v in prefill["cache"]),
+        maps=jnp.pad(jnp.stack([m[0] for m in prefill["maps"]]), ((0, 0), (0, 0), *pad[2:3] * 2)),
         chosen=jnp.zeros((t_b,), jnp.float32),
         top_ids=jnp.zeros((t_b, alternatives), jnp.int32), top_probs=jnp.zeros((t_b, alternatives), jnp.float32),
     )
@@ -106,7 +114,7 @@ def generate_loop(state, ids, n_prompt, total, temperature, top_k, seed, *, grap
             top_probs=c["top_probs"].at[position].set(top_p),
         )
 
-    out = jax.lax.fori_loop(0, total, body, carry)
+    out = jax.lax.fori_loop(n_prompt - 1, total, body, carry)
     return out["ids"], out["maps"], out["chosen"], out["top_ids"], out["top_probs"]
 
 
@@ -134,8 +142,8 @@ def generate(loaded: LoadedLM, prompt_ids, *, max_new: int, temperature: float =
     ids = np.zeros(t_b, np.int32)
     ids[:n_prompt] = prompt
     out = generate_loop(loaded.state, ids, np.int32(n_prompt), np.int32(total), np.float32(temperature),
-                        np.int32(top_k), np.uint32(seed),
-                        graphdef=loaded.graphdef, alternatives=min(alternatives, cfg.vocab_size))
+                        np.int32(top_k), np.uint32(seed), graphdef=loaded.graphdef,
+                        alternatives=min(alternatives, cfg.vocab_size), prompt_bucket=bucket(n_prompt, buckets))
     ids, maps, chosen, top_ids, top_probs = (np.asarray(a) for a in out)
     new = slice(n_prompt - 1, total - 1)
     return Generation(ids[:total].copy(), n_prompt, np.ascontiguousarray(maps[:, :, :total, :total]),
