@@ -109,9 +109,10 @@ for part, count in zip(("layer", "head"), cross.weights.shape[:2]):
 
 
 # The three formulas, typeset once here, outside the fragment below: one inside would be typeset
-# again by the browser on every switch of the view (docs/PERFORMANCE.md, "The page").
+# again by the browser on every switch of the view (docs/PERFORMANCE.md, "The page"). A clause after ",\ " (the
+# mask's definition) gets a row of its own, so that every row fits a phone's column.
 st.latex(r"\begin{aligned}" + r" \\ ".join(
-    mechanisms[kind].formula.replace("=", "&=", 1) + rf"&&\text{{{_(title).lower()}}}" for kind, title in KINDS.items()
+    mechanisms[kind].formula.replace("=", "&=", 1).replace(r",\ ", r", \\ &\quad ") for kind in KINDS
 ) + r"\end{aligned}")
 symbol_legend(TRANSFORMER_LEGEND)
 
