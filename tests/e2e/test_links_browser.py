@@ -138,9 +138,14 @@ def test_back_to_a_page_reopens_it_as_it_was_left(page, app_url):
     left = page.url
     assert "s2s_text=" in left and "s2s_variant=" in left, left
     page.locator('[data-testid="stSidebarNav"] a', has_text="Home").first.click()
+    # Home is open once its address is and the seq2seq page's three charts, stale while Home's script runs,
+    # are gone; pressing Back before that raced Home's own run (a CI run then never drew the page again).
+    page.wait_for_url(lambda url: urlsplit(url).path in ("", "/"), timeout=LONG_WAIT)
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length === 1", timeout=LONG_WAIT)
     wait_for_charts(page, 1, timeout=LONG_WAIT)
     wait_idle(page, timeout=LONG_WAIT)
     page.go_back()
+    page.wait_for_url(lambda url: urlsplit(url).path == urlsplit(left).path, timeout=LONG_WAIT)
     back = settle(page, 3, quiet=1.0)
     # The same address: path and parameters (their order follows which rerun wrote them last).
     assert urlsplit(page.url).path == urlsplit(left).path
