@@ -159,7 +159,7 @@ def embed(model: BertModel, input_ids, token_type_ids):
 
 
 def encoder(model: BertModel, input_ids, token_type_ids, key_mask, *, capture: Capture = PLAIN,
-            interventions: Interventions | None = None) -> dict[str, Any]:
+            interventions: Interventions | None = None, stream=None) -> dict[str, Any]:
     """Returns the forward's outputs as a dict: "final" (the last hidden states [B, T, D]) and what capture
     asks for: CAPTURED names as tuples over the chosen layers (maps α [B, H, T, T], exactly 0 on padding
     keys; queries, keys, values [B, H, T, d]; scores q·k/√d before the mask [B, H, T, T]; heads [B, H, T, d]),
@@ -169,11 +169,12 @@ def encoder(model: BertModel, input_ids, token_type_ids, key_mask, *, capture: C
     input_ids, token_type_ids int32 [B, T]; key_mask bool [B, T], True = a real token. interventions: as in
     models/capture.py, with value_keep {layer: [B, T]}. What no output needs is left out by XLA when jitted
     (the layers above the last capture, the last layer's values and feed-forward when only maps are asked).
+    stream [B, T, D]: read in place of the embeddings' output (what gradients and attributions differentiate).
     """
     cfg = model.config
     act = ACTIVATIONS[cfg.hidden_act]
     change = Interventions() if interventions is None else interventions
-    x = embed(model, input_ids, token_type_ids)
+    x = embed(model, input_ids, token_type_ids) if stream is None else stream
     bias = key_bias(key_mask)  # [B, 1, 1, T]
     sown, rows = {name: [] for name in CAPTURED}, [x]
     for index, layer in enumerate(model.encoder.layer):
