@@ -25,6 +25,7 @@ from models import pages
 from models.entry import Mechanism, Page  # noqa: F401  (Page and Mechanism are read from here too)
 from models.pages import *  # noqa: F403  (registry.PAGES, registry.HOME, … are read from here too)
 from models.registry_lm import LM_MECHANISMS
+from models.registry_vit import VIT_MECHANISMS
 from models.text import N_
 
 EXAMPLE_IMAGE = "docs/examples/scene.png"
@@ -306,6 +307,8 @@ MECHANISMS = MECHANISMS + LM_MECHANISMS + (  # models/registry_lm.py
     ),
 )
 
+MECHANISMS = MECHANISMS + VIT_MECHANISMS  # models/registry_vit.py
+
 TRAINERS: Mapping[str, tuple[str, str]] = MappingProxyType({
     "seq2seq": ("models.seq2seq.train", "character-level date normalisation with Bahdanau/Luong attention"),
     "captioner": ("models.captioner.train", "Show, Attend and Tell on the scene world, soft or hard attention"),
@@ -362,7 +365,7 @@ def example_options(mechanism: Mechanism) -> dict:
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    return {k: str(root / v) if k == "image" else v for k, v in mechanism.example.items()}
+    return {k: str(root / v) if k in ("image", "model_dir") else v for k, v in mechanism.example.items()}
 
 
 def warm(page_file: str) -> list[str]:

@@ -18,9 +18,11 @@ from models.captioner.task import (
     render_clean,
 )
 from models.image_input import fit_square, read_any_image
+from models.model_folders import model_root
 from models.registry import IMAGES, mechanisms_on_page
 from ui.legend import HARD_LEGEND, PATCH_LEGEND, SOFT_LEGEND, symbol_legend
 from ui.links import bound, linked_index, unlink
+from ui.model_folder import model_folder
 from ui.router import start_page
 from ui.story import page_header
 from ui.widgets import (
@@ -40,6 +42,7 @@ from viz.figures import png_data_uri
 from viz.formulas import formula_lines
 from viz.i18n_text import N_
 from viz.images import caption_figure, captions_figure, patch_figure
+from viz.vit import vit_heads_figure, vit_map_figure
 
 _ = start_page()
 
@@ -53,6 +56,15 @@ UPLOAD_TYPES = ["png", "jpg", "jpeg", "gif", "bmp", "webp"]
 MODEL_INPUT = 64
 # The views: id (the URL's value, img_view) and name, shown translated (ui.widgets.view_switch).
 VIEWS = {"captioner": N_("Captioner: soft vs hard"), "patches": N_("Self-attention on any photo")}
+if model_root() is not None:  # a user's ViT folder needs the operator's model root (ui/model_folder.py)
+    VIEWS["vit"] = N_("Your vision transformer")
+VIT_FOLDER = (
+    N_("A ViT, DeiT, DINO or DINOv2 folder under the model root (config.json, model.safetensors, "
+       "preprocessor_config.json)"),
+    N_("a folder name, e.g. dinov2-small"),
+)
+VIT_VIEWS = {"cls": N_("[CLS] attention per head"), "rollout": N_("Rollout"), "patch": N_("A patch's attention")}
+VIT_QUERY = ("vit_row", "vit_col")
 QUERY_PATCH = ("patch_row", "patch_col")
 # The widgets' values are ids (the URL's); each is shown by its translated label.
 SOURCE_LABELS = {"build": N_("Build a scene"), "random": N_("Random scene"), "upload": N_("Upload an image")}
@@ -72,6 +84,7 @@ page_header(IMAGES, _(
 ))
 mechanisms = {m.id: m for m in mechanisms_on_page(IMAGES.file)}
 soft, hard, patches = mechanisms["soft"], mechanisms["hard"], mechanisms["patch-self-attention"]
+vit = mechanisms["vit"]
 # The two captioners' formulas sit here, outside the fragments below: a control reruns a fragment,
 # and a formula inside one would be typeset again by the browser on every step (docs/PERFORMANCE.md,
 # "The page").
@@ -288,6 +301,70 @@ def patch_view(photo: np.ndarray) -> None:
                 on_select="rerun", selection_mode=("points",), width="stretch")
 
 
+def vit_query(grid_h: int, grid_w: int) -> tuple[int, int]:
+    """Returns the ViT view's query patch (row, column): the boxes, set by a click on the picture."""
+    clicked = clicked_points(st.session_state.get("vit_chart"), curve=2)
+    if clicked and "customdata" in clicked[0] and st.session_state.get("vit_clicked") != clicked[0]["customdata"]:
+        index = index_or_none(clicked[0]["customdata"], grid_h * grid_w)
+        if index is None:
+            st.caption(_("That click named no patch of this grid; the query patch stays where it was."))
+        else:
+            st.session_state["vit_clicked"] = index
+            st.session_state["vit_row"], st.session_state["vit_col"] = divmod(index, grid_w)
+    row_col, col_col = st.columns(2)
+    row = linked_index(row_col.number_input, _("Query patch row"), grid_h - 1, grid_h // 2, key="vit_row")
+    col = linked_index(col_col.number_input, _("Query patch column"), grid_w - 1, grid_w // 2, key="vit_col")
+    return row, col
+
+
+def vit_view(photo: np.ndarray) -> None:
+    """The user's vision transformer over the photo: each head's [CLS] map, rollout, a clicked patch's map."""
+    st.markdown(_(
+        "**A vision transformer you bring.** The photo is prepared as the folder's own image processor prepares it "
+        "and cut into patches; every patch and the [CLS] token attend to all the others in every layer and head. "
+        "DINO's heads light up the object from [CLS]; rollout follows attention through the layers. Circled "
+        "patches are high-norm tokens (Darcet et al., 2024): the model uses them as scratch space."
+    ))
+    st.latex(vit.formula)
+    st.caption(vit.citation(_))
+    model_dir = model_folder(VIT_FOLDER, key="vit_model_dir")
+    if not model_dir:
+        unlink(*VIT_QUERY)
+        st.info(_("Name a vision transformer folder above to see its attention over the photo."),
+                icon=":material/folder_open:")
+        return
+    full = checked(vit.build, {"model_dir": model_dir, "image": photo})
+    layers, heads = full.weights.shape[:2]
+    rows, cols = full.meta["grid"]
+    st.caption(_("{model} ({kind}): {layers} layers × {heads} heads, {rows} × {cols} patches of {size} px · "
+                 "{count} high-norm patches (norm above {threshold:.1f})").format(
+        model=full.meta["model"], kind=full.meta["model_type"], layers=layers, heads=heads, rows=rows, cols=cols,
+        size=full.meta["patch_size"], count=full.meta["artifacts"], threshold=full.meta["artifact_threshold"]))
+    kind_col, layer_col, head_col = st.columns([3, 2, 2])
+    with kind_col:
+        kind = bound(st.radio, _("Show"), list(VIT_VIEWS), format_func=lambda v: _(VIT_VIEWS[v]), horizontal=True,
+                     key="vit_show")
+    with layer_col:
+        layer = bound(st.slider, _("Layer"), 0, layers - 1, layers - 1, key="vit_layer", disabled=kind == "rollout")
+    with head_col:
+        head = bound(st.slider, _("Head"), 0, heads - 1, 0, key="vit_head", disabled=kind == "rollout")
+    query = vit_query(rows, cols) if kind == "patch" else None
+    if kind == "patch":
+        st.caption(_("Click a patch in the picture to make it the query."))
+    else:
+        unlink(*VIT_QUERY)
+    record = checked(vit.build, {"model_dir": model_dir, "image": photo, "view": kind, "query_patch": query or (0, 0)})
+    titles = {"cls": _("[CLS] attends to… (layer {layer}, head {head})"), "rollout": _("Rollout from [CLS]"),
+              "patch": _("Patch {query} attends to… (layer {layer}, head {head})")}
+    title = titles[kind].format(layer=layer, head=head, query=record.query_labels[0])
+    show_figure(vit_map_figure(record, layer=layer, head=head, title=title, gettext=_), record, key="export_vit",
+                chart_key="vit_chart", name=f"vit-{kind}", on_select="rerun", selection_mode=("points",),
+                width="stretch")
+    if kind == "cls":
+        show_figure(vit_heads_figure(record, layer=layer, title=_("Every head of layer {layer}").format(layer=layer),
+                                     gettext=_), record, key="export_vit_heads", name="vit-cls-heads")
+
+
 # The source and the views are one fragment (st.fragment): a scene control reruns them, not the
 # router, the sidebar and the text above; the captioner's own controls rerun only its fragment
 # inside (docs/PERFORMANCE.md, "The page").
@@ -308,9 +385,15 @@ def image_views() -> None:
 # calls this again with it.
 @st.fragment
 def views(image: np.ndarray, photo: np.ndarray) -> None:
-    if view_switch(VIEWS, key="img_view") == "captioner":
+    view = view_switch(VIEWS, key="img_view")
+    if view != "patches":
         unlink(*QUERY_PATCH)  # the patch view's query, kept in the URL while that view shows
+    if view != "vit":
+        unlink(*VIT_QUERY)
+    if view == "captioner":
         caption_view(image)
+    elif view == "vit":
+        vit_view(photo)
     else:
         patch_view(photo)
 

