@@ -16,13 +16,15 @@ import importlib
 import sys
 
 FAMILIES: tuple[str, ...] = ("seq2seq", "captioner", "feedforward", "han", "encdec", "induction", "lm")
+# Views of those models measured against what they are known to do (models/<view>/quality.py, report() alike).
+VIEWS: tuple[str, ...] = ("flow",)
 WRITES_QUALITY_FILE = ("seq2seq", "encdec")  # the families whose figures the pages read from quality.json
 
 
 def main(argv: list[str] | None = None) -> int:
     """Prints one family's quality report; returns the exit status."""
     parser = argparse.ArgumentParser(prog="python -m models.quality", description=__doc__.splitlines()[0])
-    parser.add_argument("family", choices=FAMILIES, help="the model family to measure")
+    parser.add_argument("family", choices=FAMILIES + VIEWS, help="the model family (or view of them) to measure")
     parser.add_argument("--quick", action="store_true", help="a small sample: a smoke run, not the documented figures")
     parser.add_argument("--write", action="store_true",
                         help="seq2seq, encdec: also write checkpoints/seq2seq/quality.json (not with --quick)")

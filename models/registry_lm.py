@@ -83,4 +83,19 @@ LM_MECHANISMS: tuple[Mechanism, ...] = (
                  help=N_("zero: the head's output is set to zero; first: its attention is put on the first token")),
         o.Option("sweep", "choice", default="no", choices=(N_("no"), N_("yes")), label=N_("All heads"),
                  help=N_("yes: knock out every head alone, the layer × head grid"))),
+    Mechanism(
+        id="flow", name=N_("Information flow routes"), family="lm", variant="flow", page=pages.INSIDE_LM.file,
+        paper="Ferrando & Voita (2024), Information Flow Routes; Tufanov et al. (2024), LLM Transparency Tool",
+        formula=r"w(p) = \frac{\max(0,\ \lVert y \rVert_1 - \lVert y - p \rVert_1)}"
+                r"{\sum_{p'} \max(0,\ \lVert y \rVert_1 - \lVert y - p' \rVert_1)}",
+        summary=N_("Every sum in the residual stream split into its parts (each token through each head, the "
+                   "residual, the feed-forward network), each weighed by how much of the sum it makes, and the "
+                   "route traced back from one prediction through the edges above a threshold, in one forward pass."),
+        builder="models.flow.records:flow_record",
+        options=(_TEXT, _FOLDER,
+                 o.Option("threshold", "float", default=0.04, low=0.0, high=1.0, step=0.01, label=N_("Threshold"),
+                          help=N_("an edge is kept when its weight is above this (0 keeps every edge)")),
+                 _whole("position", -1, -512, 511, N_("Prediction"),
+                        N_("the position whose prediction is traced back (from 0; -1 = the last token)"))),
+        example=_EXAMPLE),
 )

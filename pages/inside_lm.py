@@ -5,6 +5,7 @@ import streamlit as st
 
 from models.pages import INSIDE_LM
 from ui.inside_lm import cached_runner, neuron_view_section, prompt_box
+from ui.inside_lm_flow import flow_section
 from ui.inside_lm_generate import generate_section
 from ui.inside_lm_knockout import knockout_section
 from ui.inside_lm_lens import lens_section
@@ -19,10 +20,11 @@ from ui.widgets import checked
 _ = start_page()
 
 page_header(INSIDE_LM, _(
-    "Five tools that open up a decoder language model, on the same model and prompt: watch which earlier "
+    "Six tools that open up a decoder language model, on the same model and prompt: watch which earlier "
     "tokens each head reads while the model writes, read its intermediate guesses layer by layer (logit "
-    "lens), knock heads out and measure what changes, look inside one attention score (neuron view), and "
-    "find the heads that park their attention on the first token (attention sinks)."
+    "lens), knock heads out and measure what changes, look inside one attention score (neuron view), "
+    "find the heads that park their attention on the first token (attention sinks), and follow the "
+    "information to a prediction (information flow)."
 ))
 
 model_dir = model_folder(DECODER_FOLDER, key="inside_model_dir")
@@ -43,6 +45,7 @@ SECTIONS = {
     "knockout": _("3 Head knock-out"),
     "neuron": _("4 Neuron view"),
     "sinks": _("5 Attention sinks"),
+    "flow": _("6 Information flow"),
 }
 section = bound(st.segmented_control, _("Section"), list(SECTIONS), default="generate", required=True,
                 key="inside_section", format_func=SECTIONS.get, label_visibility="collapsed")
@@ -56,5 +59,7 @@ elif section == "knockout":
     knockout_section(model_dir, prompt, cfg.num_layers, cfg.num_heads, len(tokens))
 elif section == "neuron":
     neuron_view_section(runner, prompt)
+elif section == "flow":
+    flow_section(model_dir, prompt, checked(runner.encode, prompt).labels)
 else:
     sinks_section(model_dir, prompt)

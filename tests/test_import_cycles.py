@@ -51,6 +51,8 @@ FAMILY_IMPORTS = {
     ("induction", "lm"): "the attention-only induction model runs the decoder LMs' one forward (GPT-2 without biases "
                          "or MLPs) and their next-token loss",
     ("encdec", "seq2seq"): "the Transformer learns the RNNs' date task with their encoding and batches (config.py)",
+    **{("flow", family): "the information-flow graph splits the sums of each architecture's one forward into parts"
+       for family in ("lm", "transformer", "encdec", "induction")},
 }
 
 

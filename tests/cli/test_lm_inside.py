@@ -78,3 +78,17 @@ def test_knockout_and_lens_exports_draw_the_pages_figures_not_an_alpha_map():
     lens = get_mechanism("lm-logit-lens").build(text)
     page = export_bytes(lens, "html").decode()
     assert '"texttemplate":"%{text}"' in page.replace(" ", "")
+
+
+def test_flow_exports_the_graph_and_its_route_and_refuses_a_bad_threshold(tmp_path, capsys):
+    code, out = _export(tmp_path, "flow", "npz", "--threshold", "0.04", "--position", "-1")
+    assert code == 0
+    z = np.load(out)
+    layers, tokens = z["weights"].shape[:2]
+    assert z["weights"].shape == (layers, tokens, tokens) and z["head_edges"].shape[::2] == (layers, tokens)
+    # An attention edge is the sum of its heads' parts; the route starts at the last token's last state.
+    np.testing.assert_allclose(z["weights"], z["head_edges"].sum(1), atol=1e-5)
+    assert z["route_nodes"][-1, -1] and z["route_nodes"][-1].sum() == 1
+    assert np.all(z["weights"][z["route_edges"]] > 0.04)
+    code, _ = _export(tmp_path, "flow", "npz", "--threshold", "1.5")
+    assert code == 2 and len(capsys.readouterr().err.strip().splitlines()) == 1

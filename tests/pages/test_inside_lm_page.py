@@ -208,12 +208,25 @@ def test_sinks_share_and_rate_against_a_numpy_oracle(at, runner):
     np.testing.assert_allclose(chart_data(at, 1, "y", trace=1), history.max(0), atol=1e-6)
 
 
+def test_flow_draws_the_route_of_the_registry_record(at):
+    at.segmented_control(key="inside_section").set_value("flow").run()
+    assert not at.exception
+    record = get_mechanism("flow").build({"text": DEFAULT_PROMPT, "threshold": 0.04, "position": -1})
+    np.testing.assert_allclose(chart_data(at, 1), record.extras["head_totals"], atol=1e-6)
+    assert any(", ".join(record.meta["route_heads"]) in c.value for c in at.caption)
+    drawn = sum(len(decode(t.get("x", []))) for t in chart_specs(at)[0]["data"] if t.get("mode") == "lines")
+    at.slider(key="inside_flow_threshold").set_value(0.0).run()
+    assert not at.exception
+    every = sum(len(decode(t.get("x", []))) for t in chart_specs(at)[0]["data"] if t.get("mode") == "lines")
+    assert every > drawn  # threshold 0 keeps every edge that leads to the prediction
+
+
 def test_chinese_opens_with_its_texts():
     _ = gettext_for("zh")
     app = open_link({"lang": "zh"})
     assert app.title[0].value == _("Inside a language model") != "Inside a language model"
     assert len(chart_specs(app)) == 2
-    for section in ("lens", "knockout", "neuron", "sinks"):
+    for section in ("lens", "knockout", "neuron", "sinks", "flow"):
         app.segmented_control(key="inside_section").set_value(section).run()
         assert not app.exception and chart_specs(app)
 
@@ -259,7 +272,8 @@ def test_a_link_reopens_a_section_and_a_bad_head_list_is_refused():
     assert len(app.warning) == 1 and "L9 H9" in app.warning[0].value  # no head of this model: one line
 
 
-SECTIONS = ["1 Generate & watch it read", "2 Logit lens", "3 Head knock-out", "4 Neuron view", "5 Attention sinks"]
+SECTIONS = ["1 Generate & watch it read", "2 Logit lens", "3 Head knock-out", "4 Neuron view", "5 Attention sinks",
+            "6 Information flow"]
 
 
 @pytest.mark.parametrize("section", SECTIONS)
