@@ -25,6 +25,7 @@ from models import pages
 from models.entry import Mechanism, Page  # noqa: F401  (Page and Mechanism are read from here too)
 from models.pages import *  # noqa: F403  (registry.PAGES, registry.HOME, … are read from here too)
 from models.registry_lm import LM_MECHANISMS
+from models.registry_variants import VARIANT_MECHANISMS
 from models.registry_vit import VIT_MECHANISMS
 from models.text import N_
 
@@ -308,6 +309,8 @@ MECHANISMS = MECHANISMS + LM_MECHANISMS + (  # models/registry_lm.py
 )
 
 MECHANISMS = MECHANISMS + VIT_MECHANISMS  # models/registry_vit.py
+
+MECHANISMS = MECHANISMS + VARIANT_MECHANISMS  # models/registry_variants.py
 
 TRAINERS: Mapping[str, tuple[str, str]] = MappingProxyType({
     "seq2seq": ("models.seq2seq.train", "character-level date normalisation with Bahdanau/Luong attention"),

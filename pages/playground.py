@@ -14,6 +14,7 @@ from models.playground.records import (
     table_to_kv,
 )
 from models.registry import PLAYGROUND, get_mechanism, mechanisms_on_page
+from models.variants.records import stacked_rows
 from ui.legend import PLAYGROUND_LEGEND, symbol_legend
 from ui.link_table import link_rows, linked_rows
 from ui.links import bound
@@ -25,9 +26,11 @@ from ui.widgets import (
     option_number,
     option_radio,
     option_slider,
+    show_figure,
     show_panels,
     warm_in_background,
 )
+from viz.figures import record_figure
 from viz.formulas import formula_table, matrix_latex, query_key_notation
 from viz.i18n_text import N_
 from viz.query_keys import query_key_record, stages_figure
@@ -42,7 +45,8 @@ page_header(PLAYGROUND, _(
     "Move the query, edit the keys and values, and watch each stage change."
 ), title=_("A Query over Key/Value pairs"))
 
-mechanisms = mechanisms_on_page(PLAYGROUND.file)
+mechanisms = [m for m in mechanisms_on_page(PLAYGROUND.file) if m.family == "playground"]  # the score functions
+variants = [m for m in mechanisms_on_page(PLAYGROUND.file) if m.family == "variants"]  # models/registry_variants.py
 warm_in_background(PLAYGROUND.file)  # the score functions not shown yet, so that switching to one does not wait
 
 NOTATION = N_("The papers write the same things differently: Bahdanau's query is s_{i−1} and his keys h_j; Luong's "
@@ -130,6 +134,21 @@ def playground(key_values: tuple | None) -> None:
     st.caption(_("Under the α bars: {what} as a one-row heatmap, as the other pages draw attention. In the sum, "
                  "each value v_j is a dot sized by its α_j; the weighted sum c = ({c1}, {c2}).").format(
         what=frequency, c1=f"{points.weights[-1, 0]:.3f}", c2=f"{points.weights[-1, 1]:.3f}"))
+    after_2017(query, keys, values, labels, temperature)
+
+
+def after_2017(query, keys, values, labels, temperature) -> None:
+    """The same q, k and v through one variant of attention after 2017: its formula, paper and weights."""
+    st.subheader(_("The same q, k and v after 2017"))
+    names = {m.id: _(m.name) for m in variants}
+    variant = get_mechanism(bound(st.selectbox, _("Variant"), list(names), format_func=names.get, key="variant"))
+    st.latex(variant.formula)
+    st.caption(_("{summary} From {paper}.").format(summary=_(variant.summary), paper=variant.citation(_)))
+    record = checked(variant.build, {"query": query, "keys": keys, "values": values, "labels": labels,
+                                     "temperature": temperature}, stop=False)
+    if record is not None:
+        rows = stacked_rows(record)  # every head or layer as one row of one map
+        show_figure(record_figure(rows, gettext=_), rows, key="variant_weights")
 
 
 # The key/value editor and, under it, the controls and stages are one fragment: an edit reruns the

@@ -45,6 +45,8 @@ CORE_PACKAGES = ("heads",)
 REGISTRY = ("models.registry", "models.registry_lm", "models.pages")
 # (family, other family) → why the first imports the second beyond its task.py. Keep it short.
 FAMILY_IMPORTS = {
+    ("variants", "lm"): "RoPE is turned by the decoder LMs' apply_rope (models/lm/layers.py): one rotation in one place",
+    ("variants", "playground"): "the variants are built on the Playground's q, k and v, read and checked by its records.py",
     ("corpus", "transformer"): "the corpus statistics run MiniLM's forward over many inputs",
     ("corpus", "lm"): "the corpus statistics run the decoder LMs' forward over many inputs",
     ("han", "transformer"): "the HAN's contextual word features are MiniLM's hidden states",

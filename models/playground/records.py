@@ -228,12 +228,11 @@ def _vectors(value: Any, default: np.ndarray, what: str) -> np.ndarray:
     return np.asarray(value, np.float64)
 
 
-def qkv_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
-    """Returns the record of one playground query: α [1 query, n keys] for the entry's score.
+def read_qkv(options: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[str, ...]]:
+    """Returns the raw (query, keys, values, labels) of a playground request, each defaulting to the example.
 
-    options (checked by the registry): query, keys, values, labels, temperature, mode, seed, samples.
+    options: query, keys, values ("1,0; 0,1" text or arrays) and labels; validate_qkv checks the numbers.
     """
-    score = mechanism.variant
     query = _vectors(options.get("query"), DEFAULT_QUERY, "the query").reshape(-1)
     keys = _vectors(options.get("keys"), DEFAULT_KEYS, "the keys")
     values = _vectors(options.get("values"), DEFAULT_VALUES, "the values")
@@ -242,6 +241,16 @@ def qkv_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
         labels = DEFAULT_LABELS if len(keys) == len(DEFAULT_LABELS) else [f"k{i + 1}" for i in range(len(keys))]
     if len(labels) != len(keys):
         raise InputError(f"{len(labels)} labels for {len(keys)} keys")
+    return query, keys, values, tuple(labels)
+
+
+def qkv_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
+    """Returns the record of one playground query: α [1 query, n keys] for the entry's score.
+
+    options (checked by the registry): query, keys, values, labels, temperature, mode, seed, samples.
+    """
+    score = mechanism.variant
+    query, keys, values, labels = read_qkv(options)
     mode, temperature = options["mode"], options["temperature"]
     seed, num_samples = options["seed"], options["samples"]
     result = qkv_attention(

@@ -48,6 +48,8 @@ def test_every_mechanism_builds_a_valid_record_from_its_example_and_defaults(mec
     elif mechanism.id == "corpus":  # one row per head, one column per statistic: means over the texts
         assert record.weights.shape == (len(record.query_labels), len(record.key_labels)) and record.meta["texts"] > 0
         assert record.extras["std"].shape == record.weights.shape and np.all(record.extras["std"] >= 0)
+    elif record.meta.get("rows") in ("unnormalised", "signed"):  # sigmoid attention: rows need not sum to 1;
+        assert record.meta["rows"] == "signed" or np.all(record.weights >= 0)  # differential: a difference of maps
     elif record.meta.get("attention", True):  # a model without attention records its context vector c instead
         assert np.all(record.weights >= 0)
         rows = record.weights.reshape(-1, record.weights.shape[-1]) if record.weights.ndim > 1 else record.weights[None]

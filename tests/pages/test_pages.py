@@ -43,7 +43,7 @@ def test_playground_three_stages_and_widgets_change_the_figures():
     specs = chart_specs(at)
     # One figure of four panels: the scores; α as bars over its heatmap row; the weighted sum; the query and
     # the keys. A control redraws this one figure.
-    assert len(specs) == 1
+    assert len(specs) == 2  # and, under it, the same q, k and v through a variant after 2017
     types = [t["type"] for t in specs[0]["data"]]
     assert types[:3] == ["bar", "bar", "heatmap"] and set(types[3:]) == {"scatter"}
     domains = [specs[0]["layout"][f"xaxis{t.get('xaxis', 'x')[1:]}"]["domain"] for t in specs[0]["data"][:4]]
