@@ -5,7 +5,7 @@ compare our forward against these arrays without torch. Run it in the benchmark 
 
     python3 -m venv .bench-venv
     .bench-venv/bin/pip install torch==2.13.0 transformers safetensors tokenizers numpy
-    .bench-venv/bin/python tools/make_lm_fixtures.py
+    .bench-venv/bin/python tools/make_lm_fixtures.py [CASE ...]   # default: every case
 
 Each folder holds what save_pretrained leaves (config.json, model.safetensors or shards with
 model.safetensors.index.json, tokenizer.json, tokenizer_config.json) and reference.npz with,
@@ -14,7 +14,10 @@ eager with output_attentions=True) and logits_i (float32 [T, V]). The configurat
 grouped-query attention with several query heads per key/value head, large rope_theta, each
 RoPE scaling kind we compute, biases on and off, tied and untied embeddings, Qwen3's q/k norms
 and a head width other than hidden / heads, a sliding window shorter than the longer text,
-bfloat16 weights, sharded weights and a config.json in transformers 4.x form. Weights are drawn
+bfloat16 weights, sharded weights and a config.json in transformers 4.x form; Gemma 2's soft-capping,
+query_pre_attn_scalar and sandwich norms, Gemma 3's local RoPE and q/k norms, Phi-3's fused projections,
+GPT-NeoX's partial rotary, per-head fused query_key_value and parallel residual (Pythia's own names), and
+OLMo 2's post-norms and whole-projection q/k norms. Weights are drawn
 larger than HF's initialisation so that the attention maps are far from uniform.
 """
 
@@ -76,6 +79,57 @@ CASES: dict[str, tuple[str, dict, dict]] = {
                                            original_max_position_embeddings=32)),
         {},
     ),
+    # Gemma 2: soft-capping of scores and logits (caps small enough to bite), query_pre_attn_scalar, sandwich norms,
+    # √d embeddings, local and global layers (0 and 2 slide, the window shorter than the longer text), heads × d ≠
+    # hidden.
+    "gemma2": (
+        "gemma2", dict(hidden_size=32, intermediate_size=48, num_hidden_layers=3, num_attention_heads=4,
+                       num_key_value_heads=2, head_dim=16, query_pre_attn_scalar=24, sliding_window=8,
+                       attn_logit_softcapping=4.0, final_logit_softcapping=3.0, max_position_embeddings=256,
+                       rope_parameters=dict(rope_type="default", rope_theta=10000.0)),
+        {"bos": True},
+    ),
+    # Gemma 3 (text): per-head (1 + w) q/k norms, a RoPE of its own on the local layers (base 10 there, linear
+    # scaling on the global one), written as transformers 4.x did (rope_theta, rope_local_base_freq, rope_scaling).
+    "gemma3": (
+        "gemma3_text", dict(hidden_size=32, intermediate_size=64, num_hidden_layers=3, num_attention_heads=4,
+                            num_key_value_heads=1, head_dim=8, query_pre_attn_scalar=8, sliding_window=6,
+                            layer_types=["sliding_attention", "sliding_attention", "full_attention"],
+                            tie_word_embeddings=False, max_position_embeddings=256,
+                            rope_parameters={"sliding_attention": dict(rope_type="default", rope_theta=10.0),
+                                             "full_attention": dict(rope_type="linear", rope_theta=1e6, factor=4.0)}),
+        {"bos": True, "gemma3_v4_config": True},
+    ),
+    # Phi-3: fused qkv_proj (grouped: q wider than k and v) and gate_up_proj, RoPE on half of each head, a window.
+    "phi3": (
+        "phi3", dict(hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+                     num_key_value_heads=2, sliding_window=10, max_position_embeddings=256, pad_token_id=0,
+                     rope_parameters=dict(rope_type="default", rope_theta=1e4, partial_rotary_factor=0.5)),
+        {"bos": True},
+    ),
+    # Pythia: parallel residual, RoPE on a quarter of each head, query_key_value laid out per head, LayerNorm
+    # biases; config.json with rotary_pct / rotary_emb_base and the head stored as embed_out, as Pythia's folders are.
+    "pythia": (
+        "gpt_neox", dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
+                         use_parallel_residual=True, max_position_embeddings=256,
+                         rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.25)),
+        {"neox_v4_config": True, "rename": {"lm_head.weight": "embed_out.weight"}},
+    ),
+    # GPT-NeoX without the parallel residual and without attention biases, half of each head turned, tied.
+    "gpt_neox_sequential": (
+        "gpt_neox", dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                         use_parallel_residual=False, attention_bias=False, tie_word_embeddings=True,
+                         hidden_act="gelu_new", max_position_embeddings=256,
+                         rope_parameters=dict(rope_type="default", rope_theta=500.0, partial_rotary_factor=0.5)),
+        {},
+    ),
+    # OLMo 2: norms after attention and after the MLP only, q/k RMSNorm over the whole projection, GQA.
+    "olmo2": (
+        "olmo2", dict(hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+                      num_key_value_heads=2, tie_word_embeddings=False, max_position_embeddings=256,
+                      rope_parameters=dict(rope_type="default", rope_theta=5e5)),
+        {},
+    ),
 }
 
 
@@ -111,7 +165,7 @@ def randomize(model, seed: int) -> None:
             noise = torch.randn(param.shape, generator=generator)
             if param.ndim == 1:
                 param.copy_(1 + 0.3 * noise if ("norm" in name or ".ln_" in name) else 0.3 * noise)
-            elif "wte" in name or "wpe" in name or "embed_tokens" in name:
+            elif "wte" in name or "wpe" in name or "embed_tokens" in name or "embed_in" in name:
                 param.copy_(noise)
             else:
                 fan_in = param.shape[0] if "transformer.h." in name else param.shape[1]  # GPT-2 Conv1D is (in, out)
@@ -127,6 +181,42 @@ def to_v4_config(folder: Path) -> None:
     if rope.get("rope_type", "default") != "default":
         data["rope_scaling"] = {"type": rope.pop("rope_type"), **rope}
     path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def to_gemma3_v4_config(folder: Path) -> None:
+    """Rewrites a Gemma 3 config.json in transformers 4.x form: rope_theta and rope_scaling (the global layers),
+    rope_local_base_freq (the local ones)."""
+    path = folder / "config.json"
+    data = json.loads(path.read_text())
+    rope = data.pop("rope_parameters")
+    full, local = dict(rope["full_attention"]), rope["sliding_attention"]
+    data["rope_theta"] = full.pop("rope_theta")
+    data["rope_local_base_freq"] = local["rope_theta"]
+    if full.get("rope_type", "default") != "default":
+        data["rope_scaling"] = full
+    path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def to_neox_v4_config(folder: Path) -> None:
+    """Rewrites a GPT-NeoX config.json as Pythia's folders hold it: rotary_pct and rotary_emb_base at the top level."""
+    path = folder / "config.json"
+    data = json.loads(path.read_text())
+    rope = data.pop("rope_parameters")
+    data["rotary_emb_base"] = rope["rope_theta"]
+    data["rotary_pct"] = rope["partial_rotary_factor"]
+    path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def rename_tensors(folder: Path, names: dict[str, str]) -> None:
+    """Renames stored tensors (older checkpoints' names), keeping the file's metadata."""
+    from safetensors import safe_open
+    from safetensors.numpy import save_file
+
+    file = folder / "model.safetensors"
+    with safe_open(str(file), "np") as stored:
+        tensors = {names.get(k, k): stored.get_tensor(k) for k in stored.keys()}
+        metadata = stored.metadata()
+    save_file(tensors, str(file), metadata=metadata)
 
 
 def make_case(name: str, model_type: str, kwargs: dict, options: dict, seed: int) -> dict[str, np.ndarray]:
@@ -148,6 +238,12 @@ def make_case(name: str, model_type: str, kwargs: dict, options: dict, seed: int
     (folder / "generation_config.json").unlink(missing_ok=True)
     if options.get("v4_config"):
         to_v4_config(folder)
+    if options.get("gemma3_v4_config"):
+        to_gemma3_v4_config(folder)
+    if options.get("neox_v4_config"):
+        to_neox_v4_config(folder)
+    if options.get("rename"):
+        rename_tensors(folder, options["rename"])
     # The reference reads the folder back, as a user's transformers would: weights upcast to float32.
     model = AutoModelForCausalLM.from_pretrained(folder, attn_implementation="eager", dtype=torch.float32).eval()
     hf_tokenizer = AutoTokenizer.from_pretrained(folder)
@@ -171,8 +267,14 @@ def main() -> int:
 
     torch.set_num_threads(2)
     OUT.mkdir(parents=True, exist_ok=True)
+    chosen = sys.argv[1:] or list(CASES)  # names of cases to write again (default: all)
+    unknown = sorted(set(chosen) - set(CASES))
+    if unknown:
+        print(f"unknown case {unknown}; known: {', '.join(CASES)}")
+        return 2
     for seed, (name, (model_type, kwargs, options)) in enumerate(CASES.items()):
-        make_case(name, model_type, kwargs, options, seed)
+        if name in chosen:
+            make_case(name, model_type, kwargs, options, seed)
     total = sum(p.stat().st_size for p in OUT.rglob("*") if p.is_file())
     print(f"wrote {OUT.relative_to(ROOT)} ({total / 1e6:.2f} MB)")
     return 0

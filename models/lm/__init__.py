@@ -1,1 +1,2 @@
-"""Decoder language models (GPT-2 and the Llama family) read from Hugging Face folders; see docs/models/lm.md."""
+"""Decoder language models (GPT-2, the Llama family, Phi-3, Gemma 2/3, GPT-NeoX/Pythia, OLMo 2) read from Hugging Face
+folders; see docs/models/lm.md."""

@@ -1,14 +1,17 @@
 """The hyper-parameters of a decoder language model, read from a Hugging Face config.json.
 
-One frozen ``LMConfig`` describes GPT-2 and the Llama family (llama, mistral, qwen2, qwen3).
-What differs between architectures is a row of ``ARCHITECTURES``: where positions come from,
-which norm, which feed-forward network, which projections carry biases, whether q and k are
-normalised per head. ``LMConfig.from_hf`` checks every value before anything is allocated and
+One frozen ``LMConfig`` describes GPT-2, the Llama family (llama, mistral, qwen2, qwen3, phi3, olmo2),
+Gemma 2 and 3 (text) and GPT-NeoX (Pythia). What differs between architectures is a row of
+``ARCHITECTURES``: where positions come from, which norm and where it sits, which feed-forward network,
+which projections carry biases, whether q and k are normalised (per head or whole), Gemma's scaled
+embeddings and (1 + w) norms; numbers a model_type reads (soft-capping, partial rotary, the parallel
+residual, Gemma 3's local RoPE) are fields. A computation-changing name that a model_type does not read
+(``_OPTIONAL``) is refused, never ignored. ``LMConfig.from_hf`` checks every value before anything is allocated and
 raises InputError with one line naming the first bad one. No jax here: the loader reads a
 config and sizes a folder without importing Flax.
 
-Hugging Face's configuration_gpt2.py, configuration_llama.py, configuration_mistral.py,
-configuration_qwen2.py and configuration_qwen3.py are the reference for each name and default.
+Hugging Face's configuration_<model_type>.py files (gpt2, llama, mistral, qwen2, qwen3, gemma2, gemma3,
+phi3, gpt_neox, olmo2) are the reference for each name and default.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from models.text import N_, Notice
 
 @dataclass(frozen=True)
 class Architecture:
-    """What one model_type means.  A bias flag is True/False, or the config key that decides it."""
+    """What one model_type means.  A flag is True/False, or the config key that decides it (False when absent)."""
 
     positions: str  # "learned" (a position table) or "rope"
     norm: str  # "layer" (LayerNorm with bias) or "rms" (RMSNorm)
@@ -31,40 +34,99 @@ class Architecture:
     qkv_bias: bool | str
     o_bias: bool | str
     mlp_bias: bool | str
-    qk_norm: bool  # RMSNorm of each head's q and k before RoPE (Qwen3)
+    qk_norm: str  # "": none; "head": RMSNorm of each head's q and k (Qwen3, Gemma 3); "all": of the whole
+    # q and k projections (OLMo 2)
     tied_default: bool
     defaults: tuple[tuple[str, Any], ...]  # HF's defaults of the names this model_type reads
+    norms: str = "pre"  # "pre": norm -> sublayer; "sandwich": norm -> sublayer -> norm (Gemma); "post": sublayer ->
+    # norm (OLMo 2)
+    embed_scale: bool = False  # embeddings multiplied by √hidden_size (Gemma)
+    norm_offset: bool = False  # RMSNorm scales by (1 + weight) (Gemma); the loader adds the 1
+    reads: tuple[str, ...] = ()  # the optional computation-changing names (_OPTIONAL) this model_type reads
 
 
 _LLAMA_NAMES = (
     ("hidden_act", "silu"), ("max_position_embeddings", 2048), ("rms_norm_eps", 1e-6), ("rope_theta", 10000.0),
 )
+_GEMMA_NAMES = (
+    ("intermediate_size", 9216), ("num_hidden_layers", 26), ("num_attention_heads", 8), ("num_key_value_heads", 4),
+    ("head_dim", 256), ("hidden_activation", "gelu_pytorch_tanh"), ("rms_norm_eps", 1e-6),
+    ("query_pre_attn_scalar", 256), ("sliding_window", 4096),
+)
+_GEMMA_READS = ("attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar")
 ARCHITECTURES: dict[str, Architecture] = {
     "gpt2": Architecture(
-        "learned", "layer", "plain", True, True, True, False, True,
+        "learned", "layer", "plain", True, True, True, "", True,
         (("vocab_size", 50257), ("n_embd", 768), ("n_layer", 12), ("n_head", 12), ("n_positions", 1024),
          ("n_inner", None), ("layer_norm_epsilon", 1e-5), ("activation_function", "gelu_new")),
     ),
     "llama": Architecture(
-        "rope", "rms", "gated", "attention_bias", "attention_bias", "mlp_bias", False, False,
+        "rope", "rms", "gated", "attention_bias", "attention_bias", "mlp_bias", "", False,
         (("vocab_size", 32000), ("hidden_size", 4096), ("intermediate_size", 11008), ("num_hidden_layers", 32),
          ("num_attention_heads", 32), *_LLAMA_NAMES),
     ),
     "mistral": Architecture(
-        "rope", "rms", "gated", False, False, False, False, False,
+        "rope", "rms", "gated", False, False, False, "", False,
         (("vocab_size", 32000), ("hidden_size", 4096), ("intermediate_size", 14336), ("num_hidden_layers", 32),
          ("num_attention_heads", 32), ("num_key_value_heads", 8), *_LLAMA_NAMES),
     ),
     "qwen2": Architecture(
-        "rope", "rms", "gated", True, False, False, False, False,
+        "rope", "rms", "gated", True, False, False, "", False,
         (("vocab_size", 151936), ("hidden_size", 4096), ("intermediate_size", 22016), ("num_hidden_layers", 32),
          ("num_attention_heads", 32), *_LLAMA_NAMES),
     ),
     "qwen3": Architecture(
-        "rope", "rms", "gated", "attention_bias", "attention_bias", False, True, False,
+        "rope", "rms", "gated", "attention_bias", "attention_bias", False, "head", False,
         (("vocab_size", 151936), ("hidden_size", 4096), ("intermediate_size", 22016), ("num_hidden_layers", 32),
          ("num_attention_heads", 32), ("head_dim", 128), *_LLAMA_NAMES),
     ),
+    # modeling_gemma2.py: (1 + w) RMSNorms before and after attention and the MLP, √d-scaled embeddings,
+    # scale query_pre_attn_scalar^-1/2, tanh soft-capping of the scores and the logits.
+    "gemma2": Architecture(
+        "rope", "rms", "gated", "attention_bias", "attention_bias", False, "", True,
+        (("vocab_size", 256000), ("hidden_size", 2304), *_GEMMA_NAMES, ("max_position_embeddings", 8192),
+         ("rope_theta", 10000.0), ("attn_logit_softcapping", 50.0), ("final_logit_softcapping", 30.0)),
+        norms="sandwich", embed_scale=True, norm_offset=True, reads=_GEMMA_READS,
+    ),
+    # modeling_gemma3.py (text): Gemma 2 plus per-head q/k norms and a RoPE base of its own on the local layers.
+    "gemma3_text": Architecture(
+        "rope", "rms", "gated", "attention_bias", "attention_bias", False, "head", True,
+        (("vocab_size", 262208), ("hidden_size", 2304), *_GEMMA_NAMES, ("max_position_embeddings", 131072)),
+        norms="sandwich", embed_scale=True, norm_offset=True, reads=(*_GEMMA_READS, "rope_local_base_freq"),
+    ),
+    # modeling_phi3.py: Llama with fused qkv_proj and gate_up_proj (the loader splits them).
+    "phi3": Architecture(
+        "rope", "rms", "gated", False, False, False, "", False,
+        (("vocab_size", 32064), ("hidden_size", 3072), ("intermediate_size", 8192), ("num_hidden_layers", 32),
+         ("num_attention_heads", 32), ("hidden_act", "silu"), ("max_position_embeddings", 4096),
+         ("rms_norm_eps", 1e-5), ("rope_theta", 10000.0)),
+    ),
+    # modeling_gpt_neox.py (Pythia): LayerNorms with biases, RoPE on the first rotary_pct of each head,
+    # attention and MLP side by side (use_parallel_residual), fused query_key_value laid out per head.
+    "gpt_neox": Architecture(
+        "rope", "layer", "plain", "attention_bias", "attention_bias", True, "", False,
+        (("vocab_size", 50432), ("hidden_size", 6144), ("intermediate_size", 24576), ("num_hidden_layers", 44),
+         ("num_attention_heads", 64), ("hidden_act", "gelu"), ("max_position_embeddings", 2048),
+         ("layer_norm_eps", 1e-5), ("attention_bias", True), ("use_parallel_residual", True)),
+        reads=("use_parallel_residual", "rotary_pct"),
+    ),
+    # modeling_olmo2.py: norms after attention and after the MLP only, q/k RMSNorm over the whole projection.
+    "olmo2": Architecture(
+        "rope", "rms", "gated", "attention_bias", "attention_bias", False, "all", False,
+        (("vocab_size", 50304), ("hidden_size", 4096), ("intermediate_size", 11008), ("num_hidden_layers", 32),
+         ("num_attention_heads", 32), ("hidden_act", "silu"), ("max_position_embeddings", 2048),
+         ("rms_norm_eps", 1e-5), ("rope_theta", 10000.0)),
+        norms="post",
+    ),
+}
+# Names that change the computation where a model_type reads them, with the values that change nothing. A config
+# holding one with another value, for a model_type that does not read it here, is refused rather than ignored.
+_OPTIONAL: dict[str, tuple[Any, ...]] = {
+    "attn_logit_softcapping": (None,), "final_logit_softcapping": (None,), "query_pre_attn_scalar": (None,),
+    "rope_local_base_freq": (None,), "use_parallel_residual": (None, False), "rotary_pct": (None, 1, 1.0),
+    "use_bidirectional_attention": (None, False), "clip_qkv": (None,), "qk_layernorm": (None, False),
+    "use_qk_norm": (None, False), "embedding_multiplier": (None, 1, 1.0), "logits_scaling": (None, 1, 1.0),
+    "residual_multiplier": (None, 1, 1.0), "attention_multiplier": (None,), "alibi": (None, False),
 }
 SUPPORTED = ", ".join(ARCHITECTURES)
 
@@ -123,6 +185,14 @@ class LMConfig:
     sliding_layers: tuple[int, ...] = ()  # ... on these layers
     bos_token_id: int | None = None
     eos_token_id: int | None = None
+    rotary_dim: int | None = None  # RoPE turns the first rotary_dim dimensions of each head (None: all of them)
+    parallel_residual: bool = False  # GPT-NeoX: x + attention(norm1(x)) + mlp(norm2(x))
+    query_pre_attn_scalar: float | None = None  # Gemma: the scale is this^-1/2 instead of head_dim^-1/2
+    attn_softcap: float | None = None  # Gemma 2: scores -> cap · tanh(scores / cap) before the softmax
+    final_softcap: float | None = None  # Gemma 2: the same on the logits
+    local_rope_theta: float | None = None  # Gemma 3: the sliding layers' RoPE (base, kind, parameters) ...
+    local_rope_type: str = "default"
+    local_rope_scaling: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self):
         if self.model_type not in ARCHITECTURES:
@@ -142,21 +212,33 @@ class LMConfig:
                                         heads=self.num_heads))
         elif self.head_dim % 2:
             raise InputError(Notice(N_("head_dim {dim} is odd; RoPE rotates pairs of dimensions"), dim=self.head_dim))
+        elif self.rope_dim % 2 or not 0 < self.rope_dim <= self.head_dim:
+            raise InputError(Notice(N_("partial rotary turns {dim} dimensions of each head; RoPE needs an even number "
+                                       "from 2 to head_dim {head_dim}"), dim=self.rope_dim, head_dim=self.head_dim))
         if not _number(self.norm_eps) or not 0 < self.norm_eps < 1:
-            name = "layer_norm_epsilon" if self.model_type == "gpt2" else "rms_norm_eps"
+            name = {"gpt2": "layer_norm_epsilon", "gpt_neox": "layer_norm_eps"}.get(self.model_type, "rms_norm_eps")
             raise InputError(Notice(N_("{name} {value} is not a number between 0 and 1"), name=name, value=repr(self.norm_eps)))
         if self.activation not in ACTIVATIONS:
             raise InputError(Notice(N_("activation {value} is not supported; known: {known}"), value=repr(self.activation),
                                     known=", ".join(ACTIVATIONS)))
-        if not _number(self.rope_theta) or not 0 < self.rope_theta < 1e12:
-            raise InputError(Notice(N_("rope_theta {value} is not a positive number"), value=repr(self.rope_theta)))
-        if self.rope_type not in ROPE_KINDS:
-            raise InputError(Notice(N_("rope_scaling type {value} is not supported; supported: {supported}"),
-                                    value=repr(self.rope_type), supported=", ".join(ROPE_KINDS)))
-        for name, value in self.rope_scaling:
-            if not _number(value) or not (0 < value < 1e9 or name == "truncate"):
-                raise InputError(Notice(N_("rope_scaling {name} {value} is not a positive number"), name=name,
-                                        value=repr(value)))
+        ropes = [(self.rope_theta, self.rope_type, self.rope_scaling)]
+        if self.local_rope_theta is not None:
+            ropes.append((self.local_rope_theta, self.local_rope_type, self.local_rope_scaling))
+        for theta, kind, scaling in ropes:
+            if not _number(theta) or not 0 < theta < 1e12:
+                raise InputError(Notice(N_("rope_theta {value} is not a positive number"), value=repr(theta)))
+            if kind not in ROPE_KINDS:
+                raise InputError(Notice(N_("rope_scaling type {value} is not supported; supported: {supported}"),
+                                        value=repr(kind), supported=", ".join(ROPE_KINDS)))
+            for name, value in scaling:
+                if not _number(value) or not (0 < value < 1e9 or name == "truncate"):
+                    raise InputError(Notice(N_("rope_scaling {name} {value} is not a positive number"), name=name,
+                                            value=repr(value)))
+        for name, value in (("query_pre_attn_scalar", self.query_pre_attn_scalar),
+                            ("attn_logit_softcapping", self.attn_softcap),
+                            ("final_logit_softcapping", self.final_softcap)):
+            if value is not None and (not _number(value) or not 0 < value < 1e12):
+                raise InputError(Notice(N_("{name} {value} is not a positive number"), name=name, value=repr(value)))
         if self.sliding_window is not None:
             _whole("sliding_window", self.sliding_window, 1, 1 << 30)
         for name in ("bos_token_id", "eos_token_id"):
@@ -169,6 +251,11 @@ class LMConfig:
         return _HF_NAMES["gpt2" if self.model_type == "gpt2" else "llama"].get(name, name)
 
     @property
+    def rope_dim(self) -> int:
+        """The dimensions of each head that RoPE turns (the first ones; partial rotary turns fewer than head_dim)."""
+        return self.head_dim if self.rotary_dim is None else self.rotary_dim
+
+    @property
     def arch(self) -> Architecture:
         return ARCHITECTURES[self.model_type]
 
@@ -177,23 +264,25 @@ class LMConfig:
         return self.num_heads // self.num_kv_heads
 
     @property
-    def qk_norm(self) -> bool:
+    def qk_norm(self) -> str:
+        """"" (none), "head" (each head's q and k) or "all" (the whole q and k projections)."""
         return self.arch.qk_norm
 
-    def rope_value(self, name: str, default: float | None = None) -> float | None:
-        """Returns one rope_scaling parameter (e.g. "factor"), or default."""
-        return dict(self.rope_scaling).get(name, default)
+    def rope_value(self, name: str, default: float | None = None, *, local: bool = False) -> float | None:
+        """Returns one rope_scaling parameter (e.g. "factor") of the global (or the local layers') RoPE, or default."""
+        return dict(self.local_rope_scaling if local else self.rope_scaling).get(name, default)
 
     def parameter_count(self) -> int:
         """Returns how many numbers the model holds (from the config alone, before allocation)."""
         d, f, hd = self.hidden_size, self.intermediate_size, self.head_dim
         q, kv = self.num_heads * hd, self.num_kv_heads * hd
         norm = 2 * d if self.arch.norm == "layer" else d
-        attn = d * (q + 2 * kv) + q * d + (q + 2 * kv) * self.qkv_bias + d * self.o_bias + 2 * hd * self.qk_norm
+        qk_norm = {"": 0, "head": 2 * hd, "all": q + kv}[self.qk_norm]
+        attn = d * (q + 2 * kv) + q * d + (q + 2 * kv) * self.qkv_bias + d * self.o_bias + qk_norm
         mlp = (3 if self.arch.mlp == "gated" else 2) * d * f + (f + d) * self.mlp_bias
         if self.arch.mlp == "gated" and self.mlp_bias:
             mlp += f
-        per_layer = attn + mlp + 2 * norm
+        per_layer = attn + mlp + {"pre": 2, "sandwich": 4, "post": 2}[self.arch.norms] * norm
         embeddings = self.vocab_size * d * (1 if self.tie_word_embeddings else 2)
         positions = self.max_positions * d if self.arch.positions == "learned" else 0
         return embeddings + positions + self.num_layers * per_layer + norm
@@ -208,6 +297,13 @@ class LMConfig:
             raise InputError(Notice(N_("model_type {value} is not supported; supported: {supported}"),
                                     value=repr(model_type), supported=SUPPORTED))
         arch = ARCHITECTURES[model_type]
+        for name, neutral in _OPTIONAL.items():
+            value = data.get(name)
+            if name not in arch.reads and not any(value is v or (_number(value) and value == v) for v in neutral):
+                raise InputError(Notice(
+                    N_("{name} {value} is not read by a {model_type} model here; it is not supported"),
+                    name=name, value=repr(value), model_type=model_type,
+                ))
         values = {**dict(arch.defaults), **{k: v for k, v in data.items() if v is not None or k == "head_dim"}}
         get = values.get
         if model_type == "gpt2":
@@ -238,14 +334,26 @@ class LMConfig:
                     raise InputError(Notice(N_("hidden_size {width} is not divisible by num_attention_heads {heads}"),
                                             width=d, heads=heads))
                 head_dim = d // heads
+            neox = model_type == "gpt_neox"
             common = dict(
                 vocab_size=get("vocab_size"), hidden_size=d, num_layers=get("num_hidden_layers"), num_heads=heads,
-                num_kv_heads=get("num_key_value_heads", heads), head_dim=head_dim,
+                num_kv_heads=heads if neox else get("num_key_value_heads", heads), head_dim=head_dim,
                 intermediate_size=get("intermediate_size"), max_positions=get("max_position_embeddings"),
-                norm_eps=get("rms_norm_eps"), activation=get("hidden_act"),
+                norm_eps=get("layer_norm_eps" if neox else "rms_norm_eps"),
+                activation=get("hidden_activation" if arch.norm_offset else "hidden_act"),
+                parallel_residual=neox and _flag(values, "use_parallel_residual", True),
                 **_sliding(model_type, values, get("num_hidden_layers")),
             )
-            rope = _rope(values)
+            if arch.norm_offset:  # Gemma
+                if "sliding_window" in data and data["sliding_window"] is None:  # transformers refuses it too
+                    _whole("sliding_window", None, 1, 1 << 30)
+                common.update(query_pre_attn_scalar=get("query_pre_attn_scalar"),
+                              attn_softcap=get("attn_logit_softcapping"), final_softcap=get("final_logit_softcapping"))
+                if _flag(values, "use_bidirectional_attention", False):
+                    raise InputError(Notice(N_("{name} {value} is not read by a {model_type} model here; it is not "
+                                               "supported"), name="use_bidirectional_attention", value="True",
+                                            model_type=model_type))
+            rope = _model_rope(model_type, values, head_dim)
         return cls(
             model_type=model_type, **common,
             qkv_bias=_bias(values, arch.qkv_bias), o_bias=_bias(values, arch.o_bias),
@@ -309,19 +417,27 @@ def _token_id(value: Any) -> Any:
 def _sliding(model_type: str, values: dict, num_layers: Any) -> dict[str, Any]:
     """Returns sliding_window and sliding_layers, as transformers reads them.
 
-    Mistral slides on every layer when sliding_window is set; Qwen2/3 only with use_sliding_window,
-    on the layers layer_types marks "sliding_attention" (default: index >= max_window_layers);
-    Llama never.
+    Mistral and Phi-3 slide on every layer when sliding_window is set; Qwen2/3 only with use_sliding_window,
+    on the layers layer_types marks "sliding_attention" (default: index >= max_window_layers); Gemma 2 and 3
+    on the layers layer_types marks (default: all but every 2nd, or every sliding_window_pattern-th);
+    Llama, GPT-NeoX and OLMo 2 never. Gemma 3's sliding layers are also the ones with the local RoPE.
     """
     window = values.get("sliding_window")
-    if model_type == "llama" or window is None:
+    gemma = model_type in ("gemma2", "gemma3_text")
+    if model_type in ("llama", "gpt_neox", "olmo2") or (window is None and not gemma):
         return {"sliding_window": None, "sliding_layers": ()}
     _whole("num_hidden_layers", num_layers, 1, _LIMITS["num_layers"])
-    if model_type == "mistral":
+    if model_type in ("mistral", "phi3"):
         return {"sliding_window": window, "sliding_layers": tuple(range(num_layers))}
-    if not _flag(values, "use_sliding_window", False):
-        return {"sliding_window": None, "sliding_layers": ()}
     types = values.get("layer_types")
+    if gemma:  # Gemma 2 alternates local and global layers; Gemma 3 has 5 local ones per global one
+        _whole("sliding_window", window, 1, 1 << 30)
+        pattern = 2 if model_type == "gemma2" else values.get("sliding_window_pattern", 6)
+        if types is None:
+            _whole("sliding_window_pattern", pattern, 1, 1 << 20)
+            types = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(num_layers)]
+    elif not _flag(values, "use_sliding_window", False):
+        return {"sliding_window": None, "sliding_layers": ()}
     if types is None:
         first = values.get("max_window_layers", 28)
         _whole("max_window_layers", first, 0, 1 << 20)
@@ -332,17 +448,57 @@ def _sliding(model_type: str, values: dict, num_layers: Any) -> dict[str, Any]:
     return {"sliding_window": window if layers else None, "sliding_layers": layers}
 
 
-def _rope(values: dict) -> dict[str, Any]:
-    """Returns rope_theta, rope_type and rope_scaling from either config form.
+def _model_rope(model_type: str, values: dict, head_dim: Any) -> dict[str, Any]:
+    """Returns the RoPE fields of LMConfig: rope_theta, rope_type, rope_scaling, rotary_dim and Gemma 3's local ones.
+
+    GPT-NeoX names its base rotary_emb_base and its partial factor rotary_pct (default 0.25); Phi-3 may turn part
+    of each head too. Gemma 3 reads rope_parameters per layer type ({"full_attention": ..., "sliding_attention":
+    ...}), or in 4.x form rope_theta (default 1e6) and rope_scaling for the global layers and rope_local_base_freq
+    (default 1e4) for the local ones, as its configuration_gemma3.py converts them.
+    """
+    if model_type == "gemma3_text":
+        params = values.get("rope_parameters")
+        nested = isinstance(params, dict) and bool({"full_attention", "sliding_attention"} & set(params))
+        full = (params.get("full_attention") if nested else params or values.get("rope_scaling")) or {}
+        local = (params.get("sliding_attention") if nested else None) or {}
+        if not isinstance(full, dict) or not isinstance(local, dict):
+            raise InputError(Notice(N_("rope_scaling is not a JSON object")))
+        fields = _rope(values, {"rope_theta": values.get("rope_theta", 1e6), **full})
+        own = _rope(values, {"rope_theta": values.get("rope_local_base_freq", 1e4), **local})
+        fields.pop("partial")
+        return {**fields, "local_rope_theta": own["rope_theta"], "local_rope_type": own["rope_type"],
+                "local_rope_scaling": own["rope_scaling"]}
+    if model_type == "gpt_neox":
+        params = values.get("rope_parameters") or values.get("rope_scaling") or {}
+        if not isinstance(params, dict):
+            raise InputError(Notice(N_("rope_scaling is not a JSON object")))
+        params = {"rope_theta": values.get("rotary_emb_base", 10000.0),
+                  "partial_rotary_factor": values.get("rotary_pct", 0.25), **params}
+        fields = _rope(values, params, partial=True)
+    else:
+        fields = _rope(values, partial=model_type == "phi3")
+    factor = fields.pop("partial")
+    if factor != 1:
+        if not _number(factor) or not 0 < factor < 1 or not isinstance(head_dim, int):
+            raise InputError(Notice(N_("partial_rotary_factor {value} is not a number between 0 and 1"),
+                                    value=repr(factor)))
+        fields["rotary_dim"] = int(head_dim * factor)
+    return fields
+
+
+def _rope(values: dict, params: dict | None = None, *, partial: bool = False) -> dict[str, Any]:
+    """Returns rope_theta, rope_type, rope_scaling and partial (the partial rotary factor) from either config form.
 
     transformers 4.x writes ``rope_theta`` and ``rope_scaling`` ({"type" or "rope_type", ...});
     5.x writes ``rope_parameters`` ({"rope_type", "rope_theta", ...}). llama3 and yarn take
     original_max_position_embeddings from the top level or else max_position_embeddings, as
-    transformers' standardize_rope_params does.
+    transformers' standardize_rope_params does. params: the dict to read instead (Gemma 3, GPT-NeoX);
+    partial: whether this model_type turns part of each head (else a partial_rotary_factor other than 1 is refused).
     """
-    params = values.get("rope_parameters")
     if params is None:
-        params = values.get("rope_scaling") or {}
+        params = values.get("rope_parameters")
+        if params is None:
+            params = values.get("rope_scaling") or {}
     if not isinstance(params, dict):
         raise InputError(Notice(N_("rope_scaling is not a JSON object")))
     params = dict(params)
@@ -353,10 +509,11 @@ def _rope(values: dict) -> dict[str, Any]:
     if not isinstance(kind, str) or kind not in ROPE_KINDS:
         raise InputError(Notice(N_("rope_scaling type {value} is not supported; supported: {supported}"),
                                 value=repr(kind), supported=", ".join(ROPE_KINDS)))
-    partial = params.pop("partial_rotary_factor", values.get("partial_rotary_factor", 1.0))
-    if partial not in (None, 1, 1.0):
+    factor = params.pop("partial_rotary_factor", values.get("partial_rotary_factor", 1.0))
+    factor = 1.0 if factor is None else factor
+    if factor != 1 and not partial:
         raise InputError(Notice(N_("partial_rotary_factor {value} is not supported (only 1: RoPE on the whole head)"),
-                                value=repr(partial)))
+                                value=repr(factor)))
     if kind in ("llama3", "yarn"):
         original = values.get("original_max_position_embeddings")
         if original is not None:
@@ -377,7 +534,7 @@ def _rope(values: dict) -> dict[str, Any]:
     for name in _ROPE_PARAMETERS[kind][:_ROPE_REQUIRED[kind]]:
         if name not in dict(scaling):
             raise InputError(Notice(N_("rope_scaling of type {kind} needs {name}"), kind=repr(kind), name=repr(name)))
-    return {"rope_theta": theta, "rope_type": kind, "rope_scaling": tuple(sorted(scaling))}
+    return {"rope_theta": theta, "rope_type": kind, "rope_scaling": tuple(sorted(scaling)), "partial": factor}
 
 
 # The parameters each kind reads; the first _ROPE_REQUIRED of them must be given.

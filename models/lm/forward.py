@@ -4,8 +4,10 @@ view, sinks) is a call of ``decoder`` with what to capture and what to change.
 After flax's gemma ``Transformer.__call__(tokens, positions, cache, attention_mask)`` and nnx ``sow``: a plain
 forward, a prefill and one decode step are the same code (the KV cache is an argument), and an intermediate
 is handed back only when a ``Capture`` asks for it, so the plain path computes nothing more. The rules of the
-model (norms, q/k norm, RoPE or learned positions, the scale and sliding window of each layer, the
-unembedding) live in models/lm/layers.py and are applied here once. ``Interventions`` change the forward as
+model (norms, q/k norm, RoPE or learned positions, the scale, soft-capping, sliding window and RoPE base of each
+layer, the unembedding) live in models/lm/layers.py and are applied here once; where the norms sit (before a
+sublayer, after it, or both) and whether attention and MLP read the same input (GPT-NeoX's parallel residual)
+is the config's (cfg.arch.norms, cfg.parallel_residual). ``Interventions`` change the forward as
 Penzai's knock-out layer does, after the softmax: a head mask (modes "zero" and "first"), attention weights
 put in place of a layer's own, value vectors scaled per key.
 
@@ -16,6 +18,7 @@ one), D hidden, H query heads, K key/value heads, G = H / K, d head_dim, V vocab
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 import jax
@@ -30,8 +33,10 @@ from models.lm.layers import (
     dense,
     feed_forward,
     layer_window,
+    local_rope,
     normalize,
     rope_tables,
+    softcap,
     visible_keys,
 )
 from models.padding import bucket
@@ -48,9 +53,12 @@ def empty_cache(cfg, batch: int, length: int):
 
 
 def embed(model, ids, positions):
-    """Returns x [B, S, D]: token embeddings (+ learned positions). ids int32 [B, S]; positions int [S]."""
+    """Returns x [B, S, D]: token embeddings (Gemma: times √D) (+ learned positions). ids int32 [B, S]; positions
+    int [S]."""
     cfg = model.config
     x = model.embed[...][ids]
+    if cfg.arch.embed_scale:
+        x = x * jnp.float32(math.sqrt(cfg.hidden_size))
     if cfg.arch.positions == "learned":
         # A length bucket may pass the table's end; only padding sits there (texts are cut to fit).
         x = x + model.positions[...][jnp.minimum(positions, cfg.max_positions - 1)][None]
@@ -58,11 +66,12 @@ def embed(model, ids, positions):
 
 
 def unembed(model, x):
-    """Returns logits [..., V] of residual vectors x [..., D]: the final norm, then the LM head."""
+    """Returns logits [..., V] of residual vectors x [..., D]: the final norm, then the LM head (then Gemma 2's
+    soft-capping)."""
     cfg = model.config
     x = normalize(model.final_norm, x, cfg.norm_eps)
     head = model.embed[...].T if cfg.tie_word_embeddings else model.lm_head.kernel[...]
-    return jnp.matmul(x, head)
+    return softcap(jnp.matmul(x, head), cfg.final_softcap)
 
 
 def unembed_scores(model, x, picks, block: int = VOCABULARY_BLOCK):
@@ -79,7 +88,7 @@ def unembed_scores(model, x, picks, block: int = VOCABULARY_BLOCK):
 
     def logits(start, size):  # -> [R, size]: the vocabulary's tokens start..start+size-1
         part = jax.lax.dynamic_slice_in_dim(weights, start, size, axis=0 if tied else 1)
-        return jnp.matmul(x, part.T if tied else part)
+        return softcap(jnp.matmul(x, part.T if tied else part), cfg.final_softcap)
 
     def add(carry, z, start):
         top, total, picked = carry
@@ -117,8 +126,8 @@ def attention(layer, cfg, index: int, x, rope, visible, *, cache=None, start=0, 
               capture: Capture = PLAIN, sown: dict | None = None):
     """Returns (output [B, S, D], the layer's cache (k, v) or None) of one layer's attention.
 
-    x [B, S, D] (already normalised); rope (cos, sin) [S, d] or None; visible bool [B|1, 1, 1, S, T];
-    cache (k, v) [B, K, T, d]: this call's keys and values are written at start..start+S-1 and the queries
+    x [B, S, D] (already normalised); rope (cos, sin) [S, r] or None (r = cfg.rope_dim); visible bool
+    [B|1, 1, 1, S, T]; cache (k, v) [B, K, T, d]: this call's keys and values are written at start..start+S-1 and the queries
     read the whole cache. change: the Interventions, read at layer `index` (models/capture.py heads_output).
     Grouped-query attention without copying keys: q is viewed as
     [B, K, G, S, d] against k [B, K, 1, d, T] (head h reads key/value head h // G, as Hugging Face's
@@ -126,9 +135,11 @@ def attention(layer, cfg, index: int, x, rope, visible, *, cache=None, start=0, 
     """
     b, s, _ = x.shape
     h, kv, hd, g = cfg.num_heads, cfg.num_kv_heads, cfg.head_dim, cfg.queries_per_kv
-    q = dense(layer.q, x).reshape(b, s, h, hd)
-    k = dense(layer.k, x).reshape(b, s, kv, hd)
-    if cfg.qk_norm:
+    q, k = dense(layer.q, x), dense(layer.k, x)
+    if cfg.qk_norm == "all":  # OLMo 2: over the whole projection, before it is cut into heads
+        q, k = normalize(layer.q_norm, q, cfg.norm_eps), normalize(layer.k_norm, k, cfg.norm_eps)
+    q, k = q.reshape(b, s, h, hd), k.reshape(b, s, kv, hd)
+    if cfg.qk_norm == "head":
         q, k = normalize(layer.q_norm, q, cfg.norm_eps), normalize(layer.k_norm, k, cfg.norm_eps)
     q, k = jnp.transpose(q, (0, 2, 1, 3)), jnp.transpose(k, (0, 2, 1, 3))  # [B, heads, S, d]
     v = _split_heads(dense(layer.v, x), kv, hd)
@@ -142,7 +153,8 @@ def attention(layer, cfg, index: int, x, rope, visible, *, cache=None, start=0, 
     t = k.shape[2]
     scores = jnp.matmul(q.reshape(b, kv, g, s, hd), jnp.swapaxes(k, -1, -2)[:, :, None]) \
         * jnp.float32(attention_scale(cfg, index))  # [B, K, G, S, T]
-    masked = jnp.where(visible, scores, jnp.finfo(jnp.float32).min)
+    capped = softcap(scores, cfg.attn_softcap)  # Gemma 2: cap · tanh(scores / cap); "scores" captures them before
+    masked = jnp.where(visible, capped, jnp.finfo(jnp.float32).min)
     exp = jnp.exp(masked - jnp.max(masked, axis=-1, keepdims=True))  # hidden keys: exp underflows to exactly 0
     probs, context = heads_output(exp * (1.0 / jnp.sum(exp, axis=-1, keepdims=True)), v[:, :, None], change, index)
     context = context.reshape(b, h, s, hd)  # [B, K, G, S, d] -> [B, H, S, d]
@@ -175,7 +187,9 @@ def decoder(model, ids, *, key_mask=None, start=0, cache=None, capture: Capture 
     s = ids.shape[1]
     positions = start + jnp.arange(s, dtype=jnp.int32)
     x = embed(model, ids, positions) if stream is None else stream
-    rope = rope_tables(cfg, positions)
+    ropes = {False: rope_tables(cfg, positions)}  # the global tables, and Gemma 3's local ones where they differ
+    if cfg.local_rope_theta is not None:
+        ropes[True] = rope_tables(cfg, positions, local=True)
     key_positions = positions if cache is None else jnp.arange(cache[0][0].shape[2], dtype=jnp.int32)
     iv = interventions if interventions is not None else Interventions()
     masks: dict[int | None, Any] = {}
@@ -188,11 +202,15 @@ def decoder(model, ids, *, key_mask=None, start=0, cache=None, capture: Capture 
             allowed = visible_keys(cfg, index, positions, key_positions)[None]
             masks[window] = (allowed if key_mask is None else allowed & key_mask[:, None, :])[:, None, None]
         out, layer_cache = attention(
-            layer, cfg, index, normalize(layer.attn_norm, x, cfg.norm_eps), rope, masks[window],
+            layer, cfg, index, _pre_norm(layer, "attn_norm", x, cfg), ropes[local_rope(cfg, index)], masks[window],
             cache=None if cache is None else cache[index], start=start, change=iv, capture=capture, sown=sown)
-        x = x + out
-        if cfg.intermediate_size:  # 0: an attention-only model (the induction model)
-            x = x + feed_forward(layer, cfg, normalize(layer.mlp_norm, x, cfg.norm_eps))
+        out = _post_norm(layer, "post_attn_norm", out, cfg)
+        if cfg.parallel_residual:  # GPT-NeoX: both sublayers read the block's input
+            x = (_mlp(layer, cfg, x) + out) + x
+        else:
+            x = x + out
+            if cfg.intermediate_size:  # 0: an attention-only model (the induction model)
+                x = x + _mlp(layer, cfg, x)
         rows.append(x)
         caches.append(layer_cache)
     result: dict[str, Any] = {"final": x}
@@ -206,6 +224,21 @@ def decoder(model, ids, *, key_mask=None, start=0, cache=None, capture: Capture 
     if cache is not None:
         result["cache"] = tuple(caches)
     return result
+
+
+def _pre_norm(layer, name: str, x, cfg):
+    # The norm before a sublayer; OLMo 2 has none.
+    return x if cfg.arch.norms == "post" else normalize(getattr(layer, name), x, cfg.norm_eps)
+
+
+def _post_norm(layer, name: str, y, cfg):
+    # The norm of a sublayer's output before it joins the stream (Gemma, OLMo 2).
+    return y if cfg.arch.norms == "pre" else normalize(getattr(layer, name), y, cfg.norm_eps)
+
+
+def _mlp(layer, cfg, x):
+    """Returns what the feed-forward sublayer adds to the stream x [B, S, D]."""
+    return _post_norm(layer, "post_mlp_norm", feed_forward(layer, cfg, _pre_norm(layer, "mlp_norm", x, cfg)), cfg)
 
 
 def decoder_forward(model, ids, key_mask, *, logits: bool | str = True, attention: bool | tuple[int, ...] = True,

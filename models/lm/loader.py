@@ -4,8 +4,9 @@ A folder is what Hugging Face leaves: config.json, model.safetensors (or shards 
 model.safetensors.index.json) and tokenizer.json; models/model_folders.py finds and reads its files.
 ``load_folder`` reads the config first (validated, nothing allocated), then the safetensors headers:
 every tensor named in the per-architecture table (``tensor_table``, after Hugging Face's
-modeling_gpt2.py and modeling_llama.py) must be there with its shape and nothing else may be,
-before any data is read; float16/bfloat16 become float32. ``save_gpt2_folder`` writes what
+modeling_gpt2.py, modeling_llama.py and its relatives, modeling_gpt_neox.py) must be there with its
+shape and nothing else may be, before any data is read; float16/bfloat16 become float32 (fused tensors
+are cut, Gemma's norm weights get their 1 added). ``save_gpt2_folder`` writes what
 transformers' GPT2LMHeadModel and PreTrainedTokenizerFast load.
 """
 
@@ -39,14 +40,37 @@ from models.record import InputError
 class TensorEntry:
     """One stored tensor: its Hugging Face name, stored shape, and the parameters it fills.
 
-    A fused tensor (GPT-2's c_attn) fills several parameters, split evenly along its last axis;
-    transpose: stored (out, in) as PyTorch's Linear, kernels here are (in, out).
+    A fused tensor (GPT-2's c_attn, Phi-3's qkv_proj and gate_up_proj) fills several parameters, cut along
+    its last axis into `sizes` (default: equal parts); `heads` > 0: the fused axis is laid out per head, each
+    head's parts side by side (GPT-NeoX's query_key_value: [h0 q, h0 k, h0 v, h1 q, ...]). transpose: stored
+    (out, in) as PyTorch's Linear, kernels here are (in, out). offset: added on loading (Gemma's RMSNorm scales by
+    1 + the stored weight).
     """
 
     name: str
     shape: tuple[int, ...]
     targets: tuple[tuple, ...]
     transpose: bool = False
+    sizes: tuple[int, ...] = ()
+    heads: int = 0
+    offset: float = 0.0
+
+    def split(self, value: np.ndarray) -> list[np.ndarray]:
+        """Returns the parts of a stored value (already transposed) that fill the targets, in order."""
+        n = len(self.targets)
+        if self.heads:
+            per_head = value.reshape(*value.shape[:-1], self.heads, n, -1)
+            return [per_head[..., i, :].reshape(*value.shape[:-1], -1) for i in range(n)]
+        cuts = np.cumsum(self.sizes)[:-1].tolist() if self.sizes else n
+        return np.split(value, cuts, axis=-1)
+
+    def join(self, parts: list[np.ndarray]) -> np.ndarray:
+        """Returns the stored value (before transposing back) of the targets' parts: split's inverse."""
+        if self.heads:
+            lead = parts[0].shape[:-1]
+            stacked = np.stack([p.reshape(*lead, self.heads, -1) for p in parts], axis=-2)
+            return stacked.reshape(*lead, -1)
+        return np.concatenate(parts, axis=-1)
 
 
 def tensor_table(cfg) -> list[TensorEntry]:
@@ -54,19 +78,21 @@ def tensor_table(cfg) -> list[TensorEntry]:
     d, f, v, hd = cfg.hidden_size, cfg.intermediate_size, cfg.vocab_size, cfg.head_dim
     qd, kvd = cfg.num_heads * hd, cfg.num_kv_heads * hd
     rows: list[TensorEntry] = []
+    offset = 1.0 if cfg.arch.norm_offset else 0.0
 
-    def add(name, shape, *targets, transpose=False):
-        rows.append(TensorEntry(name, tuple(shape), tuple(targets), transpose))
+    def add(name, shape, *targets, transpose=False, **how):
+        rows.append(TensorEntry(name, tuple(shape), tuple(targets), transpose, **how))
 
     def norm(name, width, target, bias):
-        add(f"{name}.weight", (width,), (*target, "scale"))
+        add(f"{name}.weight", (width,), (*target, "scale"), offset=offset)
         if bias:
             add(f"{name}.bias", (width,), (*target, "bias"))
 
-    def linear(name, fan_in, fan_out, target, bias):
-        add(f"{name}.weight", (fan_out, fan_in), (*target, "kernel"), transpose=True)
+    def linear(name, fan_in, fan_out, target, bias, *parts, **how):
+        targets = tuple((*target, part) for part in parts) if parts else (target,)
+        add(f"{name}.weight", (fan_out, fan_in), *((*t, "kernel") for t in targets), transpose=True, **how)
         if bias:
-            add(f"{name}.bias", (fan_out,), (*target, "bias"))
+            add(f"{name}.bias", (fan_out,), *((*t, "bias") for t in targets), **how)
 
     if cfg.model_type == "gpt2":  # Hugging Face modeling_gpt2.py: Conv1D weights are stored (in, out)
         add("transformer.wte.weight", (v, d), ("embed",))
@@ -84,20 +110,47 @@ def tensor_table(cfg) -> list[TensorEntry]:
             add(f"{h}.mlp.c_proj.weight", (f, d), (*p, "proj", "kernel"))
             add(f"{h}.mlp.c_proj.bias", (d,), (*p, "proj", "bias"))
         norm("transformer.ln_f", d, ("final_norm",), True)
-    else:  # modeling_llama.py and its relatives
+    elif cfg.model_type == "gpt_neox":  # modeling_gpt_neox.py
+        add("gpt_neox.embed_in.weight", (v, d), ("embed",))
+        for i in range(cfg.num_layers):
+            h, p = f"gpt_neox.layers.{i}", ("layers", i)
+            norm(f"{h}.input_layernorm", d, (*p, "attn_norm"), True)
+            linear(f"{h}.attention.query_key_value", d, 3 * d, p, cfg.qkv_bias, "q", "k", "v", heads=cfg.num_heads)
+            linear(f"{h}.attention.dense", d, d, (*p, "o"), cfg.o_bias)
+            norm(f"{h}.post_attention_layernorm", d, (*p, "mlp_norm"), True)
+            linear(f"{h}.mlp.dense_h_to_4h", d, f, (*p, "fc"), cfg.mlp_bias)
+            linear(f"{h}.mlp.dense_4h_to_h", f, d, (*p, "proj"), cfg.mlp_bias)
+        norm("gpt_neox.final_layer_norm", d, ("final_norm",), True)
+    else:  # modeling_llama.py and its relatives (Phi-3 fuses, Gemma and OLMo 2 add and move norms)
+        norms = cfg.arch.norms
         add("model.embed_tokens.weight", (v, d), ("embed",))
         for i in range(cfg.num_layers):
             h, p = f"model.layers.{i}", ("layers", i)
-            norm(f"{h}.input_layernorm", d, (*p, "attn_norm"), False)
-            for name, width in (("q", qd), ("k", kvd), ("v", kvd)):
-                linear(f"{h}.self_attn.{name}_proj", d, width, (*p, name), cfg.qkv_bias)
+            if norms != "post":
+                norm(f"{h}.input_layernorm", d, (*p, "attn_norm"), False)
+            if cfg.model_type == "phi3":
+                linear(f"{h}.self_attn.qkv_proj", d, qd + 2 * kvd, p, cfg.qkv_bias, "q", "k", "v",
+                       sizes=(qd, kvd, kvd))
+            else:
+                for name, width in (("q", qd), ("k", kvd), ("v", kvd)):
+                    linear(f"{h}.self_attn.{name}_proj", d, width, (*p, name), cfg.qkv_bias)
             linear(f"{h}.self_attn.o_proj", qd, d, (*p, "o"), cfg.o_bias)
             if cfg.qk_norm:
-                norm(f"{h}.self_attn.q_norm", hd, (*p, "q_norm"), False)
-                norm(f"{h}.self_attn.k_norm", hd, (*p, "k_norm"), False)
-            norm(f"{h}.post_attention_layernorm", d, (*p, "mlp_norm"), False)
-            linear(f"{h}.mlp.gate_proj", d, f, (*p, "gate"), cfg.mlp_bias)
-            linear(f"{h}.mlp.up_proj", d, f, (*p, "up"), cfg.mlp_bias)
+                whole = cfg.qk_norm == "all"
+                norm(f"{h}.self_attn.q_norm", qd if whole else hd, (*p, "q_norm"), False)
+                norm(f"{h}.self_attn.k_norm", kvd if whole else hd, (*p, "k_norm"), False)
+            if norms == "pre":
+                norm(f"{h}.post_attention_layernorm", d, (*p, "mlp_norm"), False)
+            else:
+                norm(f"{h}.post_attention_layernorm", d, (*p, "post_attn_norm"), False)
+                norm(f"{h}.post_feedforward_layernorm", d, (*p, "post_mlp_norm"), False)
+                if norms == "sandwich":
+                    norm(f"{h}.pre_feedforward_layernorm", d, (*p, "mlp_norm"), False)
+            if cfg.model_type == "phi3":
+                linear(f"{h}.mlp.gate_up_proj", d, 2 * f, p, cfg.mlp_bias, "gate", "up")
+            else:
+                linear(f"{h}.mlp.gate_proj", d, f, (*p, "gate"), cfg.mlp_bias)
+                linear(f"{h}.mlp.up_proj", d, f, (*p, "up"), cfg.mlp_bias)
             linear(f"{h}.mlp.down_proj", f, d, (*p, "down"), cfg.mlp_bias)
         norm("model.norm", d, ("final_norm",), False)
     if not cfg.tie_word_embeddings:
@@ -105,16 +158,23 @@ def tensor_table(cfg) -> list[TensorEntry]:
     return rows
 
 
-# Stored names that are buffers, not parameters: the causal mask of older GPT-2 files and RoPE's
-# inverse frequencies of older Llama files (computed here from the config).
-_BUFFERS = re.compile(r"^(transformer\.)?h\.\d+\.attn\.(masked_)?bias$|^(model\.)?layers\.\d+\.self_attn\.rotary_emb\.inv_freq$")
+# Stored names that are buffers, not parameters: the causal mask of older GPT-2 and GPT-NeoX files and RoPE's
+# inverse frequencies of older Llama and GPT-NeoX files (computed here from the config).
+_BUFFERS = re.compile(
+    r"^(transformer\.)?h\.\d+\.attn\.(masked_)?bias$"
+    r"|^(model\.|gpt_neox\.)?layers\.\d+\.(self_attn|attention)\.rotary_emb\.inv_freq$"
+    r"|^(gpt_neox\.)?layers\.\d+\.attention\.(masked_)?bias$"
+)
+# Older names of the same tensors: GPT-NeoX (Pythia) folders call the LM head embed_out.
+_ALIASES = {"embed_out.weight": "lm_head.weight"}
 
 
 def _canonical(name: str, known: set[str]) -> str:
-    # A base model saved without its head has no "transformer." / "model." prefix.
+    # A base model saved without its head has no "transformer." / "model." / "gpt_neox." prefix.
+    name = _ALIASES.get(name, name)
     if name in known:
         return name
-    for prefix in ("transformer.", "model."):
+    for prefix in ("transformer.", "model.", "gpt_neox."):
         if prefix + name in known:
             return prefix + name
     return name
@@ -160,7 +220,9 @@ def map_tensors(cfg, files: TensorFiles) -> dict[tuple, np.ndarray]:
     for entry in table:
         value = arrays.pop(stored[entry.name])
         value = value.T if entry.transpose else value
-        for target, part in zip(entry.targets, np.split(value, len(entry.targets), axis=-1)):
+        if entry.offset:
+            value = value + np.float32(entry.offset)
+        for target, part in zip(entry.targets, entry.split(value)):
             params[target] = np.ascontiguousarray(part)
     return params
 
@@ -169,7 +231,7 @@ def hf_tensors(cfg, params: dict[tuple, np.ndarray]) -> dict[str, np.ndarray]:
     """Returns {Hugging Face name: float32 array} of {nnx path: array}, the inverse of map_tensors."""
     out = {}
     for entry in tensor_table(cfg):
-        value = np.concatenate([np.asarray(params[t], np.float32) for t in entry.targets], axis=-1)
+        value = entry.join([np.asarray(params[t], np.float32) for t in entry.targets]) - np.float32(entry.offset)
         out[entry.name] = np.ascontiguousarray(value.T if entry.transpose else value)
     return out
 

@@ -1,4 +1,5 @@
-"""A decoder language model in flax.nnx (GPT-2 and the Llama family): the modules, which own parameters only.
+"""A decoder language model in flax.nnx (GPT-2, the Llama family, Phi-3, Gemma 2/3, GPT-NeoX, OLMo 2): the modules,
+which own parameters only.
 
 ``DecoderLM`` is laid out the same way for every architecture (kernels stored (in, out));
 models/lm/loader.py maps each Hugging Face tensor name onto it. The maths is elsewhere, in pure
@@ -53,21 +54,28 @@ class Norm(nnx.Module):
 
 
 class DecoderLayer(nnx.Module):
-    """One block: norm, attention (q, k, v, o), norm, feed-forward (fc/proj or gate/up/down)."""
+    """One block: attention (q, k, v, o) and feed-forward (fc/proj or gate/up/down), each with a norm before it
+    (attn_norm, mlp_norm), after it (post_attn_norm, post_mlp_norm) or both, as cfg.arch.norms says."""
 
     def __init__(self, cfg: LMConfig, *, rngs: nnx.Rngs):
         d, hd, f = cfg.hidden_size, cfg.head_dim, cfg.intermediate_size
         layer_norm = cfg.arch.norm == "layer"
         residual_std = 0.02 / math.sqrt(2 * cfg.num_layers)  # GPT-2's scaled init of the residual outputs
-        self.attn_norm = Norm(d, bias=layer_norm)
+        if cfg.arch.norms != "post":
+            self.attn_norm = Norm(d, bias=layer_norm)
         self.q = Dense(d, cfg.num_heads * hd, bias=cfg.qkv_bias, rngs=rngs)
         self.k = Dense(d, cfg.num_kv_heads * hd, bias=cfg.qkv_bias, rngs=rngs)
         self.v = Dense(d, cfg.num_kv_heads * hd, bias=cfg.qkv_bias, rngs=rngs)
         self.o = Dense(cfg.num_heads * hd, d, bias=cfg.o_bias, rngs=rngs, std=residual_std)
-        if cfg.qk_norm:
-            self.q_norm = Norm(hd, bias=False)
-            self.k_norm = Norm(hd, bias=False)
-        self.mlp_norm = Norm(d, bias=layer_norm)
+        if cfg.qk_norm:  # per head (width d) or over the whole projection (H·d and K·d)
+            whole = cfg.qk_norm == "all"
+            self.q_norm = Norm(cfg.num_heads * hd if whole else hd, bias=False)
+            self.k_norm = Norm(cfg.num_kv_heads * hd if whole else hd, bias=False)
+        if cfg.arch.norms != "post":
+            self.mlp_norm = Norm(d, bias=layer_norm)
+        if cfg.arch.norms != "pre":
+            self.post_attn_norm = Norm(d, bias=layer_norm)
+            self.post_mlp_norm = Norm(d, bias=layer_norm)
         if cfg.arch.mlp == "gated":
             self.gate = Dense(d, f, bias=cfg.mlp_bias, rngs=rngs)
             self.up = Dense(d, f, bias=cfg.mlp_bias, rngs=rngs)

@@ -3,19 +3,21 @@
 For a layer, a query head h and a query position i: q = the head's query vector at i and k = the keys
 of its key/value head h // G at every position (after q/k norm and RoPE where the model has them),
 q ⊙ k [T, d], scores = Σ_d (q ⊙ k) · scale (scale = 1/√d, and 1/(layer + 1) for GPT-2 configs that
-say so) and the softmax of the scores over the keys the query may see. The softmax row equals the
+say so; Gemma: query_pre_attn_scalar^-1/2) and the softmax of the scores (Gemma 2: soft-capped first) over the
+keys the query may see. The softmax row equals the
 record's attention map row (tests/models/lm/test_neuron.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from models.lm.forward import LENGTH_BUCKETS, Capture, captured, pad_ids
-from models.lm.layers import attention_scale, visible_keys
+from models.lm.layers import attention_scale, softcap, visible_keys
 from models.lm.loader import LoadedLM
 from models.lm.records import MAX_TOKENS, shared_runner
 from models.model_folders import model_dir_option
@@ -50,7 +52,13 @@ def neuron_parts(loaded: LoadedLM, ids, layer: int, head: int, query: int = -1) 
     q = np.asarray(qs[layer][head, query], np.float32)
     k = np.asarray(ks[layer][kv_head, :t], np.float32)
     visible = visible_keys(cfg, layer, np.asarray([query]), np.arange(t))[0]  # the forward's rule for this layer
-    return query_key_parts(q, k, attention_scale(cfg, layer), visible, kv_head)
+    parts = query_key_parts(q, k, attention_scale(cfg, layer), visible, kv_head)
+    if cfg.attn_softcap is None:
+        return parts
+    # Gemma 2: the softmax reads the soft-capped scores, cap · tanh(scores / cap); parts.scores stay q · k · scale.
+    capped = np.where(visible, softcap(parts.scores, cfg.attn_softcap), -np.inf)
+    exp = np.exp(capped - capped.max())
+    return dataclasses.replace(parts, weights=(exp / exp.sum()).astype(np.float32))
 
 
 def neuron_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:

@@ -8,12 +8,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from safetensors.numpy import load_file, save_file
 
 from models.lm.config import LMConfig, gpt2_config
 from models.lm.loader import (
     NOT_AVAILABLE,
+    TensorEntry,
     TensorFiles,
+    hf_tensors,
     load_folder,
     map_tensors,
     resolve_model_dir,
@@ -182,3 +186,69 @@ def test_a_browser_chosen_folder_must_lie_inside_the_root_and_fit_the_bound(tmp_
     monkeypatch.setenv("ATTENTION_LAB_MAX_MODEL_BYTES", "lots")
     with pytest.raises(InputError, match="ATTENTION_LAB_MAX_MODEL_BYTES='lots' is not a whole number of bytes"):
         resolve_model_dir("gpt2", root)
+
+
+# ----------------------------------------------------------------------------- fused tensors of the newer families
+
+
+@settings(max_examples=40, deadline=None)
+@given(heads=st.integers(1, 5), head_dim=st.integers(1, 6), fan_in=st.integers(1, 7), seed=st.integers(0, 2**16))
+def test_gpt_neox_query_key_value_is_cut_per_head_as_transformers_reads_it(heads, head_dim, fan_in, seed):
+    # modeling_gpt_neox.py: qkv = x @ W.T, viewed [..., H, 3·d], chunked into q, k, v along the last axis.
+    rng = np.random.default_rng(seed)
+    width = 3 * heads * head_dim
+    stored, bias, x = rng.normal(size=(width, fan_in)), rng.normal(size=width), rng.normal(size=(2, fan_in))
+    hf = (x @ stored.T + bias).reshape(2, heads, 3, head_dim)
+    targets = (("q",), ("k",), ("v",))
+    weight = TensorEntry("w", stored.shape, targets, transpose=True, heads=heads)
+    kernels, biases = weight.split(stored.T), TensorEntry("b", bias.shape, targets, heads=heads).split(bias)
+    for i in range(3):
+        np.testing.assert_allclose((x @ kernels[i] + biases[i]).reshape(2, heads, head_dim), hf[:, :, i], atol=1e-12)
+    np.testing.assert_array_equal(weight.join(kernels), stored.T)
+
+
+def test_phi3s_fused_projections_are_cut_where_transformers_cuts_them():
+    # modeling_phi3.py: q = qkv[:H·d], k = the next K·d, v = the rest; gate, up = gate_up.chunk(2).
+    rng = np.random.default_rng(0)
+    qd, kvd, d = 12, 4, 5
+    stored = rng.normal(size=(qd + 2 * kvd, d))
+    entry = TensorEntry("qkv", stored.shape, (("q",), ("k",), ("v",)), transpose=True, sizes=(qd, kvd, kvd))
+    q, k, v = entry.split(stored.T)
+    np.testing.assert_array_equal(q, stored[:qd].T)
+    np.testing.assert_array_equal(k, stored[qd:qd + kvd].T)
+    np.testing.assert_array_equal(v, stored[qd + kvd:].T)
+    np.testing.assert_array_equal(entry.join([q, k, v]), stored.T)
+
+
+NEW_FAMILIES = ["gemma2", "gemma3", "phi3", "pythia", "gpt_neox_sequential", "olmo2"]
+
+
+@pytest.mark.parametrize("name", NEW_FAMILIES)
+def test_what_hf_tensors_writes_loads_back_the_same(name, tmp_path):
+    # map_tensors and hf_tensors are inverses for every layout: fused, per head, with Gemma's (1 + w) norms.
+    from flax import nnx
+
+    from models.lm.model import DecoderLM
+
+    cfg = LMConfig.from_hf(json.loads((FIXTURES / name / "config.json").read_text()))
+    _, state = nnx.split(DecoderLM(cfg, rngs=nnx.Rngs(1)))
+    params = {tuple(p): np.asarray(v[...]) + 0.1 for p, v in nnx.to_flat_state(state)}
+    folder = tmp_path / name
+    folder.mkdir()
+    save_file(hf_tensors(cfg, params), str(folder / "model.safetensors"), metadata={"format": "pt"})
+    loaded = map_tensors(cfg, TensorFiles(folder))
+    assert set(loaded) == set(params)
+    assert sum(v.size for v in params.values()) == cfg.parameter_count()  # the size bound counts what is loaded
+    for path, value in params.items():
+        np.testing.assert_allclose(loaded[path], value, atol=1e-6, err_msg=str(path))
+
+
+def test_older_pythia_buffers_are_skipped_and_an_unknown_tensor_is_named(tmp_path):
+    folder = _copy("pythia", tmp_path)
+    _rewrite(folder, lambda t: t.update({
+        "gpt_neox.layers.0.attention.bias": np.ones((1, 1, 4, 4), bool),
+        "gpt_neox.layers.0.attention.masked_bias": np.asarray(-1e9, np.float32),
+        "gpt_neox.layers.1.attention.rotary_emb.inv_freq": np.ones(2, np.float32)}))
+    assert load_folder(folder).config.model_type == "gpt_neox"
+    _rewrite(folder, lambda t: t.update({"gpt_neox.layers.0.attention.dense.scale": np.ones(2, np.float32)}))
+    assert "unexpected tensor gpt_neox.layers.0.attention.dense.scale" in _error(folder)

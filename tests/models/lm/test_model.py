@@ -3,6 +3,7 @@ maps and length buckets as properties."""
 
 from __future__ import annotations
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from flax import nnx
@@ -10,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from models.lm.config import LMConfig
-from models.lm.forward import Capture, attention, run
-from models.lm.layers import apply_rope, normalize, rope_frequencies, visible_keys
+from models.lm.forward import Capture, attention, captured, run
+from models.lm.layers import apply_rope, local_rope, normalize, rope_frequencies, rope_tables, softcap, visible_keys
 from models.lm.model import DecoderLM
 
 GQA = {"model_type": "qwen2", "vocab_size": 50, "hidden_size": 24, "intermediate_size": 32,
@@ -56,6 +57,61 @@ def test_rope_equals_the_oracle_and_keeps_only_relative_position():
     q, k = rng.normal(size=8), rng.normal(size=8)
     scores = [numpy_rope(q[None], 5e5, [m])[0] @ numpy_rope(k[None], 5e5, [n])[0] for m, n in ((3, 1), (10, 8), (40, 38))]
     np.testing.assert_allclose(scores, scores[0], atol=1e-9)
+
+
+@settings(max_examples=8, deadline=None)  # each shape compiles
+@given(heads=st.integers(1, 3), half=st.integers(1, 6), turned=st.integers(1, 6), seed=st.integers(0, 2**16))
+def test_partial_rotary_turns_the_first_dimensions_and_passes_the_rest(heads, half, turned, seed):
+    # GPT-NeoX / Phi-3: RoPE of the first r = rope_dim dimensions (with base^(2i/r)), the others unchanged.
+    d, r = 2 * half + 2 * turned, 2 * turned
+    cfg = LMConfig.from_hf({**GQA, "model_type": "phi3", "num_attention_heads": heads, "num_key_value_heads": heads,
+                            "head_dim": d, "rope_theta": 1e3, "partial_rotary_factor": r / d})
+    assert cfg.rope_dim == r
+    x = np.random.default_rng(seed).normal(size=(1, heads, 5, d)).astype(np.float32)
+    out = np.asarray(apply_rope(x, *rope_tables(cfg, np.arange(5))))
+    for h in range(heads):
+        np.testing.assert_allclose(out[0, h, :, :r], numpy_rope(x[0, h, :, :r], 1e3, range(5)), atol=1e-5)
+    np.testing.assert_array_equal(out[..., r:], x[..., r:])
+
+
+@settings(max_examples=50, deadline=None)
+@given(cap=st.floats(0.5, 100.0), values=st.lists(st.floats(-1e4, 1e4), min_size=16, max_size=16))
+def test_soft_capping_is_cap_tanh_x_over_cap_in_numpy_and_jax(cap, values):
+    x = np.asarray(values, np.float32)  # one length: one compile
+    expected = cap * np.tanh(x.astype(np.float64) / cap)
+    np.testing.assert_allclose(softcap(x, cap), expected, atol=1e-5 * cap)
+    np.testing.assert_allclose(np.asarray(softcap(jnp.asarray(x), cap)), expected, atol=1e-5 * cap)
+    assert np.all(np.abs(softcap(x, cap)) <= np.float32(cap)) and softcap(x, None) is x
+    assert np.all(np.diff(softcap(np.sort(x), cap)) >= 0)  # order kept: the argmax of capped logits is the same
+
+
+def test_gemma3s_local_layers_turn_with_their_own_base():
+    cfg = LMConfig.from_hf({**GQA, "model_type": "gemma3_text", "head_dim": 8, "num_hidden_layers": 3,
+                            "layer_types": ["sliding_attention", "full_attention", "sliding_attention"],
+                            "sliding_window": 4, "rope_theta": 1e6, "rope_local_base_freq": 10.0})
+    assert [local_rope(cfg, i) for i in range(3)] == [True, False, True]
+    np.testing.assert_allclose(rope_frequencies(cfg, local=True)[0], 1 / 10.0 ** (np.arange(0, 8, 2) / 8), rtol=1e-6)
+    np.testing.assert_allclose(rope_frequencies(cfg)[0], 1 / 1e6 ** (np.arange(0, 8, 2) / 8), rtol=1e-6)
+
+
+def test_olmo2s_qk_norm_is_over_the_whole_projection():
+    # OLMo 2: RMSNorm of q = x W_q over all H·d numbers at once (one scale for the whole vector), then cut into heads.
+    cfg = LMConfig.from_hf({**GQA, "model_type": "olmo2"})
+    model = DecoderLM(cfg, rngs=nnx.Rngs(2))
+    layer = model.layers[0]
+    rng = np.random.default_rng(3)
+    layer.q_norm.scale[...] = jnp.asarray(rng.normal(size=cfg.num_heads * cfg.head_dim).astype(np.float32))
+    assert not hasattr(layer, "attn_norm")  # OLMo 2 has no norm before attention: the layer reads the stream itself
+    ids = np.asarray([[1, 2, 3, 4]], np.int32)
+    graphdef, state = nnx.split(model)
+    out = captured(state, ids, np.ones_like(ids, bool), graphdef=graphdef, capture=Capture(logits=False, queries=(0,)))
+    x = np.asarray(model.embed[...])[ids]
+    q = x[0].astype(np.float64) @ np.asarray(layer.q.kernel[...], np.float64)
+    q = q / np.sqrt(np.mean(q * q, -1, keepdims=True) + cfg.norm_eps) * np.asarray(layer.q_norm.scale[...])
+    q = q.reshape(4, cfg.num_heads, cfg.head_dim).transpose(1, 0, 2)
+    cos, sin = (np.asarray(t) for t in rope_tables(cfg, np.arange(4)))
+    expected = q * cos + np.concatenate([-q[..., cfg.head_dim // 2:], q[..., :cfg.head_dim // 2]], -1) * sin
+    np.testing.assert_allclose(np.asarray(out["queries"][0][0]), expected, atol=1e-4)
 
 
 def test_linear_scaling_divides_positions():

@@ -1,7 +1,9 @@
 """Every view of one model on one text agrees with the others: the maps of lm and of lm-generate, the logit
 lens's last row and the logits, knocking out no heads and the plain forward, the neuron view's softmax and
 the map's row. On the GPT trained here and on a Qwen2 folder whose sliding window covers only some layers
-(layer_types full, sliding, sliding): a view that applied a model's rule differently would disagree here."""
+(layer_types full, sliding, sliding), and on a Gemma 3 folder with the same layer types (a RoPE base of their own
+on the local layers) and Gemma 2's soft-capping of scores and logits: a view that applied a model's rule
+differently would disagree here."""
 
 from __future__ import annotations
 
@@ -33,24 +35,39 @@ WINDOWED = {
 }
 
 
-def windowed_folder(folder: Path) -> Path:
-    """Writes a random Qwen2 of WINDOWED's config (larger weights than the init, so that maps are sharp) with the
-    qwen2 fixture's tokenizer, as Hugging Face saves one."""
-    cfg = LMConfig.from_hf(WINDOWED)
+# Gemma 3 with what Gemma 2 adds: soft-capped scores (so the neuron view's softmax must cap them too) and logits,
+# query_pre_attn_scalar, sandwich norms, √d embeddings, and layers 1 and 2 local (window and RoPE base of their own).
+GEMMA = {
+    "architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text", "vocab_size": 320, "hidden_size": 32,
+    "intermediate_size": 48, "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2,
+    "head_dim": 16, "query_pre_attn_scalar": 24, "sliding_window": WINDOW, "max_position_embeddings": 256,
+    "layer_types": ["full_attention", "sliding_attention", "sliding_attention"], "rope_theta": 1e6,
+    "rope_local_base_freq": 100.0, "attn_logit_softcapping": 3.0, "final_logit_softcapping": 4.0,
+    "tie_word_embeddings": True, "rms_norm_eps": 1e-6,
+}
+# name -> (config.json, the fixture that lends its tokenizer)
+FOLDERS = {"windowed": (WINDOWED, "qwen2"), "gemma": (GEMMA, "gemma2")}
+
+
+def windowed_folder(folder: Path, config: dict = WINDOWED, tokenizer_from: str = "qwen2") -> Path:
+    """Writes a random model of this config (larger weights than the init, so that maps are sharp) with a fixture's
+    tokenizer, as Hugging Face saves one."""
+    cfg = LMConfig.from_hf(config)
     _, state = nnx.split(DecoderLM(cfg, rngs=nnx.Rngs(3)))
     params = {tuple(p): np.asarray(v[...]) * (4.0 if v[...].ndim == 2 else 1.0) for p, v in nnx.to_flat_state(state)}
     folder.mkdir(parents=True)
     save_file(hf_tensors(cfg, params), str(folder / "model.safetensors"), metadata={"format": "pt"})
-    (folder / "config.json").write_text(json.dumps(WINDOWED, indent=2) + "\n", encoding="utf-8")
-    shutil.copy(FIXTURES / "qwen2" / "tokenizer.json", folder / "tokenizer.json")
+    (folder / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    shutil.copy(FIXTURES / tokenizer_from / "tokenizer.json", folder / "tokenizer.json")
     return folder
 
 
-@pytest.fixture(scope="module", params=["trained", "windowed"])
+@pytest.fixture(scope="module", params=["trained", "windowed", "gemma"])
 def model_dir(request, tmp_path_factory):
     if request.param == "trained":
         return None
-    return str(windowed_folder(tmp_path_factory.mktemp("views") / "qwen2_windowed"))
+    config, tokenizer_from = FOLDERS[request.param]
+    return str(windowed_folder(tmp_path_factory.mktemp("views") / request.param, config, tokenizer_from))
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +96,9 @@ def test_the_windowed_folder_has_a_window_on_some_layers_only(plain, model_dir):
         assert runner.config.sliding_window is None
         return
     assert runner.config.sliding_layers == (1, 2) and runner.config.sliding_window == WINDOW
+    if runner.config.model_type == "gemma3_text":  # what the views must all apply the same way
+        cfg = runner.config
+        assert cfg.attn_softcap and cfg.final_softcap and cfg.local_rope_theta == 100.0 and cfg.arch.embed_scale
     t = record.weights.shape[-1]
     assert t > 2 * WINDOW
     q, k = np.indices((t, t))
