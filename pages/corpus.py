@@ -16,7 +16,7 @@ from ui.corpus_links import single_input_url
 from ui.i18n import current_language
 from ui.links import choice
 from ui.markdown import escape_markdown
-from ui.model_folder import DECODER_FOLDER, model_folder
+from ui.model_folder import BERT_FOLDER, DECODER_FOLDER, model_folder
 from ui.router import start_page
 from ui.story import page_header
 from ui.widgets import checked, clicked_points, show_figure
@@ -39,13 +39,14 @@ def _model(mechanism: str, model_dir: str):
         return LMCorpusModel(shared_runner(model_dir or None, max_bytes=max_model_bytes()))
     from models.transformer.records import shared_runner
 
-    return corpus.CorpusModel(shared_runner(None))  # the MiniLM the self-attention pages use
+    # the encoder the self-attention pages use: MiniLM, or the user's folder (BERT, RoBERTa, XLM-R, ...)
+    return corpus.CorpusModel(shared_runner(model_dir or None, max_bytes=max_model_bytes()))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _embedding(digest: str, texts: tuple[str, ...], layer: int, head: int):
+def _embedding(digest: str, texts: tuple[str, ...], layer: int, head: int, model_dir: str = ""):
     del digest  # the cache key; texts is hashed too, but a digest keeps the key small to compare
-    runner = _model("transformer", "").runner
+    runner = _model("transformer", model_dir).runner
     return qk.joint_embedding(qk.query_keys(runner, texts, layer, head))
 
 
@@ -60,7 +61,8 @@ page_header(CORPUS, _(
 
 mechanism = choice(st.radio, _("Model"), list(MODEL_NAMES), format_func=lambda m: _(MODEL_NAMES[m]),
                    horizontal=True, key="corpus_model", linked=False)
-model_dir = model_folder(DECODER_FOLDER, key="corpus_model_dir") if mechanism == "lm" else ""
+model_dir = (model_folder(DECODER_FOLDER, key="corpus_model_dir") if mechanism == "lm"
+             else model_folder(BERT_FOLDER, key="corpus_encoder_dir"))
 
 source = choice(st.radio, _("Corpus"), list(SOURCES), format_func=lambda s: _(SOURCES[s]), horizontal=True,
                 key="corpus_source", linked=False)
@@ -173,7 +175,7 @@ st.markdown(_(
     "mean, k ← k − mean(k) + mean(q); then q ← c·q and k ← k/c with c = √(mean‖k‖ / mean‖q‖), so both have the "
     "same mean norm. Neither changes any attention map. Then PCA to two axes.").format(
     tokens=f"{qk.MAX_SAMPLE_TOKENS:,}"))
-embedding = checked(_embedding, digest, tuple(texts), int(layer), int(head))
+embedding = checked(_embedding, digest, tuple(texts), int(layer), int(head), model_dir)
 sample = embedding.sample
 fig = query_key_plane(embedding.query_xy, embedding.key_xy, sample.tokens, sample.contexts, sample.position,
                       np.linalg.norm(sample.queries, axis=1), np.linalg.norm(sample.keys, axis=1), colour_by=colour_by,

@@ -6,6 +6,7 @@ from models.registry import SENTENCE_ALIGNMENT, mechanisms_on_page
 from models.transformer.alignment import DEFAULT_TEMPERATURES, SCORE_NAMES, best_pair_rows
 from ui.legend import SENTENCE_ALIGNMENT_LEGEND, symbol_legend
 from ui.links import bound, linked_text
+from ui.model_folder import BERT_FOLDER, model_folder
 from ui.router import start_page
 from ui.story import page_header
 from ui.widgets import checked, option_radio, option_slider, show_figure, show_notice
@@ -22,10 +23,10 @@ PAIR_COLUMNS = {"sentence 1": N_("sentence 1"), "sentence 2": N_("sentence 2"), 
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def alignment(text: str, text_pair: str, score: str, window: int | None, temperature: float):
-    """Returns the alignment record of two sentences with the default model."""
+def alignment(text: str, text_pair: str, score: str, window: int | None, temperature: float, model_dir: str = ""):
+    """Returns the alignment record of two sentences with the default model or the user's encoder folder."""
     return mechanism.build({"text": text, "text_pair": text_pair, "score": score, "window": window,
-                            "temperature": temperature})
+                            "temperature": temperature, "model_dir": model_dir or None})
 
 
 page_header(SENTENCE_ALIGNMENT, _(
@@ -38,6 +39,7 @@ st.info(_("all-MiniLM-L6-v2 is an English model: it reads English sentences. Oth
 st.latex(mechanism.formula)
 symbol_legend(SENTENCE_ALIGNMENT_LEGEND)
 
+model_dir = model_folder(BERT_FOLDER, key="al_model_dir")
 left, right = st.columns(2)
 text_option, pair_option = mechanism.option("text"), mechanism.option("text_pair")
 text = linked_text(left.text_input, _("Sentence 1 (rows)"), mechanism.example["text"], key="al_text",
@@ -69,7 +71,7 @@ if not text.strip() or not text_pair.strip():
     st.stop()
 
 with st.spinner(_("Encoding both sentences…")):
-    record = checked(alignment, text, text_pair, score, window, float(temperature))
+    record = checked(alignment, text, text_pair, score, window, float(temperature), model_dir)
 
 for notice in record.meta.get("notices", []):
     show_notice(notice, icon=":material/help:")

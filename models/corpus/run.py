@@ -25,7 +25,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from models.corpus.heads import KEY_KINDS, STATISTIC_IDS, layer_statistics
-from models.heads.statistics import CLS_TOKEN, SEP_TOKEN, is_punctuation
+from models.heads.statistics import CLS_TOKENS, SEP_TOKENS, is_punctuation
 from models.padding import bucket
 from models.record import InputError
 from models.transformer.records import length_buckets
@@ -84,7 +84,7 @@ class CorpusModel:
         self.config = runner.config
         self.layers, self.heads = self.config.num_hidden_layers, self.config.num_attention_heads
         self._place(mesh, max_batch_bytes)
-        self.buckets = length_buckets(self.config.max_position_embeddings, PASS_BUCKETS)
+        self.buckets = length_buckets(self.config.max_tokens, PASS_BUCKETS)
         self.params = jax.device_put(runner.params, self.replicated)  # the runner's {path: array}, replicated
         self._fn = self._jit(_stats_forward(self.config), 5)
 
@@ -136,8 +136,8 @@ class CorpusModel:
 
 
 def key_kinds(tokens) -> np.ndarray:
-    """Returns bool [T, 3]: whether each token is [CLS], [SEP], punctuation (KEY_KINDS order)."""
-    return np.array([(t == CLS_TOKEN, t == SEP_TOKEN, _punctuation(t)) for t in tokens], bool).reshape(-1, 3)
+    """Returns bool [T, 3]: whether each token is [CLS] (or <s>), [SEP] (or </s>), punctuation (KEY_KINDS order)."""
+    return np.array([(t in CLS_TOKENS, t in SEP_TOKENS, _punctuation(t)) for t in tokens], bool).reshape(-1, 3)
 
 
 _punctuation = functools.lru_cache(maxsize=2**16)(is_punctuation)  # per token string: a vocabulary's worth

@@ -21,7 +21,9 @@ from models.text import N_
 
 CLS_TOKEN = "[CLS]"
 SEP_TOKEN = "[SEP]"
-SPECIAL_TOKENS = frozenset({CLS_TOKEN, SEP_TOKEN, "[PAD]", "[MASK]"})
+CLS_TOKENS = (CLS_TOKEN, "<s>")  # BERT's, then RoBERTa's and XLM-R's (ModernBERT writes [CLS] and [SEP])
+SEP_TOKENS = (SEP_TOKEN, "</s>")
+SPECIAL_TOKENS = frozenset({*CLS_TOKENS, *SEP_TOKENS, "[PAD]", "[MASK]", "<pad>", "<mask>"})
 PIECE_PREFIX = "##"
 
 
@@ -90,9 +92,9 @@ def head_statistic(weights: np.ndarray, labels: Sequence[str], statistic: str, *
         safe = np.where(weights > 0, weights, 1.0)
         return mean_over_queries(-(weights * np.log(safe)).sum(axis=-1))
     if statistic == "cls":
-        return _share_to(weights, np.array([x == CLS_TOKEN for x in labels], dtype=bool))
+        return _share_to(weights, np.array([x in CLS_TOKENS for x in labels], dtype=bool))
     if statistic == "sep":
-        return _share_to(weights, np.array([x == SEP_TOKEN for x in labels], dtype=bool))
+        return _share_to(weights, np.array([x in SEP_TOKENS for x in labels], dtype=bool))
     if statistic == "punctuation":
         return _share_to(weights, np.array([is_punctuation(x) for x in labels], dtype=bool))
     if statistic == "self":
@@ -112,7 +114,7 @@ def head_statistics(record: AttentionRecord) -> dict[str, np.ndarray]:
 def special_sinks(record: AttentionRecord, threshold: float = 0.5) -> tuple[int, int]:
     """Returns (heads, all heads): how many maps of a ("layer", "head", "query", "key") record put
     more than `threshold` of their attention, on average over queries, on [CLS] or [SEP]."""
-    keys = np.array([x in (CLS_TOKEN, SEP_TOKEN) for x in record.key_labels], bool)
+    keys = np.array([x in CLS_TOKENS + SEP_TOKENS for x in record.key_labels], bool)
     mostly = detectors.heads_mostly_on(record.weights, keys, threshold)
     return int(mostly.sum()), int(mostly.size)
 

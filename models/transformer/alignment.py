@@ -30,7 +30,7 @@ SCORE_NAMES = {"dot": "Dot product", "scaled-dot": "Scaled dot product", "cosine
 # default temperature (chosen on the default paraphrase pair; the page exposes τ).
 DEFAULT_TEMPERATURES = {"dot": 1.0, "scaled-dot": 1.0, "cosine": 0.05}
 DEFAULT_SENTENCES = ("The cat sat on the mat", "A cat was sitting on the rug")
-SPECIAL_TOKENS = frozenset({"[CLS]", "[SEP]", "[PAD]"})
+SPECIAL_TOKENS = frozenset({"[CLS]", "[SEP]", "[PAD]", "<s>", "</s>", "<pad>"})  # BERT's, then RoBERTa's and XLM-R's
 MAX_WINDOW = 20
 MECHANISM = "sentence-alignment"  # the registry's id of this view; its builder passes the entry's own id
 
@@ -154,7 +154,7 @@ def best_pair_rows(record: AttentionRecord) -> list[dict]:
 
 
 def content_tokens(tokens: list[str], hidden: np.ndarray) -> tuple[list[str], np.ndarray]:
-    """Returns the tokens and vectors [n, d] without [CLS]/[SEP] (they align with everything)."""
+    """Returns the tokens and vectors [n, d] without [CLS]/[SEP] or <s>/</s> (they align with everything)."""
     keep = [i for i, t in enumerate(tokens) if t not in SPECIAL_TOKENS]
     return [tokens[i] for i in keep], np.asarray(hidden, np.float32)[keep]
 

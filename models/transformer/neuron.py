@@ -2,8 +2,9 @@
 
 For a layer, a head and a query token i: q = the head's query vector at i, k = its keys at every token,
 q ⊙ k [T, d], scores = Σ_d (q ⊙ k) / √d and their softmax over the text's tokens (an encoder sees
-every token, before and after). q and k are what the runner's one forward captures; the softmax row
-equals the runner's attention map row (tests/models/transformer/test_neuron.py, test_views_agree.py).
+every token, before and after; a sliding layer those within its window). q and k (after RoPE) are what
+the runner's one forward captures; the softmax row equals the runner's attention map row
+(tests/models/transformer/test_neuron.py, test_views_agree.py, test_encoder_families.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import numpy as np
 
 from models.capture import Capture
 from models.neuron import NeuronParts, neuron_index, query_key_parts
+from models.transformer.config import SLIDING
 from models.transformer.records import AttentionRunner
 
 # Every layer's queries and keys in one call: moving the layer on the page compiles nothing new.
@@ -33,4 +35,7 @@ def neuron_parts(runner: AttentionRunner, text: str, layer: int, head: int, quer
     q = np.asarray(out["queries"][layer][0, head, query], np.float32)  # [d]
     k = np.asarray(out["keys"][layer][0, head, :t], np.float32)  # [T, d]
     scale = 1.0 / math.sqrt(cfg.head_dim)
-    return query_key_parts(q, k, scale, np.ones(t, bool), head)  # an encoder sees every token
+    visible = np.ones(t, bool)  # an encoder sees every token
+    if cfg.layer_type(layer) == SLIDING:  # ModernBERT's local layers: those within the window
+        visible = np.abs(np.arange(t) - query) <= cfg.window
+    return query_key_parts(q, k, scale, visible, head)

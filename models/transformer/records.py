@@ -1,4 +1,5 @@
-"""Self-attention of a pretrained BERT-family encoder (default: all-MiniLM-L6-v2) as records.
+"""Self-attention of a pretrained BERT-family encoder (BERT, RoBERTa, XLM-R, DistilBERT, ELECTRA or ModernBERT;
+default: all-MiniLM-L6-v2) as records.
 
 load_runner() loads a folder once; AttentionRunner.attention(text) returns every layer's and
 head's attention probabilities as one AttentionRecord with axes ("layer", "head", "query", "key").
@@ -32,7 +33,7 @@ AXES = ("layer", "head", "query", "key")
 # The id the runner's records carry: the registry's self-attention entry (tests/models/test_registry.py checks
 # that every entry's builder returns records of its own id).
 MECHANISM = "transformer"
-BUCKETS = (16, 32, 64, 128, 256, 512)
+BUCKETS = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096)  # then the model's limit
 MAX_BATCH = 32  # rows per jitted call in attention_batch
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32)  # a file of N lines compiles a handful of shapes
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
@@ -89,7 +90,7 @@ class AttentionRunner:
     def __init__(self, model_dir: str | Path):
         self.model_dir = Path(model_dir)
         self.config, tensors = load_tensors(self.model_dir)
-        self.tokenizer = load_tokenizer(self.model_dir, self.config.max_position_embeddings)
+        self.tokenizer = load_tokenizer(self.model_dir, self.config.max_tokens, self.config.model_type)
         if self.tokenizer.vocab_size > self.config.vocab_size:
             raise InputError(
                 f"{self.model_dir}: tokenizer.json has {self.tokenizer.vocab_size} tokens but the model only "
@@ -97,7 +98,7 @@ class AttentionRunner:
             )
         # The weights, {dotted parameter path: device array}, put on the device once: the forwards' first argument.
         self.params = {name: jax.device_put(value) for name, value in tensors.items()}
-        self.buckets = length_buckets(self.config.max_position_embeddings)
+        self.buckets = length_buckets(self.config.max_tokens)
         self.name = DEFAULT_MODEL_NAME if self._is_default() else self.model_dir.name
         self._stored: dict[tuple[Capture, bool, bool], Any] = {}  # (capture, final, changed) -> forward
 
@@ -230,7 +231,7 @@ class AttentionRunner:
                 "model": self.name,
                 "truncated": encoding.truncated,
                 "notice": encoding.notice,
-                "segments": [int(t) for t in encoding.token_type_ids],
+                "segments": [int(t) for t in encoding.pair_segments],
                 "num_layers": self.config.num_hidden_layers,
                 "num_heads": self.config.num_attention_heads,
             },

@@ -1,4 +1,8 @@
-"""Word-piece merging: a BERT-style tokenizer's "##" pieces joined back into words, labels and weights.
+"""Word-piece merging: a tokenizer's pieces joined back into words, labels and weights.
+
+Two spellings: WordPiece marks a piece that continues a word ("##ing": BERT, DistilBERT, ELECTRA); byte-level
+BPE and SentencePiece mark a piece that starts one ("Ġsat" in RoBERTa and ModernBERT, "▁sat" in XLM-R), and
+every other piece continues the word before it. Tokens with a start mark and no "##" piece are read the second way.
 
 Pure numpy (no jax): runs on the float32 weights of a self-attention AttentionRecord with axes
 (..., "query", "key"), whose query and key labels are the same tokens.
@@ -13,29 +17,42 @@ import numpy as np
 from models.heads.statistics import PIECE_PREFIX, SPECIAL_TOKENS
 from models.record import AttentionRecord
 
+WORD_STARTS = ("Ġ", "▁")  # byte-level BPE's and SentencePiece's mark of a word's first piece
+SPECIALS = SPECIAL_TOKENS | {"<s>", "</s>", "<pad>", "<mask>"}  # BERT's, then RoBERTa's and XLM-R's
+
+
+def _marks_word_starts(tokens: Sequence[str]) -> bool:
+    return not any(t.startswith(PIECE_PREFIX) for t in tokens) and any(t.startswith(WORD_STARTS) for t in tokens)
+
 
 def word_index(tokens: Sequence[str]) -> np.ndarray:
-    """Returns int [T]: the word each token belongs to ("##" pieces join the previous token).
+    """Returns int [T]: the word each token belongs to ("##" pieces join the previous token; with start marks,
+    every piece without "Ġ" or "▁" does).
 
-    Special tokens ([CLS], [SEP], ...) are always words of their own, and a "##" piece right
+    Special tokens ([CLS], [SEP], <s>, </s>, ...) are always words of their own, and a piece right
     after one starts a new word (there is nothing to join).
     """
     index = np.zeros(len(tokens), dtype=np.int64)
+    starts = _marks_word_starts(tokens)
     word = -1
     for t, token in enumerate(tokens):
-        joins = token.startswith(PIECE_PREFIX) and t > 0 and tokens[t - 1] not in SPECIAL_TOKENS
-        if not joins or token in SPECIAL_TOKENS:
+        continues = not token.startswith(WORD_STARTS) if starts else token.startswith(PIECE_PREFIX)
+        joins = continues and t > 0 and tokens[t - 1] not in SPECIALS
+        if not joins or token in SPECIALS:
             word += 1
         index[t] = word
     return index
 
 
 def merged_labels(tokens: Sequence[str], index: np.ndarray) -> list[str]:
-    """Returns one label per word: its pieces joined, "##" prefixes dropped."""
+    """Returns one label per word: its pieces joined, "##" prefixes (or a first piece's "Ġ", "▁") dropped."""
     words: list[str] = [""] * (int(index.max()) + 1 if len(index) else 0)
+    starts = _marks_word_starts(tokens)
     for token, w in zip(tokens, index):
-        piece = token[len(PIECE_PREFIX) :] if words[w] and token.startswith(PIECE_PREFIX) else token
+        piece = token[len(PIECE_PREFIX) :] if not starts and words[w] and token.startswith(PIECE_PREFIX) else token
         words[w] += piece
+    if starts:  # "Ġ" + "c" + "at" -> "cat"; a word that is only the mark keeps it
+        words = [w[1:] if w.startswith(WORD_STARTS) and len(w) > 1 else w for w in words]
     return words
 
 

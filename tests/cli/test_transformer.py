@@ -75,3 +75,17 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, extra, message):
     )
     err = capsys.readouterr().err
     assert code == 2 and message in err and err.count("\n") == 1
+
+
+ENCODERS = Path(__file__).resolve().parents[1] / "fixtures" / "encoders"
+
+
+@pytest.mark.parametrize("family", ["roberta", "xlm_roberta", "distilbert", "electra", "modernbert"])
+def test_an_encoder_folder_of_each_family_exports_hugging_faces_maps(family, tmp_path):
+    reference = np.load(ENCODERS / family / "reference.npz")
+    case = "long" if family == "modernbert" else "english"  # ModernBERT's case is longer than its window
+    out = tmp_path / "maps.npz"
+    code = cli.main(["export", "--mechanism", "transformer", "--model-dir", str(ENCODERS / family),
+                     "--text", str(reference[f"{case}/text"]), "--format", "npz", "--out", str(out)])
+    assert code == 0
+    np.testing.assert_allclose(np.load(out)["weights"], reference[f"{case}/attention"], atol=1e-4)

@@ -81,3 +81,23 @@ def test_parts_the_vocabulary_cannot_spell_are_named_per_sentence(at):
                                                        "spell became \\[UNK\\]") and "🍕🍕🍕" in notices[0], notices
     at.text_input(key="al_text").input("The cat sat on the mat.").run()
     assert not at.warning and chart_specs(at)
+
+
+def test_an_xlm_r_folder_aligns_english_with_chinese(monkeypatch):
+    from pathlib import Path
+
+    from models.registry import get_mechanism
+    from tests.pages.conftest import open_page
+
+    root = Path(__file__).resolve().parents[1] / "fixtures" / "encoders"
+    monkeypatch.setenv("ATTENTION_LAB_MODEL_ROOT", str(root))
+    app = open_page("pages/sentence_alignment.py", timeout=300)
+    app.text_input(key="al_model_dir").set_value("xlm_roberta").run()
+    app.text_input(key="al_text").set_value("The cat sat on the mat").run()
+    app.text_input(key="al_pair").set_value("猫坐在垫子上").run()
+    assert not app.exception, app.exception
+    expected = get_mechanism("sentence-alignment").build(
+        {"text": "The cat sat on the mat", "text_pair": "猫坐在垫子上", "model_dir": str(root / "xlm_roberta")})
+    spec = chart_specs(app)[0]
+    assert list(spec["data"][0]["x"]) == list(expected.key_labels)  # XLM-R's own pieces, no <s> or </s>
+    np.testing.assert_allclose(chart_data(app, 0), expected.weights, atol=1e-6)

@@ -56,3 +56,26 @@ def test_merged_rows_still_sum_to_one_and_mass_is_kept(pieces, seed):
     sizes = np.bincount(wp.word_index(tokens))
     np.testing.assert_allclose((merged.weights.sum(axis=-1) * sizes).sum(axis=-1), len(tokens), atol=1e-4)
     assert np.all(merged.weights >= 0)
+
+
+def test_pieces_marked_at_a_words_start_join_the_other_way():
+    # RoBERTa's byte-level BPE (and ModernBERT's) marks a word's first piece with "Ġ", XLM-R's SentencePiece with
+    # "▁": every unmarked piece continues the word before it, and never a special token.
+    roberta = ["<s>", "The", "Ġ", "c", "at", "Ġsat", ".", "</s>", "</s>", "A", "Ġdog", "</s>"]
+    assert wp.word_index(roberta).tolist() == [0, 1, 2, 2, 2, 3, 3, 4, 5, 6, 7, 8]
+    assert wp.merged_labels(roberta, wp.word_index(roberta)) == [
+        "<s>", "The", "cat", "sat.", "</s>", "</s>", "A", "dog", "</s>"
+    ]
+    xlmr = ["<s>", "▁", "我", "爱", "▁T", "he", "▁", "</s>"]
+    assert wp.merged_labels(xlmr, wp.word_index(xlmr)) == ["<s>", "我爱", "The", "▁", "</s>"]
+
+
+def test_a_roberta_record_merges_into_words_whose_rows_still_sum_to_one():
+    from pathlib import Path
+
+    from models.transformer.records import load_runner
+
+    runner = load_runner(Path(__file__).resolve().parents[2] / "fixtures" / "encoders" / "roberta")
+    merged = wp.merge_word_pieces(runner.attention("The cat sat on the mat."))
+    assert list(merged.query_labels) == ["<s>", "The", "cat", "sat", "on", "the", "mat.", "</s>"]
+    np.testing.assert_allclose(merged.weights.sum(-1), 1.0, atol=1e-5)
