@@ -103,9 +103,12 @@ class ContextAttention(nnx.Module):
         """Returns u·u_ctx per step.  h [..., T, F] -> [..., T]."""
         return jnp.tanh(self.proj(h)) @ self.context[...]
 
-    def __call__(self, h, mask):
-        """Returns (summary [..., F], α [..., T]).  h [..., T, F], mask [..., T] bool."""
-        alpha = core.masked_softmax(self.scores(h), mask)
+    def __call__(self, h, mask, alpha=None):
+        """Returns (summary [..., F], α [..., T]).  h [..., T, F], mask [..., T] bool.
+
+        alpha: None, or float [..., T] read in place of the module's own α (an intervention)."""
+        if alpha is None:
+            alpha = core.masked_softmax(self.scores(h), mask)
         summary = core.context_vector(alpha[..., None, :], h)[..., 0, :]
         return summary, alpha
 
@@ -121,18 +124,21 @@ class HAN(nnx.Module):
         self.sentence_attention = ContextAttention(2 * cfg.sentence_hidden, cfg.sentence_attention, rngs=rngs)
         self.heads = nnx.List([nnx.Linear(2 * cfg.sentence_hidden, len(classes), rngs=rngs) for _, classes in cfg.heads])
 
-    def __call__(self, x, piece_mask, sentence_mask):
+    def __call__(self, x, piece_mask, sentence_mask, word_alpha=None, sentence_alpha=None):
         """x [B, S, T, E], piece_mask [B, S, T], sentence_mask [B, S].
 
         Returns (logits: tuple of [B, C_k], word α [B, S, T], sentence α [B, S],
         word scores [B, S, T], sentence scores [B, S]) (scores = uᵀu_ctx before the softmax).
+        word_alpha [B, S, T], sentence_alpha [B, S]: interventions, read in place of the network's own α at
+        that level (models/counterfactual); the α returned are the ones read. Without them nothing changes.
         """
         b, s, t, e = x.shape
         words = self.word_encoder(x.reshape(b * s, t, e), piece_mask.reshape(b * s, t))  # [B·S, T, 2H]
-        sent_vec, word_alpha = self.word_attention(words, piece_mask.reshape(b * s, t))
+        word_override = None if word_alpha is None else word_alpha.reshape(b * s, t)
+        sent_vec, word_alpha = self.word_attention(words, piece_mask.reshape(b * s, t), word_override)
         word_scores = self.word_attention.scores(words).reshape(b, s, t)
         sents = self.sentence_encoder(sent_vec.reshape(b, s, -1), sentence_mask)  # [B, S, 2H]
-        doc, sent_alpha = self.sentence_attention(sents, sentence_mask)
+        doc, sent_alpha = self.sentence_attention(sents, sentence_mask, sentence_alpha)
         logits = tuple(head(doc) for head in self.heads)
         return logits, word_alpha.reshape(b, s, t), sent_alpha, word_scores, self.sentence_attention.scores(sents)
 

@@ -195,22 +195,29 @@ class Seq2Seq(nnx.Module):
 
     # ------------------------------------------------------------------ decoder
 
-    def __call__(self, src_ids, src_len, tgt_in, window, *, teacher_forcing: bool):
+    def __call__(self, src_ids, src_len, tgt_in, window, *, teacher_forcing: bool, alpha=None):
         """Returns (logits [B, 10, V], α [B, 10, T], centres [B, 10]).
 
         src_ids int [B, T] (padded), src_len int [B], tgt_in int [B, 10] (<s> then the target
         shifted right; only read with teacher_forcing), window: D for the local variants.
         Without teacher forcing each step reads the previous step's argmax (greedy).
+        alpha: an intervention, float [B, 10, T] read at each step instead of the model's own α (see decode).
         """
         enc, s0 = self.encode(src_ids, src_len)
-        return self.decode(enc, s0, src_len, tgt_in, window, teacher_forcing=teacher_forcing)
+        return self.decode(enc, s0, src_len, tgt_in, window, teacher_forcing=teacher_forcing, alpha=alpha)
 
-    def decode(self, enc, s0, src_len, tgt_in, window, *, teacher_forcing: bool):
+    def decode(self, enc, s0, src_len, tgt_in, window, *, teacher_forcing: bool, alpha=None):
         """Returns (logits [B, 10, V], α [B, 10, T], centres [B, 10]) from the annotations enc [B, T, 2E]
         and the bridged initial state s0 [B, Hd]. The no-attention variants read c = q(enc) alone:
-        their s0 is tanh(W_s c), the s0 given is not used."""
+        their s0 is tanh(W_s c), the s0 given is not used.
+
+        alpha: None, or float [B, 10, T]: step t reads alpha[:, t] in place of its own α (the counterfactual
+        tests of models/counterfactual: an adversarial, permuted or uniform α); the α returned is the one read.
+        Without it every output is what it was before this option existed."""
         mask = jnp.arange(enc.shape[1])[None, :] < src_len[:, None]
         b, v = enc.shape[0], self.cfg.variant
+        if alpha is not None and v in NO_ATTENTION_VARIANTS:
+            raise ValueError(f"{v} has no attention to override")
         fixed = None
         if v in NO_ATTENTION_VARIANTS:
             fixed, pooling = self.context(enc, src_len)
@@ -221,13 +228,14 @@ class Seq2Seq(nnx.Module):
 
         def step(carry, xs):
             s_prev, feed, prev_token = carry
-            t, teacher_token = xs
+            t, teacher_token, override = xs
             token = teacher_token if teacher_forcing else prev_token
             y = emb[token]
             if fixed is not None:  # no attention: the same c at every step
                 alpha, centers, context = pooling, jnp.full((b,), -1.0, jnp.float32), fixed
             elif v == "bahdanau":
                 alpha, centers = self.attend(s_prev, enc, mask, src_len, t, window)
+                alpha = alpha if override is None else override
                 context = jnp.einsum("bt,btd->bd", alpha, enc)
             if _reads_context(v):
                 x = jnp.concatenate([y, context], -1)
@@ -238,6 +246,7 @@ class Seq2Seq(nnx.Module):
                 x = jnp.concatenate([y, feed], -1)
                 s = gru_step(self.decoder, x @ self.decoder.w_x[...] + self.decoder.b_x[...], s_prev)
                 alpha, centers = self.attend(s, enc, mask, src_len, t, window)
+                alpha = alpha if override is None else override
                 context = jnp.einsum("bt,btd->bd", alpha, enc)
                 out = jnp.tanh(jnp.concatenate([context, s], -1) @ self.combine[...] + self.readout_b[...])
                 feed = out
@@ -246,7 +255,9 @@ class Seq2Seq(nnx.Module):
             return (s, feed, next_token), (logits, alpha, centers)
 
         steps = jnp.arange(OUTPUT_LENGTH, dtype=jnp.float32)
-        _, (logits, alpha, centers) = jax.lax.scan(step, (s0, feed0, token0), (steps, jnp.swapaxes(tgt_in, 0, 1)))
+        overrides = None if alpha is None else jnp.swapaxes(alpha, 0, 1)
+        xs = (steps, jnp.swapaxes(tgt_in, 0, 1), overrides)
+        _, (logits, alpha, centers) = jax.lax.scan(step, (s0, feed0, token0), xs)
         return jnp.swapaxes(logits, 0, 1), jnp.swapaxes(alpha, 0, 1), jnp.swapaxes(centers, 0, 1)
 
 
@@ -264,10 +275,10 @@ def make_model(cfg: Seq2SeqConfig, seed: int = 0) -> tuple[nnx.GraphDef, nnx.Sta
 
 
 @partial(jax.jit, static_argnames=("graphdef", "teacher_forcing"))
-def apply(graphdef, params, src_ids, src_len, tgt_in, window, teacher_forcing: bool = False):
-    """Returns (logits [B, 10, V], α [B, 10, T], centres [B, 10]) — see Seq2Seq.__call__."""
+def apply(graphdef, params, src_ids, src_len, tgt_in, window, teacher_forcing: bool = False, alpha=None):
+    """Returns (logits [B, 10, V], α [B, 10, T], centres [B, 10]) — see Seq2Seq.__call__ (alpha: its override)."""
     model = nnx.merge(graphdef, params)
-    return model(src_ids, src_len, tgt_in, window, teacher_forcing=teacher_forcing)
+    return model(src_ids, src_len, tgt_in, window, teacher_forcing=teacher_forcing, alpha=alpha)
 
 
 @partial(jax.jit, static_argnames=("graphdef",))
@@ -279,7 +290,8 @@ def apply_context(graphdef, params, src_ids, src_len):
 
 
 @partial(jax.jit, static_argnames=("graphdef", "teacher_forcing"))
-def apply_decoder(graphdef, params, enc, s0, src_len, tgt_in, window, teacher_forcing: bool = False):
-    """Returns Seq2Seq.decode's (logits, α, centres) from given annotations enc [B, T, 2E] and s0 [B, Hd]."""
+def apply_decoder(graphdef, params, enc, s0, src_len, tgt_in, window, teacher_forcing: bool = False, alpha=None):
+    """Returns Seq2Seq.decode's (logits, α, centres) from given annotations enc [B, T, 2E] and s0 [B, Hd]
+    (alpha: its override)."""
     model = nnx.merge(graphdef, params)
-    return model.decode(enc, s0, src_len, tgt_in, window, teacher_forcing=teacher_forcing)
+    return model.decode(enc, s0, src_len, tgt_in, window, teacher_forcing=teacher_forcing, alpha=alpha)
