@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from models.entry import Page
 
-__all__ = ["PAGES", "CORPUS", "FEEDFORWARD", "HAN", "HOME", "IMAGES", "INDUCTION", "INSIDE_LM", "LANGUAGE_MODEL",
+__all__ = ["PAGES", "CORPUS", "EXPLANATION", "FEEDFORWARD", "HAN", "HOME", "IMAGES", "INDUCTION", "INSIDE_LM",
+           "LANGUAGE_MODEL",
            "PLAYGROUND", "SELF_ATTENTION", "SENTENCE_ALIGNMENT", "SEQ2SEQ", "START_HERE", "TRANSFORMER"]
 
 START_HERE = Page("pages/start_here.py", "Start here", ":material/school:")  # the guided tour (ui/tour.py)
@@ -25,8 +26,9 @@ INDUCTION = Page("pages/induction.py", "Induction heads", ":material/repeat:")
 LANGUAGE_MODEL = Page("pages/language_model.py", "Language model (GPT)", ":material/auto_stories:")
 INSIDE_LM = Page("pages/inside_lm.py", "Inside a language model", ":material/biotech:")
 CORPUS = Page("pages/corpus.py", "Many inputs: head statistics", ":material/scatter_plot:")
+EXPLANATION = Page("pages/explanation.py", "Is attention an explanation?", ":material/fact_check:")
 
 PAGES: tuple[Page, ...] = (
-    START_HERE, HOME, PLAYGROUND, SEQ2SEQ, SENTENCE_ALIGNMENT, IMAGES, FEEDFORWARD, HAN, SELF_ATTENTION, TRANSFORMER, INDUCTION,
-    LANGUAGE_MODEL, INSIDE_LM, CORPUS,
+    START_HERE, HOME, PLAYGROUND, SEQ2SEQ, SENTENCE_ALIGNMENT, IMAGES, FEEDFORWARD, HAN, SELF_ATTENTION, EXPLANATION,
+    TRANSFORMER, INDUCTION, LANGUAGE_MODEL, INSIDE_LM, CORPUS,
 )  # roughly the order of the literature

@@ -22,8 +22,10 @@ from types import MappingProxyType
 
 from models import options as o
 from models import pages
+from models import registry_translation as translation
 from models.entry import Mechanism, Page  # noqa: F401  (Page and Mechanism are read from here too)
 from models.pages import *  # noqa: F403  (registry.PAGES, registry.HOME, … are read from here too)
+from models.registry_explanation import EXPLANATION_MECHANISMS
 from models.registry_lm import LM_MECHANISMS
 from models.registry_variants import VARIANT_MECHANISMS
 from models.registry_vit import VIT_MECHANISMS
@@ -35,10 +37,12 @@ _VASWANI = "Vaswani et al. (2017), Attention Is All You Need"
 
 
 def _encdec(variant: str, name: str, formula: str, summary: str) -> Mechanism:
+    # The date model trained here, or with --model-dir a Marian, T5, BART or mBART folder (registry_translation.py).
     return Mechanism(
         id=f"transformer-{variant}", name=name, paper=_VASWANI, formula=formula, page=pages.TRANSFORMER.file,
-        summary=summary, family="encdec", variant=variant, builder="models.encdec.records:encdec_record",
-        batch_builder="models.encdec.records:encdec_records", options=o.ENCDEC_OPTIONS, example={"text": "9 May 2018"},
+        summary=summary, family="encdec", variant=variant, builder=translation.BUILDER,
+        batch_builder=translation.BATCH_BUILDER, options=(*o.ENCDEC_OPTIONS, *translation.TRANSLATION_OPTIONS),
+        example={"text": "9 May 2018"},
     )
 
 # ------------------------------------------------------------------ the catalogue
@@ -311,6 +315,8 @@ MECHANISMS = MECHANISMS + LM_MECHANISMS + (  # models/registry_lm.py
 MECHANISMS = MECHANISMS + VIT_MECHANISMS  # models/registry_vit.py
 
 MECHANISMS = MECHANISMS + VARIANT_MECHANISMS  # models/registry_variants.py
+
+MECHANISMS = MECHANISMS + EXPLANATION_MECHANISMS  # models/registry_explanation.py
 
 TRAINERS: Mapping[str, tuple[str, str]] = MappingProxyType({
     "seq2seq": ("models.seq2seq.train", "character-level date normalisation with Bahdanau/Luong attention"),

@@ -41,6 +41,8 @@ NOT_TRAINED_HERE: Mapping[str, str] = {
            "(attention within 1e-4) is tested in tests/models/vit",
     "variants": "not trained yet (issue 57 §2): its builders compute each variant on the Playground's q, k and v "
                 "by formula, checked against numpy oracles in tests/models/variants",
+    "counterfactual": "no model of its own: the 2019 tests put another α into the committed Bahdanau model and HAN "
+                      "(tests/models/counterfactual holds their measures to numpy oracles)",
     "corpus": "no model of its own: it runs MiniLM's or a decoder LM's forward over many texts and summarises "
               "their maps (tests/models/corpus holds the statistics to their numpy oracles)",
 }

@@ -42,7 +42,8 @@ def _type_checking(node: ast.If) -> bool:
 # Packages under models/ that are the shared core, not a family: every other package there is a family.
 CORE_PACKAGES = ("heads",)
 # What lists the families: a family that imports it asks the registry about itself.
-REGISTRY = ("models.registry", "models.registry_lm", "models.pages")
+REGISTRY = ("models.registry", "models.registry_lm", "models.registry_vit", "models.registry_variants",
+            "models.registry_explanation", "models.registry_translation", "models.pages")
 # (family, other family) → why the first imports the second beyond its task.py. Keep it short.
 FAMILY_IMPORTS = {
     ("variants", "lm"): "RoPE is turned by the decoder LMs' apply_rope (models/lm/layers.py): one rotation in one place",
@@ -53,6 +54,13 @@ FAMILY_IMPORTS = {
     ("induction", "lm"): "the attention-only induction model runs the decoder LMs' one forward (GPT-2 without biases "
                          "or MLPs) and their next-token loss",
     ("encdec", "seq2seq"): "the Transformer learns the RNNs' date task with their encoding and batches (config.py)",
+    **{("attribution", family): "the attribution methods read each architecture's one forward and its runner"
+       for family in ("lm", "transformer", "encdec")},
+    **{("counterfactual", family): "the 2019 tests put another α into the Bahdanau model's or the HAN's own forward"
+       for family in ("seq2seq", "han")},
+    ("translation", "encdec"): "translation folders run the encoder–decoder forward's KindCapture and KindInterventions "
+                               "(models/encdec/forward.py), so every view of the date model reads them",
+    ("attribution", "seq2seq"): "the date Transformer's inputs are the RNNs' date encoding and batches",
     **{("flow", family): "the information-flow graph splits the sums of each architecture's one forward into parts"
        for family in ("lm", "transformer", "encdec", "induction")},
 }

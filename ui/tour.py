@@ -70,6 +70,9 @@ ADVANTAGES = N_("Why attention? It lets a model integrate information across the
 IDEAS = {
     registry.CORPUS.file: N_("What a head does shows only across many inputs: the same Query–Key scoring, summarised "
                              "over a corpus."),
+    registry.EXPLANATION.file: N_("α is one answer to \"what did the output read?\": attribution methods give others, "
+                                  "and another attention can give the same output; where the truth is known, each "
+                                  "answer can be scored."),
     registry.FEEDFORWARD.file: N_("Attention without recurrence and without a query: each step scores its own state, "
                                   "and the softmax of those scores over time weights the sum the network reads."),
     registry.HAN.file: N_("Hierarchical attention: words are weighed inside each sentence, then sentences across the "
@@ -332,6 +335,32 @@ STEPS: tuple[Step, ...] = (
         record=f.self_attention_record,
         figure=f.self_attention_figure,
         page_params=f.self_attention_params,
+    ),
+    Step(
+        key="explanation",
+        title=N_("Is attention an explanation?"),
+        body=N_("A map of α invites a reading: the output came from where the weight is. Jain & Wallace (2019) "
+                "tested that reading on models like Bahdanau's: for many inputs they found another attention α̃, far "
+                "from α, that leaves the output the same. Wiegreffe & Pinter (2019) answered that a model need not "
+                "be able to use any α: replace this date model's α by equal weights and its output falls apart. So "
+                "α shows where a model reads, not always why it answers; the full page sets attribution methods "
+                "beside α and scores each one against the date's true fields."),
+        formula=r"\max_{\tilde\alpha}\ \operatorname{JSD}(\tilde\alpha, \alpha),"
+                r"\quad \text{s.t. } \operatorname{TVD}\big(y(\tilde\alpha), y(\alpha)\big) \le 0.01",
+        legend=((r"\alpha", N_("the model's own attention weights")),
+                (r"\tilde\alpha", N_("another attention put in its place at one step")),
+                (r"\operatorname{JSD}", N_("the Jensen–Shannon divergence: how far apart two distributions are")),
+                (r"\operatorname{TVD}", N_("the total variation distance between the outputs' distributions"))),
+        control=Control(N_("Test"), tuple(f.TESTS_2019), "adversary", f.TESTS_2019),
+        see=N_("Adversarial: α̃ puts its weight on other characters, often on one, and the output stays "
+               "2018-05-09. Uniform: with equal weights everywhere the output is no longer the date."),
+        question=N_("If another α gives the same output, is α useless?"),
+        answer=N_("No: the model still needs some attention (uniform α breaks it), and α̃ had to be searched for. "
+                  "It means α alone does not prove why the output came out."),
+        page=registry.EXPLANATION.file,
+        record=f.explanation_record,
+        figure=f.explanation_figure,
+        page_params=lambda value: {"ex_test_model": "bahdanau", "ex_test": value},
     ),
     Step(
         key="transformer",

@@ -174,3 +174,20 @@ def transformer_params(value: str) -> dict[str, str]:
 def self_attention_params(value: str) -> dict[str, str]:
     record = self_attention_record(value)
     return {"sa_view": "head", "sa_text": SENTENCE, "sa_layer": value, "sa_head": str(record.meta["head"])}
+
+
+# The 2019 tests the tour's explanation step shows (pages/explanation.py's ex_test): id and name.
+TESTS_2019 = {"adversary": N_("Adversarial α̃"), "uniform": N_("Uniform α")}
+
+
+def explanation_record(value: str) -> AttentionRecord:
+    return get_mechanism(f"bahdanau-{value}").build({"text": DATES[0]})
+
+
+def explanation_figure(record: AttentionRecord, value: str, _: Gettext) -> go.Figure:
+    from viz.explanation import panels_figure
+
+    second = _("α̃: output {output}").format(output=record.meta.get("output_tilde", record.meta.get("output_uniform")))
+    return panels_figure([record.weights[0], record.weights[1]],
+                         [_("α: output {output}").format(output=record.meta["output"]), second],
+                         record.query_labels, record.key_labels, gettext=_)

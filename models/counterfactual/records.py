@@ -1,5 +1,6 @@
 """Registry builders of the 2019 tests: ``builder(mechanism, options) -> AttentionRecord``, the test named by the
-entry's variant ("adversary", "permutation", "uniform"), the model by its family's part of the id.
+entry's variant ("adversary", "permutation", "uniform"; the HAN's "han-adversary", "han-permutation": a family's
+variants are unique), the model by the builder.
 
 options: text (required); seed (the adversary's starts and the shuffles, default 0); for the HAN, level
 ("sentence" or "word") and sentence (whose word α; default the top-α one, 1-based as the page counts).
@@ -29,7 +30,7 @@ def seq2seq_test_record(mechanism, options: Mapping[str, Any]) -> AttentionRecor
 
 def han_test_record(mechanism, options: Mapping[str, Any]) -> AttentionRecord:
     """Returns the record of one 2019 test (mechanism.variant) on the committed HAN."""
-    test = HAN_TESTS[mechanism.variant]
+    test = HAN_TESTS[mechanism.variant.removeprefix("han-")]
     level = str(options.get("level") or "sentence")
     if level not in han.LEVELS:
         raise InputError(f"level must be one of {', '.join(han.LEVELS)}, not {level!r}")

@@ -119,11 +119,13 @@ def _captures(capture: Capture, sown: dict, rows: list) -> dict[str, Any]:
 
 
 def encode(model: EncDec, src_ids, src_len, *, capture: KindCapture = KindCapture(),
-           change: KindInterventions = KindInterventions()) -> dict[str, Any]:
+           change: KindInterventions = KindInterventions(), stream=None) -> dict[str, Any]:
     """Returns {"memory": [B, S, D], "encoder": capture.encoder's captures ("residual": [L + 1, B, S, D], the
-    stream entering each layer and after the last, before the final norm)}.  src_ids int [B, S]; src_len int [B]."""
+    stream entering each layer and after the last, before the final norm)}.  src_ids int [B, S]; src_len int [B].
+    stream [B, S, D]: read in place of the source embedding's output (what attributions differentiate)."""
     heads, s = model.cfg.num_heads, src_ids.shape[1]
-    x = embed(model.source_embed[...], src_ids, jnp.asarray(sinusoidal_positions(s, model.cfg.model_dim)))
+    x = embed(model.source_embed[...], src_ids, jnp.asarray(sinusoidal_positions(s, model.cfg.model_dim))) \
+        if stream is None else stream
     visible = source_key_mask(src_len, s)
     own = change.encoder or Interventions()
     sown, rows = {name: [] for name in CAPTURED}, [x]
@@ -182,12 +184,13 @@ def decode(model: EncDec, tgt_ids, memory, src_len, *, start=0, cache=None, capt
 
 
 def forward(model: EncDec, src_ids, src_len, tgt_in, *, capture: KindCapture = KindCapture(),
-            change: KindInterventions = KindInterventions()) -> dict[str, Any]:
+            change: KindInterventions = KindInterventions(), stream=None) -> dict[str, Any]:
     """Returns decode's dict and "encoder" (encode's captures) of one teacher-forced pass.
 
-    src_ids int [B, S] (padded), src_len int [B], tgt_in int [B, T] (<s> then the target shifted right).
+    src_ids int [B, S] (padded), src_len int [B], tgt_in int [B, T] (<s> then the target shifted right);
+    stream [B, S, D] or None: as in encode.
     """
-    encoded = encode(model, src_ids, src_len, capture=capture, change=change)
+    encoded = encode(model, src_ids, src_len, capture=capture, change=change, stream=stream)
     return {**decode(model, tgt_in, encoded["memory"], src_len, capture=capture, change=change),
             "encoder": encoded["encoder"]}
 

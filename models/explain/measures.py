@@ -4,8 +4,9 @@ Every measure takes the map as scores, larger = more responsible, and a truth ma
 compared by the absolute value of their entries (an attribution's sign says "for" or "against", both are
 responsibility), each row normalised to sum 1 where a share is asked for.
 
-- alignment_error_rate: Och & Ney (2003), AER = 1 − (|A∩S| + |A∩P|) / (|A| + |S|), with A the hard alignment
-  (each output row aligned to its largest input), S the sure and P the possible links (S ⊆ P).
+- alignment_error_rate: Och & Ney (2003), AER = 1 − (|A∩S| + |A∩P|) / (|A| + |S|), with S the sure and P the
+  possible links (S ⊆ P) and A each output row linked to its k largest inputs, k = the row's number of sure
+  links (a field of four characters gets four links: a map on exactly the field scores 0).
 - mass_on_truth: the share of each row's |mass| that falls on its true inputs.
 - top_k_hit: the share of a row's k largest inputs that are true ones (k = the number of true inputs by default).
 - pointing_game: Zhang et al. (2018): the largest entry lies on the truth.
@@ -31,11 +32,14 @@ def shares(weights: np.ndarray) -> np.ndarray:
     return np.divide(mass, total, out=np.zeros_like(mass), where=total > 0)
 
 
-def hard_alignment(weights: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
-    """Returns bool [..., T, S]: each output row linked to its input of largest |weight| (rows False: no link)."""
+def hard_alignment(weights: np.ndarray, rows: np.ndarray | None = None, counts: np.ndarray | None = None) -> np.ndarray:
+    """Returns bool [..., T, S]: each output row linked to its `counts` (default 1) inputs of largest |weight|
+    (rows False: no link)."""
     mass = np.abs(np.asarray(weights))
+    order = np.argsort(-mass, axis=-1, kind="stable")
+    k = np.ones(mass.shape[:-1], int) if counts is None else np.maximum(np.asarray(counts), 1)
     links = np.zeros(mass.shape, bool)
-    np.put_along_axis(links, mass.argmax(axis=-1)[..., None], True, axis=-1)
+    np.put_along_axis(links, order, np.arange(mass.shape[-1]) < k[..., None], axis=-1)
     if rows is not None:
         links &= np.asarray(rows, bool)[..., None]
     return links
@@ -48,8 +52,8 @@ def alignment_error_rate(weights: Sequence[np.ndarray], sure: Sequence[np.ndarra
     a_s = a_p = a_n = s_n = 0
     for i, w in enumerate(weights):
         row = None if rows is None else np.asarray(rows[i], bool)
-        links = hard_alignment(w, row)
         s = np.asarray(sure[i], bool) if row is None else np.asarray(sure[i], bool) & row[:, None]
+        links = hard_alignment(w, row, s.sum(axis=-1))
         p = np.asarray(possible[i], bool) | s
         a_s += int((links & s).sum())
         a_p += int((links & p).sum())

@@ -43,10 +43,10 @@ def test_home_export(monkeypatch):
 def test_playground_exports(monkeypatch):
     calls = recording_exports(monkeypatch)
     at = open_page("pages/playground.py")
-    assert walk(at, calls) == {"scores", "weights", "context", "plane"}
+    assert walk(at, calls) == {"scores", "weights", "context", "plane", "variant_weights"}
     at.radio(key="mode").set_value("sample").run()
     at.radio(key="mechanism").set_value("qkv-additive").run()
-    assert walk(at, calls) == {"scores", "weights", "context", "plane"}
+    assert walk(at, calls) == {"scores", "weights", "context", "plane", "variant_weights"}
 
 
 def test_seq2seq_exports(monkeypatch):
@@ -160,6 +160,14 @@ def test_inside_lm_exports(monkeypatch):
                           ("sinks", {"inside_sinks", "inside_sink_rate", "inside_sink_history"})):
         at.segmented_control(key="inside_section").set_value(section).run()
         assert walk(at, calls) == keys
+
+
+def test_explanation_exports(monkeypatch):
+    calls = recording_exports(monkeypatch)
+    at = open_page("pages/explanation.py", timeout=300)
+    assert walk(at, calls) == {"ex_panels", "ex_pair"}
+    at.radio(key="ex_test_model").set_value("han").run()
+    assert walk(at, calls) == {"ex_panels", "ex_pair"}
 
 
 def test_an_export_menu_draws_its_buttons_only_while_open():

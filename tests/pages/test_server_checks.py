@@ -17,6 +17,7 @@ OUT_OF_RANGE = {
     "pages/induction.py": {"ind_length": 10**6, "ind_seed": -1},
     "pages/language_model.py": {"lm_text": "The for statement. " * 1_200},  # 22,800 characters; the box takes 20,000
     "pages/inside_lm.py": {"inside_prompt": "x" * 2_500, "inside_n": 10**6},
+    "pages/explanation.py": {"ex_model": "minilm", "ex_text": "x" * 5_000},
 }
 
 

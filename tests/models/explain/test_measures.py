@@ -116,3 +116,20 @@ def test_deletion_masks_split_the_valid_inputs(n, seed):
     assert np.all(comprehensive ^ sufficient == valid)
     assert np.all(sufficient.sum(axis=-1) >= 1)
     assert np.all(np.diff(sufficient.sum(axis=-1)) >= 0)  # more deleted as the fraction grows
+
+
+def test_date_truth_marks_the_fields_and_skips_the_separators():
+    from models.explain import dates as truth_of
+    from models.seq2seq import task as dates
+
+    example = dates.render("d-month-y", __import__("datetime").date(2018, 5, 9))
+    sure, possible, rows = truth_of.truth(example)
+    assert example.target == "2018-05-09" and list(rows) == [True] * 4 + [False] + [True] * 2 + [False] + [True] * 2
+    year = [i for i, ch in enumerate(example.source) if ch.isdigit() and i > 2]
+    assert set(np.nonzero(sure[0])[0]) == set(year)  # '2' of 2018: the year's characters
+    assert not sure[4].any() and not possible[4].any()  # the '-': no truth, not scored
+    spaces = [i for i, ch in enumerate(example.source) if ch == " "]
+    assert possible[0, spaces].all() and not sure[0, spaces].any()
+    perfect = np.where(sure, 1.0, 0.0)
+    assert truth_of.aer([perfect], [example]) == 0.0
+    assert truth_of.aer([perfect[:, ::-1]], [example]) > 0.5  # the fields reversed
