@@ -16,6 +16,7 @@ from ui.legend import TRANSFORMER_LEGEND, symbol_legend
 from ui.links import bound, linked_text, warn_refused
 from ui.router import start_page
 from ui.story import page_header
+from ui.translation import translation_section
 from ui.widgets import (
     checked,
     escape_markdown,
@@ -252,3 +253,5 @@ def snapshot_section(text: str) -> None:
 
 
 snapshot_section(text)
+
+translation_section()  # where the operator set a model root: the user's translation folder (ui/translation.py)

