@@ -17,7 +17,7 @@ import sys
 
 FAMILIES: tuple[str, ...] = ("seq2seq", "captioner", "feedforward", "han", "encdec", "induction", "lm")
 # Views of those models measured against what they are known to do (models/<view>/quality.py, report() alike).
-VIEWS: tuple[str, ...] = ("flow",)
+VIEWS: tuple[str, ...] = ("flow", "explain")
 WRITES_QUALITY_FILE = ("seq2seq", "encdec")  # the families whose figures the pages read from quality.json
 
 

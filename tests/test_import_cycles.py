@@ -60,6 +60,8 @@ FAMILY_IMPORTS = {
        for family in ("seq2seq", "han")},
     ("translation", "encdec"): "translation folders run the encoder–decoder forward's KindCapture and KindInterventions "
                                "(models/encdec/forward.py), so every view of the date model reads them",
+    **{("explain", family): "the scoreboard scores the date models' α and the attribution methods against the dates' "
+                            "true fields" for family in ("attribution", "encdec", "seq2seq")},
     ("attribution", "seq2seq"): "the date Transformer's inputs are the RNNs' date encoding and batches",
     **{("flow", family): "the information-flow graph splits the sums of each architecture's one forward into parts"
        for family in ("lm", "transformer", "encdec", "induction")},

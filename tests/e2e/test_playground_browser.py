@@ -25,7 +25,8 @@ def test_playground_deep_link_slider_and_png_download(page):
         nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
         assert "Home" in nav and "Playground" in nav
         before = plotly_traces(page)
-        assert len(before) == 1  # the three stages and the query–key plane are panels of one figure
+        # The three stages and the query–key plane are panels of one figure; under it, a variant after 2017.
+        assert len(before) == 2
 
         slider = page.locator('[data-testid="stSlider"] input[type="range"]').first
         slider.focus()
@@ -55,7 +56,7 @@ def test_on_a_phone_tables_and_charts_scroll_in_their_boxes_not_the_page(page, a
     table = page.locator('[data-testid="stMarkdownContainer"] table').first
     assert table.evaluate("t => t.scrollWidth > t.clientWidth")  # seven formulas are wider than a phone
     # The four panels keep about 200 px each to be read (358 px left their plots a few pixels wide) …
-    widths = page.evaluate("[...document.querySelectorAll('[data-testid=stPlotlyChart] .main-svg')]"
+    widths = page.evaluate("[...document.querySelector('[data-testid=stPlotlyChart]').querySelectorAll('.main-svg')]"
                            ".map(e => e.getBoundingClientRect().width)")
     assert widths and min(widths) >= 840, widths
     assert page.evaluate("document.scrollingElement.scrollWidth") == 390  # … yet the page does not pan sideways
