@@ -7,6 +7,7 @@ from models.lm.quality import familiarity_notice, training_record
 from models.lm.records import shared_runner
 from models.model_folders import max_model_bytes
 from models.registry import LANGUAGE_MODEL, mechanisms_on_page
+from ui.attribution_compare import compare_with_attribution
 from ui.i18n import current_language
 from ui.legend import LANGUAGE_MODEL_LEGEND, symbol_legend
 from ui.links import bound, linked_text
@@ -116,6 +117,8 @@ def views(record) -> None:
 
 
 views(record)
+compare_with_attribution("decoder", text, record.weights[-1].mean(axis=0), record.query_labels, record.key_labels,
+                         alpha_title=_("α (last layer, head mean)"), model_dir=model_dir, key="lm")
 
 st.header(_("How the heads formed"))
 info = curves.meta

@@ -19,6 +19,7 @@ from models.heads.statistics import (
 from models.registry import SELF_ATTENTION, get_mechanism, mechanisms_on_page
 from models.transformer.neuron import neuron_parts
 from models.transformer.sentence_pairs import pair_block_shares
+from ui.attribution_compare import compare_with_attribution
 from ui.legend import ROLLOUT_LEGEND, SELF_ATTENTION_LEGEND, symbol_legend
 from ui.links import bound, linked_text
 from ui.model_folder import BERT_FOLDER, model_folder
@@ -161,6 +162,9 @@ def views(runner, model_dir: str, text: str, text_pair: str) -> None:
             name = f"self-attention-{combine}-of-{len(pairs)}-heads"
             shown = matrix_record(record, matrix, combine=combine, heads=[list(p) for p in pairs])
         show_figure(head_heatmap(matrix, labels, title=title, gettext=_), shown, key="sa_head", name=name)
+        if not merge and not text_pair.strip():  # attributions read one text's word pieces
+            compare_with_attribution("encoder", text, matrix, labels, labels, alpha_title=title, model_dir=model_dir,
+                                     key="sa")
 
     if chosen == "model":
         view = model_view_record(record)

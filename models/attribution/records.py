@@ -214,3 +214,9 @@ def builder(architecture: str):
 encoder_attribution_record = builder("encoder")
 decoder_attribution_record = builder("decoder")
 encdec_attribution_record = builder("encdec")
+
+
+def final_map(record: AttentionRecord) -> np.ndarray:
+    """Returns an attribution record's one [query, key] map: the last layer's (rolled out where the method rolls
+    out), or the whole model's for the gradient methods."""
+    return np.asarray(record.weights[-1] if record.axes[0] == "layer" else record.weights)

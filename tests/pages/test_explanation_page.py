@@ -91,3 +91,25 @@ def test_a_held_out_date_outside_the_set_is_refused_in_one_line():
     assert not app.exception
     assert len(app.warning) == 1 and "5000" in app.warning[0].value
     assert app.number_input(key="ex_date").value == 0 and len(chart_specs(app)) == 2
+
+
+@pytest.mark.parametrize("page, key, entry, text_key", [
+    ("pages/self_attention.py", "sa", "transformer-attribution", "sa_text"),
+    ("pages/language_model.py", "lm", "lm-attribution", "lm_text"),
+])
+def test_a_models_own_page_compares_alpha_with_an_attribution(page, key, entry, text_key):
+    from models.attribution.records import final_map
+
+    app = open_page(page, timeout=300)
+    before = len(chart_specs(app))
+    app.toggle(key=f"{key}_compare").set_value(True).run()
+    app.selectbox(key=f"{key}_method").set_value("value-zeroing").run()
+    assert not app.exception and len(chart_specs(app)) == before + 1
+    text = app.text_area(key=text_key).value
+    expected = final_map(get_mechanism(entry).build({"text": text, "method": "value-zeroing"}))
+    compared = [i for i, spec in enumerate(chart_specs(app))
+                if [a["text"] for a in spec["layout"].get("annotations", [])][-1:] == ["value-zeroing"]]
+    assert len(compared) == 1  # α's panel and the method's
+    drawn = heatmaps(app, compared[0])
+    assert len(drawn) == 2
+    np.testing.assert_allclose(drawn[1], shares(expected)[-len(drawn[1]):], atol=1e-5)
