@@ -106,7 +106,7 @@ def masked_softmax(scores, mask=None, temperature=1.0):
     neg_inf = jnp.asarray(-jnp.inf, logits.dtype)
     row_max = jnp.max(jnp.where(mask, logits, neg_inf), axis=-1, keepdims=True)
     row_max = jnp.where(jnp.isfinite(row_max), row_max, 0.0)
-    exp = jnp.where(mask, jnp.exp(logits - row_max), 0.0)
+    exp = jnp.where(mask, jnp.exp(jnp.where(mask, logits - row_max, 0.0)), 0.0)  # no inf under the mask: its gradient would be NaN
     total = jnp.sum(exp, axis=-1, keepdims=True)
     return exp / jnp.where(total > 0, total, 1.0)
 

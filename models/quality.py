@@ -15,7 +15,7 @@ import argparse
 import importlib
 import sys
 
-FAMILIES: tuple[str, ...] = ("seq2seq", "captioner", "feedforward", "han", "encdec", "induction", "lm")
+FAMILIES: tuple[str, ...] = ("seq2seq", "captioner", "feedforward", "han", "encdec", "induction", "lm", "variants")
 # Views of those models measured against what they are known to do (models/<view>/quality.py, report() alike).
 VIEWS: tuple[str, ...] = ("flow", "explain")
 WRITES_QUALITY_FILE = ("seq2seq", "encdec")  # the families whose figures the pages read from quality.json

@@ -326,6 +326,7 @@ TRAINERS: Mapping[str, tuple[str, str]] = MappingProxyType({
     "encdec": ("models.encdec.train", "a Transformer encoder–decoder (Vaswani et al.) on the date task"),
     "induction": ("models.induction.train", "a two-layer attention-only transformer on repeated sequences"),
     "lm": ("models.lm.train", "a small GPT-2 on the Python documentation (Debian's python3-doc)"),
+    "variants": ("models.variants.train", "tiny decoders, one per attention variant, on MQAR and induction"),
 })
 
 _BY_ID = {m.id: m for m in MECHANISMS}

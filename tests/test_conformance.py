@@ -39,8 +39,6 @@ NOT_TRAINED_HERE: Mapping[str, str] = {
                    "attention is tested in tests/models/transformer, not measured as a quality table",
     "vit": "no model trained here: it reads the user's ViT, DeiT, DINO or DINOv2 folder; its parity with Hugging Face "
            "(attention within 1e-4) is tested in tests/models/vit",
-    "variants": "not trained yet (issue 57 §2): its builders compute each variant on the Playground's q, k and v "
-                "by formula, checked against numpy oracles in tests/models/variants",
     "counterfactual": "no model of its own: the 2019 tests put another α into the committed Bahdanau model and HAN "
                       "(tests/models/counterfactual holds their measures to numpy oracles)",
     "corpus": "no model of its own: it runs MiniLM's or a decoder LM's forward over many texts and summarises "

@@ -8,12 +8,17 @@ import math
 import numpy as np
 
 
-def softmax(x, mask=None):
+def _masked_with_max(x, mask=None):
+    """Returns (x as float64 with masked entries -inf, its row max [..., 1], 0 where a row is all masked)."""
     x = np.asarray(x, np.float64)
     if mask is not None:
         x = np.where(mask, x, -np.inf)
     top = np.max(x, axis=-1, keepdims=True)
-    top = np.where(np.isfinite(top), top, 0.0)
+    return x, np.where(np.isfinite(top), top, 0.0)
+
+
+def softmax(x, mask=None):
+    x, top = _masked_with_max(x, mask)
     e = np.exp(x - top)
     total = e.sum(axis=-1, keepdims=True)
     return e / np.where(total > 0, total, 1.0)
@@ -128,10 +133,6 @@ def linear_recurrent(q, k, v):
 
 
 def logsumexp(x, mask=None):
-    x = np.asarray(x, np.float64)
-    if mask is not None:
-        x = np.where(mask, x, -np.inf)
-    top = np.max(x, axis=-1, keepdims=True)
-    top = np.where(np.isfinite(top), top, 0.0)
+    x, top = _masked_with_max(x, mask)
     with np.errstate(divide="ignore"):
         return (top + np.log(np.exp(x - top).sum(-1, keepdims=True)))[..., 0]

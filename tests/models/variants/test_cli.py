@@ -6,35 +6,32 @@ import json
 import numpy as np
 import pytest
 
-from cli import main
 from models.registry_variants import VARIANT_MECHANISMS
+from tests.cli.in_process import cli
 
 
-def cli(capsys, *args):
-    """Runs cli.py in this process; returns (exit status, stdout, stderr)."""
-    status = main(list(args))
-    out = capsys.readouterr()
-    return status, out.out, out.err
-
-
-def test_export_npz_of_grouped_query_attention(capsys, tmp_path):
-    out = tmp_path / "gqa.npz"
-    status, _, err = cli(
+def export_gqa(capsys, heads: int, kv_heads: int, fmt: str, out, *more: str) -> tuple[int, str, str]:
+    """Runs `cli.py export --mechanism gqa` with heads query heads over kv_heads groups, into out."""
+    return cli(
         capsys,
         "export",
         "--mechanism",
         "gqa",
         "--num-heads",
-        "6",
+        str(heads),
         "--kv-heads",
-        "3",
-        "--query",
-        "1,-1",
+        str(kv_heads),
+        *more,
         "--format",
-        "npz",
+        fmt,
         "--out",
         str(out),
     )
+
+
+def test_export_npz_of_grouped_query_attention(capsys, tmp_path):
+    out = tmp_path / "gqa.npz"
+    status, _, err = export_gqa(capsys, 6, 3, "npz", out, "--query", "1,-1")
     assert status == 0, err
     z = np.load(out)
     want = next(m for m in VARIANT_MECHANISMS if m.id == "gqa").build({"num_heads": 6, "kv_heads": 3, "query": "1,-1"})
@@ -54,18 +51,5 @@ def test_export_json_keeps_the_extras(capsys, tmp_path, mechanism):
 
 
 def test_bad_group_count_is_one_line(capsys, tmp_path):
-    status, _, err = cli(
-        capsys,
-        "export",
-        "--mechanism",
-        "gqa",
-        "--num-heads",
-        "4",
-        "--kv-heads",
-        "3",
-        "--format",
-        "json",
-        "--out",
-        str(tmp_path / "r.json"),
-    )
+    status, _, err = export_gqa(capsys, 4, 3, "json", tmp_path / "r.json")
     assert status == 2 and "do not divide" in err and len(err.strip().splitlines()) == 1

@@ -33,9 +33,10 @@ def test_linear_attention_recurrent_form_equals_the_parallel_form(seed, scale):
     q, k, v = _qkv(seed, scale)
     parallel, _ = linear.linear_attention(q, k, v, causal=True)
     recurrent, (state, z) = linear.linear_attention_recurrent(q, k, v)
-    np.testing.assert_allclose(recurrent, parallel, rtol=1e-5, atol=1e-5)
+    # float32 sums of φ(k)vᵀ in another order: at scale 3 the outputs reach ~6 and differ by up to 1.8e-5 relative.
+    np.testing.assert_allclose(recurrent, parallel, rtol=1e-4, atol=1e-5)
     want_out, want_state, want_z = oracle.linear_recurrent(q, k, v)
-    np.testing.assert_allclose(recurrent, want_out, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(recurrent, want_out, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(state, want_state, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(z, want_z, rtol=1e-5)
     assert state.size + z.size == linear.linear_state_size(D, DV)  # fixed, whatever T
