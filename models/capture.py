@@ -74,6 +74,15 @@ def keep_values(v, change: Interventions, index: int):
     return v if keep is None else v * keep[:, None, :, None]
 
 
+def sow_attention(capture: Capture, sown: dict[str, list], index: int, maps, queries, keys, values, scores, heads):
+    """Appends layer `index`'s attention arrays (CAPTURED, each as Capture documents it) to sown[name] for every
+    name the capture wants at that layer; the one place every forward sows them."""
+    arrays = {"maps": maps, "queries": queries, "keys": keys, "values": values, "scores": scores, "heads": heads}
+    for name in CAPTURED:
+        if capture.wants(name, index):
+            sown[name].append(arrays[name])
+
+
 def heads_output(probs, v, change: Interventions, index: int):
     """Returns (α, each head's output) of α [B, *heads, S, T] and v [B, *heads (or 1s), T, d] under layer `index`'s
     interventions after the softmax, the same for every architecture: an override (α [B, H, S, T]) replaces α; a

@@ -228,26 +228,32 @@ def caption_view(image: np.ndarray) -> None:
                 width="stretch")
 
 
-def query_patch(grid_h: int, grid_w: int) -> tuple[int, int]:
-    """Returns the query patch (row, column): the boxes, set by a click on the picture."""
-    clicked = clicked_points(st.session_state.get("patch_chart"), curve=2)
-    if clicked and "customdata" in clicked[0] and st.session_state.get("patch_clicked") != clicked[0]["customdata"]:
+def clicked_query(grid_h: int, grid_w: int, prefix: str) -> tuple[int, int]:
+    """Returns the query patch (row, column) of the picture whose chart key is `{prefix}_chart`: the boxes
+    `{prefix}_row` and `{prefix}_col`, set by a click on the picture."""
+    clicked = clicked_points(st.session_state.get(f"{prefix}_chart"), curve=2)
+    if clicked and "customdata" in clicked[0] and st.session_state.get(f"{prefix}_clicked") != clicked[0]["customdata"]:
         # A browser's click on a patch sends that patch's number; anything else (a scripted client's)
         # is ignored, with one line, and the boxes keep their patch.
         index = index_or_none(clicked[0]["customdata"], grid_h * grid_w)
         if index is None:
             st.caption(_("That click named no patch of this grid; the query patch stays where it was."))
         else:
-            st.session_state["patch_clicked"] = index
-            st.session_state["patch_row"], st.session_state["patch_col"] = divmod(index, grid_w)
-    for name, top in (("patch_row", grid_h - 1), ("patch_col", grid_w - 1)):
-        if st.session_state.get(name, 0) > top:  # a larger patch shrank the grid
-            st.session_state[name] = top
+            st.session_state[f"{prefix}_clicked"] = index
+            st.session_state[f"{prefix}_row"], st.session_state[f"{prefix}_col"] = divmod(index, grid_w)
     row_col, col_col = st.columns(2)
     # Always in the URL (ui.links.linked_index): their default, the grid's centre, moves with the patch size.
-    row = linked_index(row_col.number_input, _("Query patch row"), grid_h - 1, grid_h // 2, key="patch_row")
-    col = linked_index(col_col.number_input, _("Query patch column"), grid_w - 1, grid_w // 2, key="patch_col")
+    row = linked_index(row_col.number_input, _("Query patch row"), grid_h - 1, grid_h // 2, key=f"{prefix}_row")
+    col = linked_index(col_col.number_input, _("Query patch column"), grid_w - 1, grid_w // 2, key=f"{prefix}_col")
     return row, col
+
+
+def query_patch(grid_h: int, grid_w: int) -> tuple[int, int]:
+    """Returns the patch view's query patch (row, column), kept inside a grid that a larger patch shrank."""
+    for name, top in (("patch_row", grid_h - 1), ("patch_col", grid_w - 1)):
+        if st.session_state.get(name, 0) > top:
+            st.session_state[name] = top
+    return clicked_query(grid_h, grid_w, "patch")
 
 
 def patch_view(photo: np.ndarray) -> None:
@@ -301,22 +307,6 @@ def patch_view(photo: np.ndarray) -> None:
                 on_select="rerun", selection_mode=("points",), width="stretch")
 
 
-def vit_query(grid_h: int, grid_w: int) -> tuple[int, int]:
-    """Returns the ViT view's query patch (row, column): the boxes, set by a click on the picture."""
-    clicked = clicked_points(st.session_state.get("vit_chart"), curve=2)
-    if clicked and "customdata" in clicked[0] and st.session_state.get("vit_clicked") != clicked[0]["customdata"]:
-        index = index_or_none(clicked[0]["customdata"], grid_h * grid_w)
-        if index is None:
-            st.caption(_("That click named no patch of this grid; the query patch stays where it was."))
-        else:
-            st.session_state["vit_clicked"] = index
-            st.session_state["vit_row"], st.session_state["vit_col"] = divmod(index, grid_w)
-    row_col, col_col = st.columns(2)
-    row = linked_index(row_col.number_input, _("Query patch row"), grid_h - 1, grid_h // 2, key="vit_row")
-    col = linked_index(col_col.number_input, _("Query patch column"), grid_w - 1, grid_w // 2, key="vit_col")
-    return row, col
-
-
 def vit_view(photo: np.ndarray) -> None:
     """The user's vision transformer over the photo: each head's [CLS] map, rollout, a clicked patch's map."""
     st.markdown(_(
@@ -348,7 +338,7 @@ def vit_view(photo: np.ndarray) -> None:
         layer = bound(st.slider, _("Layer"), 0, layers - 1, layers - 1, key="vit_layer", disabled=kind == "rollout")
     with head_col:
         head = bound(st.slider, _("Head"), 0, heads - 1, 0, key="vit_head", disabled=kind == "rollout")
-    query = vit_query(rows, cols) if kind == "patch" else None
+    query = clicked_query(rows, cols, "vit") if kind == "patch" else None
     if kind == "patch":
         st.caption(_("Click a patch in the picture to make it the query."))
     else:

@@ -54,6 +54,16 @@ CASES = {
     "modernbert": {"long": (LONG, None), "pair": PAIR},
 }
 SMALL = {"hidden_size": 32, "num_attention_heads": 4, "intermediate_size": 48, "max_position_embeddings": 80}
+# RoBERTa and XLM-RoBERTa: <s>=0, <pad>=1, </s>=2, one token type, positions offset by the padding index + 1.
+ROBERTA_SHAPE = dict(
+    SMALL,
+    num_hidden_layers=2,
+    type_vocab_size=1,
+    pad_token_id=1,
+    bos_token_id=0,
+    eos_token_id=2,
+    max_position_embeddings=82,
+)
 
 
 def byte_bpe(specials: list[str], vocab_size: int = 360):
@@ -123,28 +133,12 @@ def build(family: str):
 
     if family == "roberta":
         tok = roberta_tokenizer()
-        cfg = tf.RobertaConfig(
-            vocab_size=len(tok),
-            num_hidden_layers=2,
-            type_vocab_size=1,
-            pad_token_id=1,
-            bos_token_id=0,
-            eos_token_id=2,
-            **{**SMALL, "max_position_embeddings": 82},
-        )
+        cfg = tf.RobertaConfig(vocab_size=len(tok), **ROBERTA_SHAPE)
         model = tf.RobertaForMaskedLM(cfg)
         return model, model.roberta, tok
     if family == "xlm_roberta":
         tok = xlm_roberta_tokenizer()
-        cfg = tf.XLMRobertaConfig(
-            vocab_size=len(tok),
-            num_hidden_layers=2,
-            type_vocab_size=1,
-            pad_token_id=1,
-            bos_token_id=0,
-            eos_token_id=2,
-            **{**SMALL, "max_position_embeddings": 82},
-        )
+        cfg = tf.XLMRobertaConfig(vocab_size=len(tok), **ROBERTA_SHAPE)
         model = tf.XLMRobertaModel(cfg, add_pooling_layer=True)
         return model, model, tok
     if family == "distilbert":

@@ -86,6 +86,27 @@ def randomize(model, seed: int) -> None:
             model.final_logits_bias.copy_(0.05 * torch.randn(model.final_logits_bias.shape, generator=generator))
 
 
+def train_unigram(lines: list[str], prefix: Path, size: int, **special_ids: int) -> Path:
+    """Trains a sentencepiece Unigram model of `size` pieces on `lines` (one thread: the same pieces on every run);
+    returns the path of prefix.model. special_ids: unk_id, eos_id, … where sentencepiece's defaults do not fit."""
+    import sentencepiece as spm
+
+    corpus = prefix.with_suffix(".txt")
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    spm.SentencePieceTrainer.train(
+        input=str(corpus),
+        model_prefix=str(prefix),
+        vocab_size=size,
+        model_type="unigram",
+        character_coverage=1.0,
+        hard_vocab_limit=False,
+        minloglevel=2,
+        num_threads=1,
+        **special_ids,
+    )
+    return prefix.with_suffix(".model")
+
+
 def marian_tokenizer(folder: Path) -> dict:
     """Trains source.spm (English) and target.spm (Chinese) and writes the joint vocab.json as opus-mt lays it
     out: </s> 0, <unk> 1, the pieces of both models, <pad> last. Returns the config's token ids."""
@@ -93,23 +114,8 @@ def marian_tokenizer(folder: Path) -> dict:
 
     with tempfile.TemporaryDirectory() as scratch:
         for name, lines, size in (("source", ENGLISH, 90), ("target", CHINESE, 80)):
-            corpus = Path(scratch) / f"{name}.txt"
-            corpus.write_text("\n".join(lines * 3) + "\n", encoding="utf-8")
-            spm.SentencePieceTrainer.train(
-                input=str(corpus),
-                model_prefix=str(Path(scratch) / name),
-                vocab_size=size,
-                model_type="unigram",
-                character_coverage=1.0,
-                hard_vocab_limit=False,
-                unk_id=1,
-                eos_id=0,
-                bos_id=-1,
-                pad_id=-1,
-                minloglevel=2,
-                num_threads=1,
-            )
-            shutil.copy(Path(scratch) / f"{name}.model", folder / f"{name}.spm")
+            model = train_unigram(lines * 3, Path(scratch) / name, size, unk_id=1, eos_id=0, bos_id=-1, pad_id=-1)
+            shutil.copy(model, folder / f"{name}.spm")
     vocab = {"</s>": 0, "<unk>": 1}
     for name in ("source", "target"):
         processor = spm.SentencePieceProcessor(model_file=str(folder / f"{name}.spm"))
@@ -134,19 +140,7 @@ def spm_pieces(lines: list[str], size: int) -> list[tuple[str, float]]:
     import sentencepiece as spm
 
     with tempfile.TemporaryDirectory() as scratch:
-        corpus = Path(scratch) / "text.txt"
-        corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        spm.SentencePieceTrainer.train(
-            input=str(corpus),
-            model_prefix=str(Path(scratch) / "m"),
-            vocab_size=size,
-            model_type="unigram",
-            character_coverage=1.0,
-            hard_vocab_limit=False,
-            minloglevel=2,
-            num_threads=1,
-        )
-        processor = spm.SentencePieceProcessor(model_file=str(Path(scratch) / "m.model"))
+        processor = spm.SentencePieceProcessor(model_file=str(train_unigram(lines, Path(scratch) / "m", size)))
         return [(processor.id_to_piece(i), processor.get_score(i)) for i in range(processor.get_piece_size())]
 
 

@@ -30,6 +30,24 @@ PHOTOS = ("tests/fixtures/photos/chelsea.jpg", "tests/fixtures/photos/coins.jpg"
 IMAGENET = {"image_mean": [0.485, 0.456, 0.406], "image_std": [0.229, 0.224, 0.225]}
 SMALL = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=48, patch_size=8)
 
+
+def bit_processor(shortest_edge: int) -> dict:
+    """Returns DINOv2's preprocessor_config.json (BitImageProcessor: resize the shorter side, crop 48 × 48)."""
+    return {
+        "crop_size": {"height": 48, "width": 48},
+        "do_center_crop": True,
+        "do_convert_rgb": True,
+        "do_normalize": True,
+        "do_rescale": True,
+        "do_resize": True,
+        **IMAGENET,
+        "image_processor_type": "BitImageProcessor",
+        "resample": 3,
+        "rescale_factor": 0.00392156862745098,
+        "size": {"shortest_edge": shortest_edge},
+    }
+
+
 # name -> (model class, config class, config kwargs, preprocessor_config.json, alternative grid (rows, cols) or None)
 CASES = {
     "vit": (
@@ -84,38 +102,14 @@ CASES = {
         "Dinov2Model",
         "Dinov2Config",
         dict(SMALL, image_size=32, mlp_ratio=2),
-        {
-            "crop_size": {"height": 48, "width": 48},
-            "do_center_crop": True,
-            "do_convert_rgb": True,
-            "do_normalize": True,
-            "do_rescale": True,
-            "do_resize": True,
-            **IMAGENET,
-            "image_processor_type": "BitImageProcessor",
-            "resample": 3,
-            "rescale_factor": 0.00392156862745098,
-            "size": {"shortest_edge": 56},
-        },
+        bit_processor(shortest_edge=56),
         (5, 7),
     ),
     "dinov2_reg": (
         "Dinov2WithRegistersModel",
         "Dinov2WithRegistersConfig",
         dict(SMALL, image_size=32, mlp_ratio=3, num_register_tokens=3, use_swiglu_ffn=True),
-        {
-            "crop_size": {"height": 48, "width": 48},
-            "do_center_crop": True,
-            "do_convert_rgb": True,
-            "do_normalize": True,
-            "do_rescale": True,
-            "do_resize": True,
-            **IMAGENET,
-            "image_processor_type": "BitImageProcessor",
-            "resample": 3,
-            "rescale_factor": 0.00392156862745098,
-            "size": {"shortest_edge": 52},
-        },
+        bit_processor(shortest_edge=52),
         (3, 7),
     ),
 }

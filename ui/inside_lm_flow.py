@@ -10,9 +10,9 @@ from models.record import AttentionRecord
 from models.registry import get_mechanism
 from ui.i18n import translator
 from ui.inside_lm import mechanism_heading
-from ui.links import bound
+from ui.inside_lm_controls import position_and_option
 from ui.markdown import escape_markdown
-from ui.widgets import checked, index_in, option_slider, show_figure, show_notice
+from ui.widgets import checked, show_figure, show_notice
 from viz.flow import flow_figure, head_weights_figure
 
 FLOW = get_mechanism("flow")
@@ -32,13 +32,8 @@ def flow_section(model_dir: str, prompt: str, tokens: tuple[str, ...]) -> None:
                   "the residual itself, or the feed-forward network — weighed by how much of the sum it makes. "
                   "Only the edges above the threshold that lead to the chosen prediction are drawn. Hover an edge "
                   "to see the heads that carry it."))
-    count = len(tokens)
-    left, right = st.columns([3, 2])
-    position = index_in(bound(left.selectbox, _("Prediction after"), range(count), index=count - 1,
-                              key="inside_flow_position",
-                              format_func=lambda i: f"{i}: {tokens[i]}" if 0 <= i < count else str(i)), count)
-    with right:
-        threshold = option_slider(FLOW.option("threshold"), key="inside_flow_threshold", label=_("Threshold"))
+    position, threshold = position_and_option(tokens, [3, 2], _("Prediction after"), "inside_flow_position",
+                                              FLOW.option("threshold"), "inside_flow_threshold", _("Threshold"))
     with st.spinner(_("Splitting every sum into its parts…")):
         record = checked(cached_flow, model_dir, prompt, position, threshold)
     meta = record.meta

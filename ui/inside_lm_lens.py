@@ -15,9 +15,9 @@ from models.record import AttentionRecord
 from models.registry import get_mechanism
 from ui.i18n import translator
 from ui.inside_lm import mechanism_heading
-from ui.links import bound
+from ui.inside_lm_controls import position_and_option
 from ui.markdown import escape_markdown
-from ui.widgets import checked, index_in, option_slider, show_figure, show_notice
+from ui.widgets import checked, show_figure, show_notice
 from viz.i18n_text import Gettext, untranslated
 from viz.lm_lens import LENS_NOTE, lens_grid, lens_position_bars, row_names
 
@@ -56,12 +56,8 @@ def lens_section(model_dir: str, prompt: str, tokens: tuple[str, ...]) -> None:
     mechanism_heading(LENS)
     st.markdown(_("The logit lens reads each layer as if the model stopped there and predicted the next token."))
     st.info(_(LENS_NOTE), icon=":material/info:")
-    count = len(tokens)
-    left, right = st.columns([3, 1])
-    position = index_in(bound(left.selectbox, _("Position"), range(count), index=count - 1, key="inside_position",
-                              format_func=lambda i: f"{i}: {tokens[i]}" if 0 <= i < count else str(i)), count)
-    with right:
-        top_k = option_slider(LENS.option("top_k"), key="inside_lens_k", label=_("Top k"))
+    position, top_k = position_and_option(tokens, [3, 1], _("Position"), "inside_position", LENS.option("top_k"),
+                                          "inside_lens_k", _("Top k"))
     with st.spinner(_("Reading every layer through the lens…")):
         record = checked(cached_lens, model_dir, prompt, position, top_k)
     meta = record.meta

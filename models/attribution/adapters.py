@@ -76,7 +76,36 @@ def _merge_heads(heads):
     return jnp.transpose(heads, (1, 0, 2)).reshape(heads.shape[1], -1)
 
 
-class EncoderAdapter:
+class _Adapter:
+    """What every adapter shares: the plain pass of its one forward (`_forward`, the architecture's own) that
+    captures the parts, and its first batch row."""
+
+    def _forward(self, **kwargs):
+        raise NotImplementedError
+
+    @cached_property
+    def _plain(self):
+        return self._forward(capture=PARTS)
+
+    def captures(self):
+        return _first(self._plain)
+
+    def _keys(self) -> int:
+        return self.ids.shape[1]
+
+    def _residual_kept(self, keys: int, keep) -> dict[str, Any]:
+        # The forward over `keys` copies of the input with value_keep=keep; its "residual" [L + 1, keys, T, D].
+        raise NotImplementedError
+
+    def zeroed(self, layer):
+        """Returns (the stream after `layer` [K, T, D], row k with key k's values zeroed there, the plain one [T, D]):
+        value zeroing's one forward of K rows (K: the keys of the attention it measures)."""
+        keys = self._keys()
+        out = self._residual_kept(keys, _zeroing_keeps(self.num_layers, layer, keys))
+        return out["residual"][layer + 1], self._plain["residual"][layer + 1, 0]
+
+
+class EncoderAdapter(_Adapter):
     """A BERT-style encoder (post-norm as BERT, or pre-norm) over ids, types int32 [1, T], mask bool [1, T]."""
 
     def __init__(self, model, ids, types, mask):
@@ -85,17 +114,10 @@ class EncoderAdapter:
         self.num_layers, self.num_heads = cfg.num_hidden_layers, cfg.num_attention_heads
         self.pre_norm = bool(getattr(cfg, "pre_norm", False))
 
-    def _encoder(self, **kwargs):
+    def _forward(self, **kwargs):
         from models.transformer.model import encoder
 
         return encoder(self.model, self.ids, self.types, self.mask, **kwargs)
-
-    @cached_property
-    def _plain(self):
-        return self._encoder(capture=PARTS)
-
-    def captures(self):
-        return _first(self._plain)
 
     def _attention(self, layer: int):
         return self.model.encoder.layer[layer].attention
@@ -121,14 +143,11 @@ class EncoderAdapter:
         scale, offset = norm.scale[...], _norm_offset(norm)
         return x, (scale, 0.0 if offset is None else offset, norm.epsilon), norm(summed)
 
-    def zeroed(self, layer):
-        t = self.ids.shape[1]
-        keep = _zeroing_keeps(self.num_layers, layer, t)
+    def _residual_kept(self, keys: int, keep):
         from models.transformer.model import encoder
 
-        ids, types, mask = (jnp.tile(a, (t, 1)) for a in (self.ids, self.types, self.mask))
-        out = encoder(self.model, ids, types, mask, capture=RESIDUAL, interventions=Interventions(value_keep=keep))
-        return out["residual"][layer + 1], self._plain["residual"][layer + 1, 0]
+        ids, types, mask = (jnp.tile(a, (keys, 1)) for a in (self.ids, self.types, self.mask))
+        return encoder(self.model, ids, types, mask, capture=RESIDUAL, interventions=Interventions(value_keep=keep))
 
     @cached_property
     def _direction(self):
@@ -142,14 +161,14 @@ class EncoderAdapter:
         return embed(self.model, self.ids, self.types)[0], embed(self.model, pad, self.types)[0]
 
     def targets(self, x):
-        return jnp.sum(self._encoder(stream=x[None])["final"][0] * self._direction, axis=-1)
+        return jnp.sum(self._forward(stream=x[None])["final"][0] * self._direction, axis=-1)
 
     def targets_of_maps(self, maps):
         change = Interventions(attention=dict(enumerate(maps)))
-        return jnp.sum(self._encoder(interventions=change)["final"][0] * self._direction, axis=-1)
+        return jnp.sum(self._forward(interventions=change)["final"][0] * self._direction, axis=-1)
 
 
-class DecoderAdapter:
+class DecoderAdapter(_Adapter):
     """A decoder LM (models/lm) over ids int32 [1, T] and key_mask bool [1, T] (padding at the end)."""
 
     def __init__(self, model, ids, mask):
@@ -157,17 +176,10 @@ class DecoderAdapter:
         cfg = model.config
         self.cfg, self.num_layers, self.num_heads = cfg, cfg.num_layers, cfg.num_heads
 
-    def _decoder(self, **kwargs):
+    def _forward(self, **kwargs):
         from models.lm.forward import decoder
 
         return decoder(self.model, self.ids, key_mask=self.mask, **kwargs)
-
-    @cached_property
-    def _plain(self):
-        return self._decoder(capture=PARTS)
-
-    def captures(self):
-        return _first(self._plain)
 
     def out_projection(self, layer: int):
         o = self.model.layers[layer].o
@@ -187,19 +199,11 @@ class DecoderAdapter:
         x = parts["residual"][layer]
         return x, None, x + project_heads(self.model.layers[layer], parts["heads"][layer][None])[0]
 
-    def zeroed(self, layer):
+    def _residual_kept(self, keys: int, keep):
         from models.lm.forward import decoder
 
-        t = self.ids.shape[1]
-        keep = _zeroing_keeps(self.num_layers, layer, t)
-        out = decoder(
-            self.model,
-            jnp.tile(self.ids, (t, 1)),
-            key_mask=jnp.tile(self.mask, (t, 1)),
-            capture=RESIDUAL,
-            interventions=Interventions(value_keep=keep),
-        )
-        return out["residual"][layer + 1], self._plain["residual"][layer + 1, 0]
+        ids, mask = (jnp.tile(a, (keys, 1)) for a in (self.ids, self.mask))
+        return decoder(self.model, ids, key_mask=mask, capture=RESIDUAL, interventions=Interventions(value_keep=keep))
 
     def stream(self):
         from models.lm.forward import embed
@@ -214,11 +218,11 @@ class DecoderAdapter:
         return jnp.take_along_axis(log_p, self.ids[0, 1:, None], axis=-1)[:, 0]
 
     def targets(self, x):
-        return self._log_p_next(self._decoder(stream=x[None], capture=Capture(logits=True))["logits"])
+        return self._log_p_next(self._forward(stream=x[None], capture=Capture(logits=True))["logits"])
 
     def targets_of_maps(self, maps):
         change = Interventions(attention=dict(enumerate(maps)))
-        return self._log_p_next(self._decoder(capture=Capture(logits=True), interventions=change)["logits"])
+        return self._log_p_next(self._forward(capture=Capture(logits=True), interventions=change)["logits"])
 
 
 def refuse_alti(cfg) -> None:
@@ -231,7 +235,7 @@ def refuse_alti(cfg) -> None:
         )
 
 
-class EncDecAdapter:
+class EncDecAdapter(_Adapter):
     """The date encoder–decoder's cross-attention: src int32 [1, S], src_len [1], fed (<s> + output[:-1]) and
     tokens (the output) int32 [1, T]."""
 
@@ -251,9 +255,6 @@ class EncDecAdapter:
         out = self._forward(capture=KindCapture(decoder=RESIDUAL, cross=CROSS_PARTS))
         return {**out["cross"], "residual": out["decoder"]["residual"]}
 
-    def captures(self):
-        return _first(self._plain)
-
     def out_projection(self, layer: int):
         block = self.model.decoder[layer].cross_attention
         return block.w_o[...], block.b_o[...]
@@ -264,20 +265,19 @@ class EncDecAdapter:
     def alti_block(self, layer: int, parts: dict):
         raise InputError(NOT_APPLIED["alti"]["encdec"])
 
-    def zeroed(self, layer):
+    def _keys(self) -> int:
+        return self.src.shape[1]
+
+    def _residual_kept(self, keys: int, keep):
         from models.encdec.forward import KindCapture, KindInterventions, forward
 
-        s = self.src.shape[1]
-        keep = _zeroing_keeps(self.num_layers, layer, s)
-        out = forward(
-            self.model,
-            jnp.tile(self.src, (s, 1)),
-            jnp.tile(self.src_len, (s,)),
-            jnp.tile(self.fed, (s, 1)),
-            capture=KindCapture(decoder=RESIDUAL),
-            change=KindInterventions(cross=Interventions(value_keep=keep)),
+        src, src_len, fed = (
+            jnp.tile(self.src, (keys, 1)),
+            jnp.tile(self.src_len, (keys,)),
+            jnp.tile(self.fed, (keys, 1)),
         )
-        return out["decoder"]["residual"][layer + 1], self._plain["residual"][layer + 1, 0]
+        change = KindInterventions(cross=Interventions(value_keep=keep))
+        return forward(self.model, src, src_len, fed, capture=KindCapture(decoder=RESIDUAL), change=change)["decoder"]
 
     def stream(self):
         from models.encdec.forward import embed

@@ -206,7 +206,8 @@ def _probabilities(heads, probs: Sequence[np.ndarray]) -> dict[str, list[float]]
     return {name: [round(float(x), 6) for x in p] for (name, _), p in zip(heads, probs)}
 
 
-def adversary_record(
+def jain_wallace_record(
+    test: str,
     text: str,
     level: str = "sentence",
     sentence: int | None = None,
@@ -215,37 +216,24 @@ def adversary_record(
     predictor: HANPredictor | None = None,
     mechanism: str = "han",
 ) -> AttentionRecord:
-    """Returns Jain & Wallace's test of one text at `level`: weights [2, 1, n] = (α, α̃) over the sentences or the
-    words of one sentence; meta: every head's probabilities under α and under α̃, the JSD and the TVD kept."""
+    """Returns Jain & Wallace's `test` ("adversary" or "permutation") of one text at `level`, over the sentences or
+    the words of one sentence. adversary: weights [2, 1, n] = (α, α̃); meta: every head's probabilities under α and
+    under α̃, the JSD and the TVD kept. permutation: weights [2, 1, n] = (α, the shuffle of largest TVD); meta: the
+    median and max TVD; extras: shuffled_tvd [P]. Both come from one run_tests."""
     predictor = predictor or default_predictor()
     inputs = prepare(predictor, [encode_document(text)])[0]
     t = run_tests(predictor, inputs, level, sentence, seed=seed)
-    meta = {
-        "test": "adversarial attention (Jain & Wallace 2019): α̃ as far from α as possible (JSD, nats) while "
-        "every head's output stays within TVD 0.01",
-        "epsilon": measures.AdversarySettings().epsilon,
-        "jsd": round(t.jsd, 6),
-        "tvd": round(t.tvd, 6),
-        "probabilities_alpha": _probabilities(predictor.cfg.heads, t.probs),
-        "probabilities_tilde": _probabilities(predictor.cfg.heads, t.probs_tilde),
-    }
-    return _pair_record(predictor, inputs, t, t.tilde, "alpha_tilde", meta, {}, mechanism)
-
-
-def permutation_record(
-    text: str,
-    level: str = "sentence",
-    sentence: int | None = None,
-    *,
-    seed: int = 0,
-    predictor: HANPredictor | None = None,
-    mechanism: str = "han",
-) -> AttentionRecord:
-    """Returns the permutation test of one text at `level`: weights [2, 1, n] = (α, the shuffle of largest TVD);
-    meta: the median and max TVD; extras: shuffled_tvd [P]."""
-    predictor = predictor or default_predictor()
-    inputs = prepare(predictor, [encode_document(text)])[0]
-    t = run_tests(predictor, inputs, level, sentence, seed=seed)
+    if test == "adversary":
+        meta = {
+            "test": "adversarial attention (Jain & Wallace 2019): α̃ as far from α as possible (JSD, nats) while "
+            "every head's output stays within TVD 0.01",
+            "epsilon": measures.AdversarySettings().epsilon,
+            "jsd": round(t.jsd, 6),
+            "tvd": round(t.tvd, 6),
+            "probabilities_alpha": _probabilities(predictor.cfg.heads, t.probs),
+            "probabilities_tilde": _probabilities(predictor.cfg.heads, t.probs_tilde),
+        }
+        return _pair_record(predictor, inputs, t, t.tilde, "alpha_tilde", meta, {}, mechanism)
     meta = {
         "test": f"permutation (Jain & Wallace 2019): α shuffled {len(t.shuffled_tvd)} times; the output's "
         "largest TVD over the heads against the output under α",
@@ -253,16 +241,12 @@ def permutation_record(
         "max_tvd": round(float(t.shuffled_tvd.max()), 6),
         "uniform_tvd": round(t.uniform_tvd, 6),
     }
-    return _pair_record(
-        predictor,
-        inputs,
-        t,
-        t.worst_shuffle,
-        "worst_shuffle",
-        meta,
-        {"shuffled_tvd": t.shuffled_tvd.astype(np.float32)},
-        mechanism,
-    )
+    extras = {"shuffled_tvd": t.shuffled_tvd.astype(np.float32)}
+    return _pair_record(predictor, inputs, t, t.worst_shuffle, "worst_shuffle", meta, extras, mechanism)
+
+
+adversary_record = functools.partial(jain_wallace_record, "adversary")
+permutation_record = functools.partial(jain_wallace_record, "permutation")
 
 
 # ----------------------------------------------------------------------------- Serrano & Smith

@@ -26,7 +26,7 @@ import numpy as np
 from flax import nnx, struct
 
 from models import attention as core
-from models.capture import CAPTURED, PLAIN, Capture, Interventions, heads_output, keep_values
+from models.capture import CAPTURED, PLAIN, Capture, Interventions, heads_output, keep_values, sow_attention
 from models.encdec.model import BOS_ID, EncDec, FeedForward, MultiHead, sinusoidal_positions
 
 NONE = Capture(logits=False)
@@ -87,10 +87,7 @@ def attention(block: MultiHead, heads: int, x, source, visible, *, index: int, c
     v = keep_values(v, change, index)
     scores = core.scaled_dot_scores(q, k)  # [B, H, T, U]
     probs, context = heads_output(core.masked_softmax(scores, visible), v, change, index)  # hidden keys: α = 0
-    for name, value in (("maps", probs), ("queries", q), ("keys", k), ("values", v), ("scores", scores),
-                        ("heads", context)):
-        if capture.wants(name, index):
-            sown[name].append(value)
+    sow_attention(capture, sown, index, probs, q, k, v, scores, context)
     b, _, t, _ = context.shape
     merged = jnp.transpose(context, (0, 2, 1, 3)).reshape(b, t, -1)
     return merged @ block.w_o[...] + block.b_o[...], cache

@@ -26,7 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from models.capture import CAPTURED, PLAIN, Capture, Interventions, heads_output, keep_values
+from models.capture import CAPTURED, PLAIN, Capture, Interventions, heads_output, keep_values, sow_attention
 from models.lm.layers import (
     apply_rope,
     attention_scale,
@@ -159,10 +159,7 @@ def attention(layer, cfg, index: int, x, rope, visible, *, cache=None, start=0, 
     probs, context = heads_output(exp * (1.0 / jnp.sum(exp, axis=-1, keepdims=True)), v[:, :, None], change, index)
     context = context.reshape(b, h, s, hd)  # [B, K, G, S, d] -> [B, H, S, d]
     if sown is not None:
-        for name, value in (("maps", probs), ("queries", q), ("keys", k), ("values", v), ("scores", scores),
-                            ("heads", context)):
-            if capture.wants(name, index):
-                sown[name].append(value.reshape(b, h, s, t) if name in ("maps", "scores") else value)
+        sow_attention(capture, sown, index, probs.reshape(b, h, s, t), q, k, v, scores.reshape(b, h, s, t), context)
     return project_heads(layer, context), cache
 
 

@@ -26,7 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from models.capture import CAPTURED, PLAIN, Capture, Interventions, heads_output, keep_values
+from models.capture import CAPTURED, PLAIN, Capture, Interventions, heads_output, keep_values, sow_attention
 from models.transformer.config import ACTIVATIONS, FULL, SLIDING, BertConfig
 
 # ----------------------------------------------------------------------------- modules
@@ -197,10 +197,7 @@ def attention(attn: BertAttention, cfg: BertConfig, x, bias, *, index: int, chan
     scale = jnp.asarray(1.0 / (q.shape[-1] ** 0.5), q.dtype)
     scores = jnp.matmul(q * scale, jnp.swapaxes(k, -1, -2))  # [B, H, T, T]; the scale on q: T·d products, not T²
     probs, context = heads_output(bias_softmax(scores, bias), v, change, index)  # [B, H, T, T], [B, H, T, d]
-    for name, value in (("maps", probs), ("queries", q), ("keys", k), ("values", v), ("scores", scores),
-                        ("heads", context)):
-        if capture.wants(name, index):
-            sown[name].append(value)
+    sow_attention(capture, sown, index, probs, q, k, v, scores, context)
     b, h, t, d = context.shape
     merged = jnp.transpose(context, (0, 2, 1, 3)).reshape(b, t, h * d)
     return _dense(attn.output.dense, merged)

@@ -237,17 +237,23 @@ def _t5(data: dict, positions: str, norm: str, pre_norm: bool, final_norm: bool)
     )
 
 
+def json_object(path: Path) -> dict:
+    """Returns the JSON object in the file at path; InputError (one line) if it is unreadable or not an object."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InputError(
+            Notice(N_("{file} is not valid JSON ({error})"), file=str(path), error=str(error).splitlines()[0])
+        ) from None
+    if not isinstance(data, dict):
+        raise InputError(Notice(N_("{file} is not a JSON object"), file=str(path)))
+    return data
+
+
 def read_generation(folder: str | Path, data: dict[str, Any], arch: Arch) -> Generation:
     """Returns the greedy rules of generation_config.json, else those config.json carries (transformers 4.x)."""
     path = Path(folder) / "generation_config.json"
-    source = data
-    if path.is_file():
-        try:
-            source = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise InputError(
-                Notice(N_("{file} is not valid JSON ({error})"), file=str(path), error=str(error).splitlines()[0])
-            ) from None
+    source = json_object(path) if path.is_file() else data
     bad = source.get("bad_words_ids") or []
     banned = tuple(sorted({int(ids[0]) for ids in bad if isinstance(ids, list) and len(ids) == 1}))
     eos = source.get("eos_token_id", arch.eos_id)

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from models import attention as core
-from models.capture import CAPTURED, Capture, Interventions, heads_output, keep_values
+from models.capture import CAPTURED, Capture, Interventions, heads_output, keep_values, sow_attention
 from models.encdec.forward import MAPS, KindCapture, KindInterventions
 from models.translation.config import Arch, Generation
 
@@ -132,16 +132,7 @@ def attention(
     if bias is not None:
         scores = scores + bias
     probs, context = heads_output(core.masked_softmax(scores, visible), v, change, index)
-    for name, value in (
-        ("maps", probs),
-        ("queries", q),
-        ("keys", k),
-        ("values", v),
-        ("scores", scores),
-        ("heads", context),
-    ):
-        if capture.wants(name, index):
-            sown[name].append(value)
+    sow_attention(capture, sown, index, probs, q, k, v, scores, context)
     b, _, t, _ = context.shape
     return _linear(p["o"], jnp.transpose(context, (0, 2, 1, 3)).reshape(b, t, -1)), cache
 

@@ -13,13 +13,13 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from models.record import InputError
 from models.text import N_, Notice
+from models.translation.config import json_object
 
 
 @dataclass(frozen=True)
@@ -41,10 +41,10 @@ class MarianPieces:
             raise InputError("a Marian folder is read with sentencepiece: pip install sentencepiece") from None
 
         self.source, self.target = (_spm(sentencepiece, folder / name) for name in ("source.spm", "target.spm"))
-        settings = _json(folder / "tokenizer_config.json") if (folder / "tokenizer_config.json").is_file() else {}
-        self.vocab: dict[str, int] = _json(folder / "vocab.json")
+        settings = json_object(folder / "tokenizer_config.json") if (folder / "tokenizer_config.json").is_file() else {}
+        self.vocab: dict[str, int] = json_object(folder / "vocab.json")
         separate = bool(settings.get("separate_vocabs")) and (folder / "target_vocab.json").is_file()
-        self.target_vocab: dict[str, int] = _json(folder / "target_vocab.json") if separate else self.vocab
+        self.target_vocab: dict[str, int] = json_object(folder / "target_vocab.json") if separate else self.vocab
         self.unk, self.eos = str(settings.get("unk_token", "<unk>")), str(settings.get("eos_token", "</s>"))
         self.specials = (self.eos, self.unk, str(settings.get("pad_token", "<pad>")))
         self.special = re.compile("(" + "|".join(re.escape(token) for token in self.specials) + ")")
@@ -124,15 +124,3 @@ def _spm(sentencepiece, path: Path):
                 error=str(error).splitlines()[0] if str(error) else type(error).__name__,
             )
         ) from None
-
-
-def _json(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise InputError(
-            Notice(N_("{file} is not valid JSON ({error})"), file=str(path), error=str(error).splitlines()[0])
-        ) from None
-    if not isinstance(data, dict):
-        raise InputError(Notice(N_("{file} is not a JSON object"), file=str(path)))
-    return data

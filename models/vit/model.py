@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from models.capture import CAPTURED, PLAIN, Capture, Interventions, heads_output, keep_values
+from models.capture import CAPTURED, PLAIN, Capture, Interventions, heads_output, keep_values, sow_attention
 from models.model_folders import SharedRunners, TensorFiles
 from models.record import InputError
 from models.vit.config import Preprocess, VitConfig, preprocess_config, read_vit_config
@@ -173,16 +173,7 @@ def _attention(layer: VitLayer, cfg: VitConfig, index: int, h, change: Intervent
     v = keep_values(v, change, index)
     scores = jnp.matmul(q, jnp.swapaxes(k, -1, -2)) * (cfg.head_dim**-0.5)  # [B, H, T, T]
     probs, context = heads_output(jax.nn.softmax(scores, axis=-1), v, change, index)
-    for name, value in (
-        ("maps", probs),
-        ("queries", q),
-        ("keys", k),
-        ("values", v),
-        ("scores", scores),
-        ("heads", context),
-    ):
-        if capture.wants(name, index):
-            sown[name].append(value)
+    sow_attention(capture, sown, index, probs, q, k, v, scores, context)
     return _dense(layer.out, context.transpose(0, 2, 1, 3).reshape(batch, tokens, cfg.hidden_size))
 
 

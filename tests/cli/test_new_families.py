@@ -5,14 +5,7 @@ import json
 
 import numpy as np
 
-from cli import main
-
-
-def cli(capsys, *args):
-    """Runs cli.py in this process; returns (exit status, stdout, stderr)."""
-    status = main(list(args))
-    out = capsys.readouterr()
-    return status, out.out, out.err
+from tests.cli.in_process import cli
 
 
 def test_rollout_exports_a_query_by_key_map_whose_rows_sum_to_one(capsys, tmp_path):

@@ -11,24 +11,20 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from models.lm.loader import load_folder as _load_folder
 from models.lm.model import run
+from tests.models.parity_helpers import fixture_names, reference_case
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "lm"
-NAMES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())
+FIXTURES, NAMES = fixture_names("lm")
 TOLERANCE = 1e-4
 load_folder = functools.lru_cache(maxsize=None)(_load_folder)  # each fixture read once
 
 
-@pytest.fixture(scope="module", params=NAMES)
-def case(request):
-    folder = FIXTURES / request.param
-    return load_folder(folder), np.load(folder / "reference.npz")
+case = reference_case("lm", load_folder)
 
 
 def test_every_architecture_has_a_fixture():

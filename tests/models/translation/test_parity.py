@@ -9,15 +9,13 @@ eager attentions (encoder, decoder, cross) and logits of the teacher-forced pair
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 
 import numpy as np
-import pytest
 
 from models.translation.records import load_translator, translate
+from tests.models.parity_helpers import fixture_names, reference_case
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "translation"
-NAMES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())
+FIXTURES, NAMES = fixture_names("translation")
 TOLERANCE = 1e-4
 # Logits reach ±22 with these weights: transformers' own float32 logits differ from its float64 ones by up to 2.1e-4
 # on them and ours by up to 3.3e-4 (t5_gated; measured when the fixtures were made), so the logits' bound is
@@ -26,10 +24,7 @@ LOGITS_TOLERANCE = 1e-3
 translator = functools.lru_cache(maxsize=None)(load_translator)
 
 
-@pytest.fixture(scope="module", params=NAMES)
-def case(request):
-    folder = FIXTURES / request.param
-    return translator(folder), np.load(folder / "reference.npz")
+case = reference_case("translation", translator)
 
 
 def test_every_family_has_a_fixture_each_under_1_mb():

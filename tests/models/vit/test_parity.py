@@ -17,17 +17,14 @@ import pytest
 from models.capture import Capture, Interventions
 from models.record import InputError
 from models.vit.model import bicubic_matrix, load_folder, run
+from tests.models.parity_helpers import fixture_names, reference_case
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "vit"
-NAMES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())
+FIXTURES, NAMES = fixture_names("vit")
 TOLERANCE = 1e-4
 MAPS = Capture(logits=False, maps=True)
 
 
-@pytest.fixture(scope="module", params=NAMES)
-def case(request):
-    folder = FIXTURES / request.param
-    return load_folder(folder), np.load(folder / "reference.npz")
+case = reference_case("vit", load_folder)
 
 
 def test_every_kind_has_a_fixture():
