@@ -99,5 +99,22 @@ ATTRIBUTION_MECHANISMS: tuple[Mechanism, ...] = (
                            help=N_("a training-step snapshot instead of the final weights"))),
                  {"text": "Wednesday, May 9, 2018"}),
 )
-EXPLANATION_MECHANISMS: tuple[Mechanism, ...] = ATTRIBUTION_MECHANISMS + tuple(
+FLOW_MINILM = Mechanism(
+    id="flow-minilm", name=N_("Information flow routes in MiniLM"), family="transformer", variant="flow",
+    page=pages.EXPLANATION.file,
+    paper="Ferrando & Voita (2024), Information Flow Routes; Tufanov et al. (2024), LLM Transparency Tool",
+    formula=r"w(p) = \frac{\max(0,\ \lVert y \rVert_1 - \lVert y - p \rVert_1)}"
+            r"{\sum_{p'} \max(0,\ \lVert y \rVert_1 - \lVert y - p' \rVert_1)}",
+    summary=N_("Every sum in MiniLM's residual stream split into its parts, each carried through the layer norm that "
+               "follows it, and the route traced back from one token's final vector through the edges above a "
+               "threshold."),
+    builder="models.flow.records:encoder_flow_record",
+    options=(o.TEXT.with_(max_chars=2_000), o.MODEL_DIR,
+             o.Option("threshold", "float", default=0.04, low=0.0, high=1.0, step=0.01, label=N_("Threshold"),
+                      help=N_("an edge is kept when its weight is above this (0 keeps every edge)")),
+             o.Option("position", "int", default=0, low=-512, high=511, step=1, label=N_("Token"),
+                      help=N_("the token whose final vector is traced back (from 0; -1 = the last; 0 = [CLS])"))),
+    example={"text": "The cat sat on the mat."},
+)
+EXPLANATION_MECHANISMS: tuple[Mechanism, ...] = (FLOW_MINILM, *ATTRIBUTION_MECHANISMS) + tuple(
     _entry(model, test) for model, test in _NAMES)

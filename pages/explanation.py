@@ -1,5 +1,6 @@
 """Is attention an explanation? Attribution methods beside α on the same input, scored against the truth where a
-model knows it (the date fields), and the 2019 tests live: another attention that gives the same output."""
+model knows it (the date fields), the 2019 tests live (another attention that gives the same output), and the
+information-flow route to one output."""
 
 import numpy as np
 import streamlit as st
@@ -13,8 +14,9 @@ from models.registry_explanation import METHOD, REVIEW
 from ui.links import bound, linked_index, linked_text
 from ui.router import start_page
 from ui.story import page_header
-from ui.widgets import checked, show_figure, show_notice
+from ui.widgets import checked, option_slider, show_figure, show_notice
 from viz.explanation import panels_figure
+from viz.flow import flow_figure, head_weights_figure
 from viz.i18n_text import N_
 
 _ = start_page()
@@ -169,3 +171,28 @@ elif test == "adversary":
 else:
     st.markdown(_("Over 100 shuffles, the class probabilities moved by a median of {median:.3f} and at most "
                   "{most:.3f}.").format(median=meta["median_tvd"], most=meta["max_tvd"]))
+
+st.subheader(_("3 Information flow: the route to one output"))
+st.markdown(_("Where α says where each head reads, the flow graph weighs every part of every sum in the residual "
+              "stream (each token through each head, the residual, the feed-forward network) by how much of the sum "
+              "it makes, and keeps the edges above a threshold that lead to one output (Ferrando & Voita 2024)."))
+FLOWS = {"minilm": ("flow-minilm", N_("MiniLM: a token's final vector"), "The cat sat on the mat because it was warm."),
+         "gpt": ("flow", N_("the GPT trained here: a next-token prediction"), "The cat sat on the mat. The cat sat on the")}
+flow_model = bound(st.radio, _("Model to trace"), list(FLOWS), format_func=lambda m: _(FLOWS[m][1]), horizontal=True,
+                   key="ex_flow_model")
+flow_id, _name, flow_example = FLOWS[flow_model]
+flow_entry = get_mechanism(flow_id)
+flow_text = within(linked_text(st.text_input, _("Text to trace"), flow_example, key=f"ex_flow_text_{flow_model}",
+                               max_chars=500), 500)
+threshold = option_slider(flow_entry.option("threshold"), key="ex_flow_threshold", label=_("Threshold"))
+if not flow_text.strip():
+    st.info(_("Type a text above to trace it."), icon=":material/edit:")
+    st.stop()
+traced = checked(built, flow_id, (("text", flow_text), ("threshold", threshold),
+                                  ("position", 0 if flow_model == "minilm" else -1)))
+show_notice(traced.meta.get("notice"))
+st.caption(_("Heads on the route: {heads}.").format(heads=", ".join(traced.meta["route_heads"]) or _("none")))
+show_figure(flow_figure(traced, title=_("The route from {token}").format(token=traced.query_labels[
+    traced.meta["position"]]), gettext=_), traced, key="ex_flow", name=f"{flow_id}-route")
+show_figure(head_weights_figure(traced, title=_("Each head's total edge weight (outlined: on the route)"), gettext=_),
+            traced, key="ex_flow_heads", name=f"{flow_id}-heads")

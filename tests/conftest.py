@@ -5,6 +5,14 @@ import os
 import shutil
 import tempfile
 
+from hypothesis import settings
+
+# Hypothesis draws the same examples on every run (derandomize): a property that fails, fails every time,
+# and CI never meets an example no earlier run saw. HYPOTHESIS_PROFILE=explore draws new ones, to look for more.
+settings.register_profile("ci", derandomize=True, deadline=None)
+settings.register_profile("explore", deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
 # JAX's compilation cache (models/compile_cache.py) in a folder of this run's own, made empty when
 # the run starts and removed when it ends: the suite never depends on what earlier runs or the user's
 # cache left, while the processes of one run share what they compile (the pytest-xdist workers, which

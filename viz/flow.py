@@ -95,8 +95,11 @@ def flow_figure(record: AttentionRecord, *, title: str | None = None, gettext: G
     fig.add_trace(go.Scatter(
         x=np.concatenate([xs, mx]), y=np.concatenate([2 * ys, 2 * my + 1]), mode="markers", name=_("on the route"),
         marker={"color": NODE_COLOR, "size": 7}, hoverinfo="skip", showlegend=False))
+    # One invisible marker per attention edge of the route, in [layer, query, key] order: its hover text, and
+    # its weight as customdata (the record's extras["route_weights"]).
     fig.add_trace(go.Scatter(x=hover[0], y=hover[1], mode="markers", marker={"size": 10, "opacity": 0},
-                             hovertext=hover[2], hoverinfo="text", showlegend=False, name=_("edges")))
+                             customdata=[w for *_, w in attention], hovertext=hover[2], hoverinfo="text",
+                             showlegend=False, name="edge weights"))
     levels = [f"X{i // 2}" if i % 2 == 0 else f"M{i // 2}" for i in range(2 * layers + 1)]
     ticks = [safe_label(label) for label in record.key_labels]
     fig.update_layout(

@@ -171,6 +171,7 @@ def route_extras(graph: FlowGraph, route: Route) -> dict[str, np.ndarray]:
         "route_edges": route.edges,
         "route_residual_attention": route.residual_attention,
         "route_heads": route.heads,
+        "route_weights": graph.edges[route.edges].astype(np.float32),  # the route's attention edges, in [l, q, k] order
     }
     if graph.ffn is not None:
         extras.update(

@@ -9,7 +9,7 @@ pytestmark = pytest.mark.e2e
 
 
 def test_methods_beside_alpha_and_the_adversary(page, app_url):
-    traces = open_page(page, app_url, "explanation", "Is attention an explanation?", charts=2, timeout=300_000)
+    traces = open_page(page, app_url, "explanation", "Is attention an explanation?", charts=4, timeout=300_000)
     panels = [t for t in traces[0] if t["z"] is not None]
     assert len(panels) == 5  # α and the four default methods
     assert any(t["z"] is None and len(t["x"]) for t in traces[0])  # the truth's outlines
@@ -28,7 +28,7 @@ def test_methods_beside_alpha_and_the_adversary(page, app_url):
 
 def test_the_page_in_chinese_on_a_phone(page, app_url):
     page.set_viewport_size({"width": 390, "height": 844})
-    open_page(page, app_url, "explanation?lang=zh", "注意力是一种解释吗？", charts=2, timeout=300_000)
+    open_page(page, app_url, "explanation?lang=zh", "注意力是一种解释吗？", charts=4, timeout=300_000)
     assert not page.locator('[data-testid="stException"]').count()
     assert page.get_by_text("1 α 旁边的归因").count() == 1
     assert page.get_by_text("Attributions beside").count() == 0  # no English heading left

@@ -137,6 +137,8 @@ def drawn_arrays(fig) -> list[tuple[str, np.ndarray]]:
             out.append((f"trace {i} bars", np.asarray(lengths, np.float64)))
         elif trace.type in ("scatter", "scattergl") and name == "α_t":
             out.append((f"trace {i} line", np.asarray(trace.y, np.float64)))
+        elif trace.type == "scatter" and name == "edge weights":  # the flow route's edges (viz/flow.py)
+            out.append((f"trace {i} edge weights", np.asarray(trace.customdata, np.float64)))
         elif trace.type == "scatter" and (name in ("values", "keys k_j") or name.startswith("c = ")):
             out.append((f"trace {i} points", np.column_stack([trace.x, trace.y]).astype(np.float64)))
     return out

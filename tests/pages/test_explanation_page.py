@@ -81,7 +81,7 @@ def test_chinese_opens_with_its_texts():
     app.run()
     assert not app.exception
     assert app.title[0].value == _("Is attention an explanation?") != "Is attention an explanation?"
-    assert len(chart_specs(app)) == 2
+    assert len(chart_specs(app)) == 4
 
 
 def test_a_held_out_date_outside_the_set_is_refused_in_one_line():
@@ -90,7 +90,7 @@ def test_a_held_out_date_outside_the_set_is_refused_in_one_line():
     app = open_link(PAGE, {"ex_date": "5000"})
     assert not app.exception
     assert len(app.warning) == 1 and "5000" in app.warning[0].value
-    assert app.number_input(key="ex_date").value == 0 and len(chart_specs(app)) == 2
+    assert app.number_input(key="ex_date").value == 0 and len(chart_specs(app)) == 4
 
 
 @pytest.mark.parametrize("page, key, entry, text_key", [
@@ -113,3 +113,11 @@ def test_a_models_own_page_compares_alpha_with_an_attribution(page, key, entry, 
     drawn = heatmaps(app, compared[0])
     assert len(drawn) == 2
     np.testing.assert_allclose(drawn[1], shares(expected)[-len(drawn[1]):], atol=1e-5)
+
+
+def test_the_flow_route_of_minilm_is_the_registry_record():
+    at = open_page(PAGE, timeout=300)  # the page as it opens (the shared one stops above, at an empty text)
+    record = get_mechanism("flow-minilm").build({"text": "The cat sat on the mat because it was warm.",
+                                                 "threshold": 0.04, "position": 0})
+    np.testing.assert_allclose(heatmaps(at, 3)[0], record.extras["head_totals"], atol=1e-6)
+    assert any(", ".join(record.meta["route_heads"]) in c.value for c in at.caption)

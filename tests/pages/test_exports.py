@@ -165,9 +165,10 @@ def test_inside_lm_exports(monkeypatch):
 def test_explanation_exports(monkeypatch):
     calls = recording_exports(monkeypatch)
     at = open_page("pages/explanation.py", timeout=300)
-    assert walk(at, calls) == {"ex_panels", "ex_pair"}
+    assert walk(at, calls) == {"ex_panels", "ex_pair", "ex_flow", "ex_flow_heads"}
     at.radio(key="ex_test_model").set_value("han").run()
-    assert walk(at, calls) == {"ex_panels", "ex_pair"}
+    at.radio(key="ex_flow_model").set_value("gpt").run()
+    assert walk(at, calls) == {"ex_panels", "ex_pair", "ex_flow", "ex_flow_heads"}
 
 
 def test_an_export_menu_draws_its_buttons_only_while_open():
