@@ -7,7 +7,8 @@ from ui.i18n import LANG_PARAM, current_language
 from ui.links import choice
 from ui.markdown import escape_markdown
 from ui.router import start_page
-from ui.tour import ADVANTAGES, IDEAS, NEXT_PAGES, STEPS
+from ui.tour import STEPS
+from ui.tour_ideas import ADVANTAGES, IDEAS, NEXT_PAGES
 from ui.widgets import checked, show_figure
 from viz.formulas import formula_lines
 

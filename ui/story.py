@@ -14,7 +14,8 @@ import streamlit as st
 from models.entry import Page
 from models.pages import START_HERE
 from ui.i18n import LANG_PARAM, current_language, translator
-from ui.tour import IDEAS, STEPS
+from ui.tour import STEPS
+from ui.tour_ideas import IDEAS
 
 
 def steps_of(page_file: str) -> list[int]:
@@ -64,7 +65,7 @@ def story_place(page_file: str, idea: str) -> None:
 
 def page_header(page: Page, intro: str | None = None, *, title: str | None = None) -> None:
     """Shows a full page's title (default: its name in the sidebar), its place in the tour with the idea it
-    shows (ui/tour.py's IDEAS), and `intro`, the paragraph that opens it (texts translated)."""
+    shows (ui/tour_ideas.py's IDEAS), and `intro`, the paragraph that opens it (texts translated)."""
     _ = translator()
     st.title(title or _(page.title))
     story_place(page.file, _(IDEAS[page.file]))
